@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Tandem",
+    products: [
+        .library(name: "Tandem", targets: ["Tandem"]),
+        .executable(name: "tandem", targets: ["tandem"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "Tandem",
+            dependencies: ["CSQLite"],
+            path: "Sources/Tandem"
+        ),
+        .target(
+            name: "TandemCLI",
+            dependencies: ["Tandem"],
+            path: "Sources/TandemCLI"
+        ),
+        .executableTarget(
+            name: "tandem",
+            dependencies: ["TandemCLI"],
+            path: "Tools/tandem"
+        ),
+        .testTarget(
+            name: "TandemTests",
+            dependencies: ["Tandem", "TandemCLI"],
+            path: "Tests/TandemTests"
+        ),
+    ]
+)

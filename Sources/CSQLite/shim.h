@@ -1,0 +1,16 @@
+#ifndef TANDEM_CSQLITE_SHIM_H
+#define TANDEM_CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a macro over a function-pointer cast that Swift cannot import.
+static inline sqlite3_destructor_type tandem_sqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
+
+/// sqlite3_db_config is variadic; this wraps the integer-flag form.
+static inline int tandem_db_config_int(sqlite3 *db, int op, int value, int *result) {
+    return sqlite3_db_config(db, op, value, result);
+}
+
+#endif

@@ -1,0 +1,156 @@
+import Foundation
+import Synchronization
+
+/// The zero-set-up backend: a server database file on this host that any number of client
+/// databases sync through (`sqlite:/path/server.db`).
+///
+/// The server file is itself a Tandem database (WAL, cross-process write lock, `<server>-notify`
+/// wake-ups), holding:
+/// - `server_rows(type, id, data)`: the current state of every row;
+/// - `server_changes(version, txn, op, type, id, data)`: the change log, `version` increasing
+///   in commit order, each entry the row's full state after an uploaded transaction;
+/// - `server_uploads(client_id, tx_id, txn)`: applied (client id, transaction id) pairs, so a
+///   repeated upload has no second effect;
+/// - `server_clients(client_id, epoch)`: the newest owner epoch seen per client; older epochs are refused.
+public final class EmbeddedBackend: SyncBackend {
+    private let database: SharedDatabase
+    private let wake = Signal()
+    private let closed = Atomic<Bool>(false)
+    private let token: UInt64
+
+    static let ddl = """
+        CREATE TABLE IF NOT EXISTS server_rows(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY(type, id));
+        CREATE TABLE IF NOT EXISTS server_changes(version INTEGER PRIMARY KEY AUTOINCREMENT, txn INTEGER NOT NULL,
+            op TEXT NOT NULL, type TEXT NOT NULL, id TEXT NOT NULL, data TEXT);
+        CREATE TABLE IF NOT EXISTS server_uploads(client_id TEXT NOT NULL, tx_id INTEGER NOT NULL, txn INTEGER NOT NULL,
+            PRIMARY KEY(client_id, tx_id));
+        CREATE TABLE IF NOT EXISTS server_clients(client_id TEXT PRIMARY KEY NOT NULL, epoch INTEGER NOT NULL);
+        INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('role', 'backend');
+        """
+
+    /// Opens or creates the server database at `path`.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` when the directory is missing or the file is
+    ///   a client database or not a Tandem file; open errors naming the path.
+    public init(path: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TandemError.invalidBackend("the directory '\(directory)' of the backend file '\(path)' does not exist")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        if size > 0 {
+            do {
+                let existing = try SharedDatabase(path: path)
+                guard existing.schema.tables.isEmpty else {
+                    throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+                }
+                database = existing
+            } catch TandemError.notInitialized {
+                throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
+            }
+        } else {
+            database = try SharedDatabase(path: path, schema: Schema(tables: []))
+        }
+        try database.write { try $0.execute(EmbeddedBackend.ddl) }
+        let wake = self.wake
+        token = try database.addChangeHandler { change in
+            if change.isUnknown || change.rawTables.contains("server_changes") { wake.raise() }
+        }
+    }
+
+    deinit { database.removeChangeHandler(token) }
+
+    public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
+        try database.write { tx in
+            let seen = try tx.scalar("SELECT epoch FROM server_clients WHERE client_id = ?", [clientID]).int64Value ?? 0
+            guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
+            if epoch > seen {
+                try tx.execute("INSERT OR REPLACE INTO server_clients(client_id, epoch) VALUES (?, ?)", [clientID, epoch])
+            }
+            for transaction in transactions {
+                let applied = try tx.scalar("SELECT count(*) FROM server_uploads WHERE client_id = ? AND tx_id = ?",
+                                            [clientID, transaction.transactionID]).int64Value ?? 0
+                if applied > 0 { continue }
+                let txn = try tx.scalar("SELECT coalesce(max(txn), 0) + 1 FROM server_uploads").int64Value ?? 1
+                for entry in transaction.entries { try apply(entry, txn: txn, in: tx) }
+                try tx.execute("INSERT INTO server_uploads(client_id, tx_id, txn) VALUES (?, ?, ?)",
+                               [clientID, transaction.transactionID, txn])
+            }
+        }
+    }
+
+    private func apply(_ entry: CrudEntry, txn: Int64, in tx: Transaction) throws {
+        let data = JSONValue.object(entry.data ?? [:]).jsonText
+        switch entry.op {
+        case .put:
+            try tx.execute("INSERT OR REPLACE INTO server_rows(type, id, data) VALUES (?, ?, json(?))", [entry.table, entry.rowID, data])
+        case .patch:
+            try tx.execute("""
+                INSERT INTO server_rows(type, id, data) VALUES (?, ?, json(?))
+                ON CONFLICT(type, id) DO UPDATE SET data = json_patch(server_rows.data, excluded.data)
+                """, [entry.table, entry.rowID, data])
+        case .delete:
+            try tx.execute("DELETE FROM server_rows WHERE type = ? AND id = ?", [entry.table, entry.rowID])
+        }
+        try tx.execute("""
+            INSERT INTO server_changes(txn, op, type, id, data)
+            VALUES (?, ?, ?, ?, (SELECT data FROM server_rows WHERE type = ? AND id = ?))
+            """, [txn, entry.op == .delete ? "DELETE" : "PUT", entry.table, entry.rowID, entry.table, entry.rowID])
+    }
+
+    public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
+        let after = try parse(cursor)
+        return try database.read { tx in
+            var rows = try tx.fetchAll("SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version LIMIT ?",
+                                       [after, max(1, limit)])
+            guard let last = rows.last, let lastVersion = last[0].int64Value else {
+                return ChangeBatch(changes: [], nextCursor: cursor, hasMore: false)
+            }
+            // Never split a server transaction across batches.
+            rows += try tx.fetchAll("SELECT version, txn, op, type, id, data FROM server_changes WHERE txn = ? AND version > ? ORDER BY version",
+                                    [last[1], lastVersion])
+            let next = rows.last?[0].int64Value ?? lastVersion
+            let more = (try tx.scalar("SELECT count(*) FROM server_changes WHERE version > ?", [next]).int64Value ?? 0) > 0
+            let changes = rows.map { row in
+                ServerChange(op: row[2].stringValue == "DELETE" ? .delete : .put, table: row[3].stringValue ?? "",
+                             rowID: row[4].stringValue ?? "", data: row[5].stringValue)
+            }
+            return ChangeBatch(changes: changes, nextCursor: String(next), hasMore: more)
+        }
+    }
+
+    public func waitForChanges(after cursor: String, timeout: Double) throws -> Bool {
+        let after = try parse(cursor)
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !closed.load(ordering: .relaxed) {
+            let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
+            if newest > after { return true }
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { return false }
+            wake.wait(timeout: remaining)
+        }
+        return false
+    }
+
+    public func close() {
+        closed.store(true, ordering: .relaxed)
+        wake.raise()
+    }
+
+    private func parse(_ cursor: String) throws -> Int64 {
+        if cursor.isEmpty { return 0 }
+        guard let value = Int64(cursor), value >= 0 else {
+            throw TandemError.invalidBackend("the stored cursor '\(cursor)' is not a cursor of the embedded backend at '\(database.path)'")
+        }
+        return value
+    }
+
+    /// Every row the server holds, as (table, id, data JSON), ordered; for checks and tools.
+    public func rows() throws -> [(table: String, id: String, data: String)] {
+        try database.read { tx in
+            try tx.fetchAll("SELECT type, id, data FROM server_rows ORDER BY type, id").map {
+                ($0[0].stringValue ?? "", $0[1].stringValue ?? "", $0[2].stringValue ?? "")
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+
+/// Learns what other processes committed and tells this process's subscribers.
+///
+/// The database is the record: each Tandem write transaction stamps the tables it changed in
+/// `ps_changes` with a sequence number. A dedicated thread waits on the `<db>-notify` wake-up
+/// (inotify on the directory) or the backstop poll interval, then reads the stamps newer than the
+/// last it saw, and compares `PRAGMA data_version` to notice writers that stamp nothing.
+/// Commits made by this process are delivered directly by ``localCommit(_:)``, and their stamps
+/// are skipped when read back.
+///
+/// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_data_version
+final class ChangeObserver: @unchecked Sendable {
+    // Invariant: `state` guards all mutable fields; the observer connection lives on the
+    // observer thread only.
+    private struct State {
+        var subscribers: [UInt64: @Sendable (DatabaseChange) -> Void] = [:]
+        var nextToken: UInt64 = 0
+        var started = false
+        var stopped = false
+        var ownSequences: Set<Int64> = []
+        var lastSequence: Int64 = 0
+        var lastDataVersion: Int64 = -1
+        var wakeup: FileWakeup?
+    }
+
+    private let state = Mutex(State())
+    private let path: String
+    private let notifyPath: String
+    private let configuration: Configuration
+
+    init(path: String, notifyPath: String, configuration: Configuration) {
+        self.path = path
+        self.notifyPath = notifyPath
+        self.configuration = configuration
+    }
+
+    /// Adds a subscriber; starts the observer thread on first use.
+    /// - Throws: when the observer connection or the inotify watch cannot be set up.
+    func subscribe(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> UInt64 {
+        try startIfNeeded()
+        return state.withLock { s in
+            s.nextToken += 1
+            s.subscribers[s.nextToken] = handler
+            return s.nextToken
+        }
+    }
+
+    func unsubscribe(_ token: UInt64) {
+        state.withLock { _ = $0.subscribers.removeValue(forKey: token) }
+    }
+
+    /// Delivers a commit of this process to subscribers at once.
+    func localCommit(_ commit: Writer.Commit) {
+        let handlers = state.withLock { s -> [@Sendable (DatabaseChange) -> Void] in
+            guard s.started else { return [] }
+            s.ownSequences.insert(commit.sequence)
+            return Array(s.subscribers.values)
+        }
+        let change = DatabaseChange(rawTables: commit.tables)
+        for handler in handlers { handler(change) }
+    }
+
+    func stop() {
+        let wake = state.withLock { s -> FileWakeup? in
+            s.stopped = true
+            return s.wakeup
+        }
+        wake?.interrupt()
+    }
+
+    private func startIfNeeded() throws {
+        let needsStart = state.withLock { s -> Bool in
+            if s.started { return false }
+            s.started = true
+            return true
+        }
+        guard needsStart else { return }
+        do {
+            let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+            let wakeup = try FileWakeup(path: notifyPath)
+            state.withLock { $0.wakeup = wakeup }
+            _ = try read(connection)  // establishes the baseline
+            let handover = Handover(connection)
+            let thread = Thread { [self] in run(connection: handover.value, wakeup: wakeup) }
+            thread.name = "tandem.changes"
+            thread.stackSize = 1 << 20
+            thread.start()
+        } catch {
+            state.withLock { $0.started = false }
+            throw error
+        }
+    }
+
+    private func run(connection: Connection, wakeup: FileWakeup) {
+        let timeout = Int32(max(1, configuration.changePollInterval * 1000))
+        while true {
+            let event = wakeup.wait(timeoutMilliseconds: timeout)
+            if state.withLock({ $0.stopped }) { return }
+            let change: DatabaseChange?
+            if event == .overflow {
+                _ = try? read(connection)
+                change = .unknown
+            } else {
+                change = (try? read(connection)) ?? .unknown
+            }
+            guard let change else { continue }
+            let handlers = state.withLock { Array($0.subscribers.values) }
+            for handler in handlers { handler(change) }
+        }
+    }
+
+    /// Reads stamps newer than the last seen, in one read transaction with `data_version`.
+    /// Returns nil when nothing new was committed by another process.
+    private func read(_ connection: Connection) throws -> DatabaseChange? {
+        try connection.execute("BEGIN")
+        defer { connection.rollbackIfNeeded() }
+        let since = state.withLock { $0.lastSequence }
+        let rows = try connection.fetchAll("SELECT tbl, seq FROM ps_changes WHERE seq > ?", [.integer(since)])
+        let dataVersion = try connection.scalar("PRAGMA data_version").int64Value ?? 0
+        try connection.execute("COMMIT")
+        return state.withLock { s -> DatabaseChange? in
+            let first = s.lastDataVersion < 0
+            let versionChanged = s.lastDataVersion != dataVersion
+            s.lastDataVersion = dataVersion
+            var tables: Set<String> = []
+            for row in rows {
+                guard let table = row[0].stringValue, let seq = row[1].int64Value else { continue }
+                s.lastSequence = max(s.lastSequence, seq)
+                if !s.ownSequences.contains(seq) { tables.insert(table) }
+            }
+            s.ownSequences = s.ownSequences.filter { $0 > s.lastSequence }
+            if first { return nil }
+            if !tables.isEmpty { return DatabaseChange(rawTables: tables) }
+            if rows.isEmpty && versionChanged { return .unknown }
+            return nil
+        }
+    }
+}

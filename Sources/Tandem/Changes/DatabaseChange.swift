@@ -1,0 +1,40 @@
+/// What a committed write changed, as seen by ``SharedDatabase/changes()``.
+public struct DatabaseChange: Sendable, Hashable, CustomStringConvertible {
+    /// The SQLite tables whose rows changed (`ps_data__notes`, `ps_crud`, …). Empty when ``isUnknown``.
+    let rawTables: Set<String>
+    /// A writer that does not record its changes committed (the `sqlite3` shell, say), or the
+    /// wake-up queue overflowed: any table may have changed.
+    public let isUnknown: Bool
+
+    init(rawTables: Set<String>) {
+        self.rawTables = rawTables
+        self.isUnknown = false
+    }
+
+    private init(unknown: Void) {
+        self.rawTables = []
+        self.isUnknown = true
+    }
+
+    static let unknown = DatabaseChange(unknown: ())
+
+    /// Changed tables by their schema names (`notes` for `ps_data__notes`); internal tables keep
+    /// their names (`ps_crud` when the upload queue changed, `ps_kv` for sync state).
+    public var tables: Set<String> { Set(rawTables.map(DatabaseChange.publicName)) }
+
+    static func publicName(_ raw: String) -> String {
+        for prefix in ["ps_data_local__", "ps_data__"] where raw.hasPrefix(prefix) {
+            return String(raw.dropFirst(prefix.count))
+        }
+        return raw
+    }
+
+    /// True if this change may affect a query that reads `readSet` (raw table names).
+    func affects(_ readSet: Set<String>) -> Bool {
+        isUnknown || !rawTables.isDisjoint(with: readSet)
+    }
+
+    public var description: String {
+        isUnknown ? "unknown tables changed" : "changed: " + tables.sorted().joined(separator: ", ")
+    }
+}

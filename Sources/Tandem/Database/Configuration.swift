@@ -1,0 +1,30 @@
+import Foundation
+
+/// How a ``SharedDatabase`` opens and writes its file.
+public struct Configuration: Sendable {
+    /// SQLite's `synchronous` setting for the WAL.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_synchronous
+    public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
+
+    /// Open the file read-only: reads and live queries work, every write throws ``TandemError/readOnly(path:)``.
+    public var readOnly = false
+    /// How long opening may retry `SQLITE_BUSY` (the WAL switch and WAL recovery skip the busy handler), in seconds. Default 5 s.
+    public var openTimeout: Double = 5
+    /// SQLite's busy timeout in milliseconds, the safety net against writers that do not use Tandem. Default 5000 ms.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/busy_timeout.html
+    public var busyTimeoutMilliseconds: Int32 = 5000
+    /// Default `.normal`: a commit is durable across process crashes, and across power loss once the WAL is checkpointed.
+    public var synchronous: Synchronous = .normal
+    /// File mode for the database and its sidecar files. Default 0600; use 0660 for a group-shared database.
+    public var fileMode: mode_t = 0o600
+    /// How many reader connections a process keeps at most. Default 4.
+    public var maximumReaders = 4
+    /// SQLite's `journal_size_limit` in bytes: the WAL is truncated to this after a checkpoint. Default 64 MiB.
+    public var journalSizeLimit: Int64 = 64 << 20
+    /// Backstop poll interval for changes made without a wake-up (e.g. by the `sqlite3` shell), in seconds. Default 1 s.
+    public var changePollInterval: Double = 1
+
+    public init() {}
+}

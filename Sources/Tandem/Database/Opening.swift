@@ -1,0 +1,81 @@
+import CSQLite
+import Foundation
+
+/// Opening a connection: path checks, busy timeout first, WAL with busy-retry until a deadline.
+enum Opening {
+    /// Checks the directory and, for an existing file, its header, so that nothing that is not
+    /// an SQLite database is ever opened for writing. Creates a new file with `mode`.
+    static func prepareFile(path: String, mode: mode_t, readOnly: Bool) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TandemError.cannotOpen(path: path, reason: "the directory '\(directory)' does not exist")
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            guard errno == ENOENT else {
+                throw TandemError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+            }
+            if readOnly { throw TandemError.cannotOpen(path: path, reason: "the file does not exist") }
+            let created = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            if created >= 0 { close(created) } else if errno != EEXIST {
+                throw TandemError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+            }
+            return
+        }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let n = read(fd, &header, 16)
+        if n == 0 { return }  // empty file: SQLite makes it a database
+        let magic = Array("SQLite format 3".utf8) + [0]
+        guard n == 16, header == magic else {
+            throw TandemError.cannotOpen(path: path, reason: "the file is not an SQLite database (bad header); it was left untouched")
+        }
+    }
+
+    /// Opens a connection and switches it to WAL, retrying `SQLITE_BUSY` (including
+    /// `SQLITE_BUSY_RECOVERY`, which skips the busy handler) with backoff from 10 ms doubling to
+    /// 250 ms until `configuration.openTimeout` has passed.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/wal.html#sometimes_queries_return_sqlite_busy_in_wal_mode
+    static func open(path: String, configuration: Configuration, configure: (Connection) throws -> Void) throws -> Connection {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let deadline = start + UInt64(configuration.openTimeout * 1e9)
+        var delay: UInt64 = 10_000_000
+        while true {
+            do {
+                let connection = try Connection(path: path, readOnly: configuration.readOnly,
+                                                busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+                try configure(connection)
+                return connection
+            } catch let error as SQLiteError where error.isBusy {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if now >= deadline {
+                    let waited = Double(now - start) / 1e9
+                    throw TandemError.cannotOpen(path: path, reason: String(format:
+                        "the database stayed locked for %.1f s (%@); another connection holds a lock", waited, error.message))
+                }
+                usleep(useconds_t(min(delay, deadline - now) / 1000))
+                delay = min(delay * 2, 250_000_000)
+            } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {
+                throw TandemError.cannotOpen(path: path, reason: error.message)
+            }
+        }
+    }
+
+    /// Pragmas for a writer: WAL, synchronous, journal size limit; foreign keys off.
+    static func configureWriter(_ connection: Connection, configuration: Configuration) throws {
+        let mode = try connection.scalar("PRAGMA journal_mode=WAL").stringValue?.lowercased()
+        guard mode == "wal" else {
+            throw TandemError.cannotOpen(path: connection.path, reason: "could not switch to WAL (journal_mode is \(mode ?? "unknown"))")
+        }
+        try connection.execute("PRAGMA synchronous=\(configuration.synchronous.rawValue)")
+        try connection.execute("PRAGMA foreign_keys=OFF")
+        _ = try connection.scalar("PRAGMA journal_size_limit=\(configuration.journalSizeLimit)")
+    }
+
+    /// Checks a reader can read the file (so corruption and NOTADB surface at open).
+    static func configureReader(_ connection: Connection) throws {
+        _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
+    }
+}

@@ -1,0 +1,39 @@
+/// Errors Tandem throws besides ``SQLiteError`` and ``SystemError``.
+/// Each message names the file, table, column or SQL at fault.
+public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The database could not be opened: missing directory, not a database, corrupt, or locked past the deadline.
+    case cannotOpen(path: String, reason: String)
+    /// A write was attempted on a database opened read-only.
+    case readOnly(path: String)
+    /// The schema is invalid or does not match the file.
+    case invalidSchema(String)
+    /// The SQL could not be used as asked.
+    case invalidSQL(sql: String, reason: String)
+    /// Arguments do not match the SQL's parameters.
+    case invalidArguments(String)
+    /// The database has no Tandem schema yet (it was never initialised).
+    case notInitialized(path: String)
+    /// A sync write found a newer epoch: this process is no longer the owner.
+    case staleEpoch(held: Int64, current: Int64)
+    /// Another process owns sync.
+    case notOwner(path: String, ownerPID: Int32?)
+    /// A backend URL or response is unusable.
+    case invalidBackend(String)
+    /// The database was closed.
+    case closed(path: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): return "cannot open database '\(path)': \(reason)"
+        case .readOnly(let path): return "the database '\(path)' was opened read-only; writes are not allowed"
+        case .invalidSchema(let m): return "invalid schema: \(m)"
+        case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
+        case .invalidArguments(let m): return "invalid arguments: \(m)"
+        case .notInitialized(let path): return "'\(path)' has no Tandem schema; create it with `tandem init \(path) --schema FILE`"
+        case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
+        case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
+        case .invalidBackend(let m): return "invalid backend: \(m)"
+        case .closed(let path): return "the database '\(path)' is closed"
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import CSQLite
+import Foundation
+
+/// Access to the database inside ``SharedDatabase/write(_:)`` or ``SharedDatabase/read(_:)``.
+///
+/// Valid only inside the closure it was passed to. Not Sendable.
+public struct Transaction {
+    let connection: Connection
+    /// True inside ``SharedDatabase/read(_:)``.
+    public let isReadOnly: Bool
+
+    /// Runs one or more `;`-separated statements; `?` parameters take `arguments` in order.
+    /// - Throws: ``SQLiteError`` naming the SQL; ``TandemError/invalidArguments(_:)`` on a count mismatch;
+    ///   ``TandemError/readOnly(path:)`` for a write inside ``SharedDatabase/read(_:)``.
+    public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws {
+        let values = arguments.map(\.databaseValue)
+        if isReadOnly {
+            let statement = try connection.prepare(sql)
+            guard statement.isReadOnly else { throw TandemError.readOnly(path: connection.path) }
+        }
+        try connection.executeScript(sql, arguments: values)
+    }
+
+    /// Runs one statement and returns all its rows.
+    /// - Throws: ``SQLiteError`` naming the SQL.
+    public func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
+        let statement = try connection.cachedStatement(sql)
+        if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+        return try statement.fetchAll(arguments.map(\.databaseValue))
+    }
+
+    /// The first row of one statement, or `nil`.
+    public func fetchOne(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Row? {
+        try fetchAll(sql, arguments).first
+    }
+
+    /// The first column of the first row, or `.null` when there is no row.
+    public func scalar(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> DatabaseValue {
+        let statement = try connection.cachedStatement(sql)
+        if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+        return try connection.scalar(sql, arguments.map(\.databaseValue))
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE (`sqlite3_changes64`).
+    public var changes: Int64 { Int64(sqlite3_changes64(connection.handle)) }
+}
+

@@ -1,0 +1,89 @@
+import Foundation
+
+/// The process's one writer connection and the cross-process write lock.
+///
+/// Writers in this process queue on an in-process lock, then writers of all processes queue on
+/// an exclusive `flock` of `<db>-write.lock`, so the kernel wakes the next writer the moment the
+/// lock is free instead of SQLite's busy handler sleeping and polling. Inside the lock every
+/// transaction is `BEGIN IMMEDIATE`; `busy_timeout` still guards against writers that do not use
+/// Tandem (the `sqlite3` shell).
+final class Writer: @unchecked Sendable {
+    // Invariant: `connection` is used only while `mutex` is held.
+    private let mutex = NSLock()
+    private let connection: Connection
+    private let writeLock: FileLock
+    private let notifyFD: Int32
+    let path: String
+
+    /// The result of a committed write: which tables changed and the change sequence number given to them.
+    struct Commit {
+        var tables: Set<String>
+        var sequence: Int64
+    }
+
+    init(connection: Connection, writeLock: FileLock, notifyPath: String, mode: mode_t) throws {
+        self.connection = connection
+        self.writeLock = writeLock
+        self.path = connection.path
+        self.notifyFD = try syscall("open(2)", path: notifyPath) { open(notifyPath, O_WRONLY | O_CREAT | O_CLOEXEC, mode) }
+        connection.trackChanges()
+    }
+
+    deinit { close(notifyFD) }
+
+    /// Runs `body` with the connection and the cross-process lock held, outside any transaction.
+    func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
+        mutex.lock()
+        defer { mutex.unlock() }
+        try writeLock.lock()
+        defer { writeLock.unlock() }
+        return try body(connection)
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction and commits, or rolls back if it throws.
+    /// Records the changed tables in `ps_changes` inside the transaction, then wakes other processes.
+    func write<T>(_ body: (Transaction) throws -> T) throws -> (T, Commit?) {
+        mutex.lock()
+        defer { mutex.unlock() }
+        try writeLock.lock()
+        var locked = true
+        defer { if locked { writeLock.unlock() } }
+
+        try connection.execute("BEGIN IMMEDIATE")
+        _ = connection.takeChangedTables()
+        let value: T
+        let commit: Commit?
+        do {
+            value = try body(Transaction(connection: connection, isReadOnly: false))
+            commit = try recordChanges()
+            try connection.execute("COMMIT")
+        } catch {
+            connection.rollbackIfNeeded()
+            _ = connection.takeChangedTables()
+            throw error
+        }
+        writeLock.unlock()
+        locked = false
+        if commit != nil { FileWakeup.signal(fd: notifyFD) }
+        return (value, commit)
+    }
+
+    /// Closes the current upload transaction id if this transaction queued CRUD entries, and
+    /// stamps every changed table with the next change sequence number.
+    private func recordChanges() throws -> Commit? {
+        var tables = connection.takeChangedTables()
+        tables.subtract(InternalTables.bookkeeping)
+        guard !tables.isEmpty else { return nil }
+        if tables.contains(InternalTables.crud) {
+            try connection.execute("UPDATE ps_tx SET next_tx = next_tx + 1 WHERE id = 1")
+        }
+        let sequence = try connection.scalar("SELECT coalesce(max(seq), 0) + 1 FROM ps_changes").int64Value ?? 1
+        for table in tables {
+            try connection.execute(
+                "INSERT INTO ps_changes(tbl, seq) VALUES (?, ?) ON CONFLICT(tbl) DO UPDATE SET seq = excluded.seq",
+                [.text(table), .integer(sequence)])
+        }
+        _ = connection.takeChangedTables()
+        return Commit(tables: tables, sequence: sequence)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+
+/// Elects one owner per database file: whoever holds an exclusive `flock` on `<db>-owner.lock`.
+///
+/// A stand-by waits for the lock in a blocking call on a dedicated thread, so the kernel hands
+/// the lock over the instant the owner releases it or dies (kill -9 included). On taking the
+/// lock the new owner increments the **epoch** in the database, in one write transaction with
+/// its pid; sync writes compare their epoch with the stored one and abort when it moved on.
+final class OwnerElection: Sendable {
+    private struct State {
+        var cancelled = false
+        var epoch: Int64?
+    }
+
+    private let database: SharedDatabase
+    private let lock: FileLock
+    private let state = Mutex(State())
+
+    init(database: SharedDatabase) throws {
+        self.database = database
+        self.lock = try FileLock(path: database.ownerLockPath, mode: database.configuration.fileMode)
+    }
+
+    /// Takes ownership if no process holds it. Returns the new epoch, or nil when another process owns sync.
+    func tryAcquire() throws -> Int64? {
+        guard try lock.tryLock() else { return nil }
+        return try becomeOwner()
+    }
+
+    /// Waits for ownership on a dedicated thread and calls `onOwner` with the new epoch.
+    /// `onError` is called if the lock or the epoch write fails.
+    func start(onOwner: @escaping @Sendable (Int64) -> Void, onError: @escaping @Sendable (Error) -> Void) {
+        let thread = Thread { [self] in
+            do {
+                try lock.lock()
+                if state.withLock({ $0.cancelled }) { lock.unlock(); return }
+                let epoch = try becomeOwner()
+                onOwner(epoch)
+            } catch {
+                lock.unlock()
+                onError(error)
+            }
+        }
+        thread.name = "tandem.owner-election"
+        thread.stackSize = 256 << 10
+        thread.start()
+    }
+
+    private func becomeOwner() throws -> Int64 {
+        let epoch = try database.write { tx -> Int64 in
+            let epoch = (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0) + 1
+            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('epoch', ?), ('owner_pid', ?)", [epoch, Int64(getpid())])
+            return epoch
+        }
+        state.withLock { $0.epoch = epoch }
+        return epoch
+    }
+
+    var epoch: Int64? { state.withLock { $0.epoch } }
+
+    /// Gives up ownership (or stops waiting for it). A thread still blocked waiting for the lock
+    /// releases the lock at once if it gets it later.
+    func release() {
+        let wasOwner = state.withLock { s -> Bool in
+            s.cancelled = true
+            defer { s.epoch = nil }
+            return s.epoch != nil
+        }
+        if wasOwner {
+            _ = try? database.write { try $0.execute("DELETE FROM ps_kv WHERE key = 'owner_pid' AND value = ?", [Int64(getpid())]) }
+            lock.unlock()
+        }
+    }
+}
+
+/// Fencing: every sync write checks, in its own transaction, that the epoch has not moved on.
+enum Fence {
+    static func check(_ tx: Transaction, epoch: Int64) throws {
+        let current = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0
+        guard current == epoch else { throw TandemError.staleEpoch(held: epoch, current: current) }
+    }
+}

@@ -1,0 +1,171 @@
+import CSQLite
+import Foundation
+
+/// One `sqlite3*` handle. Confined: callers serialize access (see ``ConnectionLease``).
+/// Not Sendable.
+///
+/// Related SQLite documentation: https://www.sqlite.org/c3ref/sqlite3.html
+final class Connection {
+    let handle: OpaquePointer
+    let path: String
+    private var cache: [String: Statement] = [:]
+    /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
+    fileprivate(set) var changedTables: Set<String> = []
+    private var updateHookInstalled = false
+
+    /// Opens a handle. The busy timeout is set before anything else runs.
+    /// - Throws: ``TandemError/cannotOpen`` naming the path.
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(db)
+            throw TandemError.cannotOpen(path: path, reason: message)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        registerFunctions()
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
+        return SQLiteError(extendedCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
+    }
+
+    /// A cached prepared statement for one SQL statement. A statement that fails to prepare is not cached.
+    func cachedStatement(_ sql: String) throws -> Statement {
+        if let s = cache[sql] { return s }
+        let s = try prepare(sql, persistent: true)
+        cache[sql] = s
+        return s
+    }
+
+    func prepare(_ sql: String, persistent: Bool = false) throws -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+        guard let stmt else {
+            throw TandemError.invalidSQL(sql: sql, reason: "it contains no statement")
+        }
+        return Statement(connection: self, handle: stmt, sql: sql)
+    }
+
+    /// Prepares and runs each `;`-separated statement of `sql` in turn. Arguments are consumed
+    /// in order by the statements' parameters.
+    func executeScript(_ sql: String, arguments: [DatabaseValue] = []) throws {
+        var remaining = arguments[...]
+        try sql.withCString { start in
+            var tail: UnsafePointer<CChar>? = start
+            while let current = tail, current.pointee != 0 {
+                var stmt: OpaquePointer?
+                var next: UnsafePointer<CChar>?
+                let rc = sqlite3_prepare_v2(handle, current, -1, &stmt, &next)
+                let text = next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
+                    ?? String(cString: current)
+                guard rc == SQLITE_OK else {
+                    throw error(rc, sql: text.trimmingCharacters(in: .whitespacesAndNewlines))
+                }
+                tail = next
+                guard let stmt else { continue }  // whitespace or comment
+                let statement = Statement(connection: self, handle: stmt, sql: text.trimmingCharacters(in: .whitespacesAndNewlines))
+                let n = statement.parameterCount
+                guard remaining.count >= n else {
+                    throw TandemError.invalidArguments(
+                        "the SQL needs more arguments than the \(arguments.count) given: `\(statement.sql)`")
+                }
+                try statement.run(Array(remaining.prefix(n)))
+                remaining = remaining.dropFirst(n)
+            }
+        }
+        guard remaining.isEmpty else {
+            throw TandemError.invalidArguments(
+                "\(arguments.count) argument(s) given but the SQL has only \(arguments.count - remaining.count) parameter(s): `\(sql)`")
+        }
+    }
+
+    func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+        try cachedStatement(sql).run(arguments)
+    }
+
+    func fetchAll(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
+        try cachedStatement(sql).fetchAll(arguments)
+    }
+
+    func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue {
+        let s = try cachedStatement(sql)
+        try s.bind(arguments)
+        defer { sqlite3_reset(s.handle) }
+        return try s.step() ? s.value(at: 0) : .null
+    }
+
+    var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+    var totalChanges: Int64 { Int64(sqlite3_total_changes64(handle)) }
+
+    /// Rolls back an open transaction, if any (after an error or a cancelled block).
+    func rollbackIfNeeded() {
+        if !isAutocommit { _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+    }
+
+    // MARK: Change tracking
+
+    /// Starts recording the names of tables whose rows change (SQLite's update hook, which also
+    /// sees changes made by triggers).
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/update_hook.html
+    func trackChanges() {
+        guard !updateHookInstalled else { return }
+        updateHookInstalled = true
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_update_hook(handle, { context, _, _, table, _ in
+            guard let context, let table else { return }
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            connection.changedTables.insert(String(cString: table))
+        }, context)
+    }
+
+    func takeChangedTables() -> Set<String> {
+        defer { changedTables.removeAll(keepingCapacity: true) }
+        return changedTables
+    }
+
+    // MARK: Read sets
+
+    /// The tables a statement reads, found with the authorizer while it is prepared.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/set_authorizer.html
+    func tablesRead(by sql: String) throws -> Set<String> {
+        final class Box { var tables: Set<String> = [] }
+        let box = Box()
+        let context = Unmanaged.passUnretained(box).toOpaque()
+        sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
+            if action == SQLITE_READ, let context, let table {
+                Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().tables.insert(String(cString: table))
+            }
+            return SQLITE_OK
+        }, context)
+        defer { sqlite3_set_authorizer(handle, nil, nil) }
+        _ = try prepare(sql)
+        return box.tables
+    }
+
+    // MARK: SQL functions
+
+    private func registerFunctions() {
+        // uuid(): a fresh lowercase random (version 4) UUID.
+        sqlite3_create_function_v2(handle, "uuid", 0, SQLITE_UTF8, nil, { context, _, _ in
+            let text = UUID().uuidString.lowercased()
+            sqlite3_result_text(context, text, -1, tandem_sqlite_transient())
+        }, nil, nil, nil)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// A value stored in or bound to an SQLite column.
+///
+/// The cases follow SQLite's five storage classes
+/// (Related SQLite documentation: https://www.sqlite.org/datatype3.html).
+public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    /// The text value, or the textual form of an integer or real; `nil` for NULL and blobs.
+    public var stringValue: String? {
+        switch self {
+        case .text(let s): return s
+        case .integer(let i): return String(i)
+        case .real(let d): return String(d)
+        case .null, .blob: return nil
+        }
+    }
+
+    /// The integer value, or a real truncated toward zero, or text parsed as an integer.
+    public var int64Value: Int64? {
+        switch self {
+        case .integer(let i): return i
+        case .real(let d): return d.isFinite ? Int64(exactly: d.rounded(.towardZero)) : nil
+        case .text(let s): return Int64(s)
+        case .null, .blob: return nil
+        }
+    }
+
+    /// The real value, or an integer widened to a real.
+    public var doubleValue: Double? {
+        switch self {
+        case .real(let d): return d
+        case .integer(let i): return Double(i)
+        case .text(let s): return Double(s)
+        case .null, .blob: return nil
+        }
+    }
+
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let i): return String(i)
+        case .real(let d): return String(d)
+        case .text(let s): return s
+        case .blob(let d): return "<\(d.count) bytes>"
+        }
+    }
+
+    /// The value as a JSON-compatible Foundation object (`NSNull`, `Int64`, `Double`, `String`,
+    /// or a base64 `String` for blobs), for `JSONSerialization`.
+    public var jsonObject: Any {
+        switch self {
+        case .null: return NSNull()
+        case .integer(let i): return i
+        case .real(let d): return d
+        case .text(let s): return s
+        case .blob(let d): return d.base64EncodedString()
+        }
+    }
+}
+
+/// A type that can be bound to a statement parameter.
+public protocol DatabaseValueConvertible: Sendable {
+    var databaseValue: DatabaseValue { get }
+}
+
+extension DatabaseValue: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { self }
+}
+extension String: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .text(self) }
+}
+extension Int: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+extension Int64: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .integer(self) }
+}
+extension Int32: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+}
+extension Double: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .real(self) }
+}
+extension Bool: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+}
+extension Data: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .blob(self) }
+}
+extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+}

@@ -1,0 +1,96 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement. Owned by one ``Connection``; finalized in `deinit`. Not Sendable.
+///
+/// Related SQLite documentation: https://www.sqlite.org/c3ref/stmt.html
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    unowned let connection: Connection
+
+    init(connection: Connection, handle: OpaquePointer, sql: String) {
+        self.connection = connection
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    lazy var columnNames: [String] = (0..<Int32(columnCount)).map {
+        String(cString: sqlite3_column_name(handle, $0))
+    }
+
+    /// Resets the statement and binds `arguments` to its `?` parameters, in order.
+    /// - Throws: ``TandemError/invalidArguments`` when the count does not match the SQL.
+    func bind(_ arguments: [DatabaseValue]) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        guard arguments.count == parameterCount else {
+            throw TandemError.invalidArguments(
+                "the SQL has \(parameterCount) parameter(s) but \(arguments.count) argument(s) were given: `\(sql)`")
+        }
+        for (offset, value) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
+            case .real(let d): rc = sqlite3_bind_double(handle, index, d)
+            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, tandem_sqlite_transient())
+            case .blob(let d):
+                rc = d.withUnsafeBytes {
+                    sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), tandem_sqlite_transient())
+                }
+            }
+            if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+        }
+    }
+
+    /// Steps once. Returns true when a row is available.
+    func step() throws -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let rc:
+            sqlite3_reset(handle)
+            throw connection.error(rc, sql: sql)
+        }
+    }
+
+    func value(at column: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        default:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        }
+    }
+
+    /// Runs the statement to completion and collects every row.
+    func fetchAll(_ arguments: [DatabaseValue]) throws -> [Row] {
+        try bind(arguments)
+        defer { sqlite3_reset(handle) }
+        let names = columnNames
+        var rows: [Row] = []
+        while try step() {
+            rows.append(Row(columns: names, values: (0..<Int32(names.count)).map(value(at:))))
+        }
+        return rows
+    }
+
+    /// Runs the statement to completion, discarding rows.
+    func run(_ arguments: [DatabaseValue]) throws {
+        try bind(arguments)
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+extension Schema {
+    /// Most columns a table may declare: each is two arguments of `json_object` in the triggers,
+    /// and SQLite allows 127 arguments per function call (SQLITE_MAX_FUNCTION_ARG).
+    public static let maximumColumns = 63
+
+    /// Checks names, types and limits.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and column at fault.
+    public func validate() throws {
+        var tableNames: Set<String> = []
+        for table in tables {
+            try Schema.checkIdentifier(table.name, what: "table '\(table.name)'")
+            let lower = table.name.lowercased()
+            guard tableNames.insert(lower).inserted else {
+                throw TandemError.invalidSchema("table '\(table.name)' is declared twice")
+            }
+            guard !table.columns.isEmpty else {
+                throw TandemError.invalidSchema("table '\(table.name)' has no columns")
+            }
+            guard table.columns.count <= Schema.maximumColumns else {
+                throw TandemError.invalidSchema("table '\(table.name)' has \(table.columns.count) columns; at most \(Schema.maximumColumns) are supported")
+            }
+            guard !(table.localOnly && table.insertOnly) else {
+                throw TandemError.invalidSchema("table '\(table.name)' cannot be both localOnly and insertOnly")
+            }
+            var columnNames: Set<String> = []
+            for column in table.columns {
+                try Schema.checkIdentifier(column.name, what: "column '\(table.name).\(column.name)'")
+                guard column.name.lowercased() != "id" else {
+                    throw TandemError.invalidSchema("column '\(table.name).id' is implicit (a text primary key) and must not be declared")
+                }
+                guard columnNames.insert(column.name.lowercased()).inserted else {
+                    throw TandemError.invalidSchema("column '\(table.name).\(column.name)' is declared twice")
+                }
+            }
+            var indexNames: Set<String> = []
+            for index in table.indexes {
+                try Schema.checkIdentifier(index.name, what: "index '\(table.name).\(index.name)'")
+                guard indexNames.insert(index.name.lowercased()).inserted else {
+                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' is declared twice")
+                }
+                guard !index.columns.isEmpty else {
+                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' has no columns")
+                }
+                for column in index.columns where column != "id" && !columnNames.contains(column.lowercased()) {
+                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' names unknown column '\(column)'")
+                }
+            }
+        }
+    }
+
+    /// Identifiers: a letter or underscore, then letters, digits or underscores; at most 64
+    /// characters; no reserved prefix (`ps_`, `sqlite_`).
+    static func checkIdentifier(_ name: String, what: String) throws {
+        guard !name.isEmpty else { throw TandemError.invalidSchema("\(what): the name is empty") }
+        guard name.utf8.count <= 64 else { throw TandemError.invalidSchema("\(what): the name is longer than 64 characters") }
+        let valid = name.unicodeScalars.enumerated().allSatisfy { offset, scalar in
+            scalar == "_" || (scalar.isASCII && (CharacterSet.letters.contains(scalar) || (offset > 0 && CharacterSet.decimalDigits.contains(scalar))))
+        }
+        guard valid else {
+            throw TandemError.invalidSchema("\(what): the name must start with a letter or '_' and contain only ASCII letters, digits and '_'")
+        }
+        let lower = name.lowercased()
+        for prefix in ["ps_", "sqlite_"] where lower.hasPrefix(prefix) {
+            throw TandemError.invalidSchema("\(what): the prefix '\(prefix)' is reserved")
+        }
+    }
+}

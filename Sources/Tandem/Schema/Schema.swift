@@ -1,0 +1,149 @@
+import Foundation
+
+/// The declared tables of a Tandem database.
+///
+/// A synced table `notes` stores its rows as JSON in `ps_data__notes(id TEXT PRIMARY KEY, data TEXT)`;
+/// `notes` itself is a view with INSTEAD OF triggers that write the data table and queue CRUD
+/// entries. The layout is PowerSync's (https://docs.powersync.com/architecture/client-architecture).
+///
+/// ```swift
+/// let schema = Schema(tables: [
+///     Table(name: "notes", columns: [.text("title"), .integer("done")],
+///           indexes: [Index(name: "by_title", columns: ["title"])])
+/// ])
+/// ```
+///
+/// As JSON: `{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"}],"indexes":[…],"localOnly":false,"insertOnly":false}]}`.
+public struct Schema: Codable, Sendable, Equatable {
+    public var tables: [Table]
+
+    public init(tables: [Table]) { self.tables = tables }
+
+    /// Decodes and validates a schema from JSON.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and column at fault.
+    public init(json: Data) throws {
+        do {
+            self = try JSONDecoder().decode(Schema.self, from: json)
+        } catch let error as DecodingError {
+            throw TandemError.invalidSchema(Schema.describe(error))
+        }
+        try validate()
+    }
+
+    /// Reads a schema JSON file.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the file.
+    public init(contentsOf url: URL) throws {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': \(error.localizedDescription)")
+        }
+        do { try self.init(json: data) } catch TandemError.invalidSchema(let message) {
+            throw TandemError.invalidSchema("\(url.path): \(message)")
+        }
+    }
+
+    /// The schema as JSON (sorted keys).
+    public func jsonData() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)) ?? Data("{}".utf8)
+    }
+
+    public func table(named name: String) -> Table? { tables.first { $0.name == name } }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let p = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return p.isEmpty ? "the top level" : String(p.drop { $0 == "." })
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing key '\(key.stringValue)' at \(path(context))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "\(context.debugDescription) at \(path(context))"
+        case .dataCorrupted(let context):
+            if let underlying = context.underlyingError as NSError? {
+                return "not valid JSON (\(underlying.userInfo[NSDebugDescriptionErrorKey] ?? underlying.localizedDescription))"
+            }
+            return "\(context.debugDescription) at \(path(context))"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// A synced, local-only or insert-only table.
+public struct Table: Codable, Sendable, Equatable {
+    public var name: String
+    public var columns: [Column]
+    public var indexes: [Index]
+    /// Rows stay on this host: no CRUD entries, never synced. Stored in `ps_data_local__<name>`.
+    public var localOnly: Bool
+    /// Inserts are only queued for upload; no local row is kept, updates and deletes fail.
+    public var insertOnly: Bool
+
+    public init(name: String, columns: [Column], indexes: [Index] = [], localOnly: Bool = false, insertOnly: Bool = false) {
+        self.name = name
+        self.columns = columns
+        self.indexes = indexes
+        self.localOnly = localOnly
+        self.insertOnly = insertOnly
+    }
+
+    enum CodingKeys: String, CodingKey { case name, columns, indexes, localOnly, insertOnly }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        do {
+            columns = try c.decode([Column].self, forKey: .columns)
+        } catch TandemError.invalidSchema(let message) {
+            throw TandemError.invalidSchema("table '\(name)': \(message)")
+        }
+        indexes = try c.decodeIfPresent([Index].self, forKey: .indexes) ?? []
+        localOnly = try c.decodeIfPresent(Bool.self, forKey: .localOnly) ?? false
+        insertOnly = try c.decodeIfPresent(Bool.self, forKey: .insertOnly) ?? false
+    }
+
+    /// `ps_data__<name>`, or `ps_data_local__<name>` for a local-only table.
+    public var dataTableName: String { (localOnly ? "ps_data_local__" : "ps_data__") + name }
+}
+
+/// A column of a table. `id TEXT` is implicit and may not be declared.
+public struct Column: Codable, Sendable, Equatable {
+    /// The column affinities Tandem declares; views `CAST` stored JSON values to them.
+    public enum ColumnType: String, Codable, Sendable { case text, integer, real }
+
+    public var name: String
+    public var type: ColumnType
+
+    public init(name: String, type: ColumnType) {
+        self.name = name
+        self.type = type
+    }
+
+    public static func text(_ name: String) -> Column { Column(name: name, type: .text) }
+    public static func integer(_ name: String) -> Column { Column(name: name, type: .integer) }
+    public static func real(_ name: String) -> Column { Column(name: name, type: .real) }
+
+    enum CodingKeys: String, CodingKey { case name, type }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        let raw = try c.decode(String.self, forKey: .type)
+        guard let type = ColumnType(rawValue: raw.lowercased()) else {
+            throw TandemError.invalidSchema("column '\(name)' has unknown type '\(raw)' (use text, integer or real)")
+        }
+        self.type = type
+    }
+}
+
+/// An index over one or more columns, created as an expression index on the data table.
+public struct Index: Codable, Sendable, Equatable {
+    public var name: String
+    public var columns: [String]
+
+    public init(name: String, columns: [String]) {
+        self.name = name
+        self.columns = columns
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Installs or upgrades a declared schema inside one write transaction, and reads the stored one.
+///
+/// The schema is stored as JSON in `ps_kv` under `schema`, so later processes can open the file
+/// without it. Upgrading regenerates views, triggers and indexes; row data is never migrated
+/// (new columns read NULL, removed columns keep their stored values).
+enum SchemaInstaller {
+    static func storedSchema(_ tx: Transaction) throws -> Schema? {
+        let hasKV = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ps_kv'").int64Value ?? 0
+        guard hasKV > 0, let json = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'schema'").stringValue else { return nil }
+        do {
+            return try JSONDecoder().decode(Schema.self, from: Data(json.utf8))
+        } catch {
+            throw TandemError.invalidSchema("the schema stored in '\(tx.connection.path)' cannot be read: \(error)")
+        }
+    }
+
+    /// Creates Tandem's tables and brings views, triggers and indexes to `schema`.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` on a name collision with an object Tandem did not create.
+    static func install(_ schema: Schema, in tx: Transaction) throws {
+        try schema.validate()
+        try tx.execute(InternalTables.ddl)
+        let stored = try storedSchema(tx)
+        if stored == schema { return }
+        let path = tx.connection.path
+
+        let ours = Set((stored?.tables ?? []).map { $0.name.lowercased() })
+        for table in schema.tables where !ours.contains(table.name.lowercased()) {
+            if let type = try tx.scalar("SELECT type FROM sqlite_master WHERE lower(name) = lower(?)", [table.name]).stringValue {
+                throw TandemError.invalidSchema("table '\(table.name)' collides with an existing \(type) of that name in '\(path)'")
+            }
+        }
+
+        for old in stored?.tables ?? [] {
+            try dropObjects(of: old, in: tx)
+        }
+        for table in schema.tables {
+            if let old = stored?.table(named: table.name), old.dataTableName != table.dataTableName {
+                try tx.execute(table.createDataTable)
+                try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM \(old.quotedDataTable)")
+                try tx.execute("DROP TABLE \(old.quotedDataTable)")
+            }
+            try tx.execute(table.createDataTable)
+            try checkDataTable(table, in: tx)
+            try tx.execute(table.createView)
+            for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
+        }
+        try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('schema', ?)", [String(decoding: schema.jsonData(), as: UTF8.self)])
+    }
+
+    private static func dropObjects(of table: Table, in tx: Transaction) throws {
+        for kind in ["insert", "update", "delete"] {
+            try tx.execute("DROP TRIGGER IF EXISTS \(SQLText.identifier("ps_view_\(kind)__\(table.name)"))")
+        }
+        try tx.execute("DROP VIEW IF EXISTS \(table.quotedName)")
+        let indexes = try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE ? ESCAPE '\\'",
+                                      ["ps\\_index\\_\\_\(table.name)\\_\\_%"])
+        for row in indexes { if let name = row[0].stringValue { try tx.execute("DROP INDEX IF EXISTS \(SQLText.identifier(name))") } }
+    }
+
+    /// The data table must be `(id TEXT PRIMARY KEY, data TEXT)`.
+    private static func checkDataTable(_ table: Table, in tx: Transaction) throws {
+        let columns = try tx.fetchAll("SELECT name, type, pk FROM pragma_table_xinfo(?)", [table.dataTableName])
+        let shape = columns.map { "\($0[0].stringValue ?? "")/\($0[1].stringValue?.uppercased() ?? "")/\($0[2].int64Value ?? 0)" }
+        guard shape == ["id/TEXT/1", "data/TEXT/0"] else {
+            throw TandemError.invalidSchema(
+                "table '\(table.dataTableName)' in '\(tx.connection.path)' is not a Tandem data table (expected columns id TEXT PRIMARY KEY, data TEXT; found \(shape.joined(separator: ", ")))")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// A server that the owner process syncs with.
+///
+/// Methods are blocking and are called from the sync engine's own threads; implementations must
+/// be safe to call from two threads at once (uploads/fetches on one, ``waitForChanges(after:timeout:)`` on another).
+public protocol SyncBackend: Sendable {
+    /// Applies local write transactions in order. Idempotent per (client id, transaction id): a
+    /// transaction already applied is skipped, so a retry after a crash has no second effect.
+    /// - Parameter epoch: the uploading owner's epoch (fencing token).
+    /// - Throws: ``TandemError/staleEpoch(held:current:)`` when the backend has seen a newer epoch
+    ///   for this client; any error for a failure to retry later.
+    func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws
+
+    /// Changes after `cursor` (`""` for the beginning), oldest first, at most about `limit`
+    /// changes; a server transaction is never split across batches.
+    func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch
+
+    /// Blocks until changes after `cursor` may exist (returns true) or `timeout` seconds pass
+    /// (false). Spurious `true` results are allowed.
+    func waitForChanges(after cursor: String, timeout: Double) throws -> Bool
+
+    /// Ends a pending ``waitForChanges(after:timeout:)`` early and releases resources.
+    func close()
+}
+
+/// One row change from the backend: the row's full state after a server transaction, or its deletion.
+public struct ServerChange: Sendable, Hashable, Codable {
+    public enum Operation: String, Sendable, Codable { case put = "PUT", delete = "DELETE" }
+    public let op: Operation
+    public let table: String
+    public let rowID: String
+    /// The row's columns as a JSON object text (PUT only).
+    public let data: String?
+
+    public init(op: Operation, table: String, rowID: String, data: String?) {
+        self.op = op
+        self.table = table
+        self.rowID = rowID
+        self.data = data
+    }
+}
+
+/// A batch of changes and the cursor after it.
+public struct ChangeBatch: Sendable, Hashable {
+    public let changes: [ServerChange]
+    /// The cursor to store once the batch is applied.
+    public let nextCursor: String
+    /// True when more changes follow right away.
+    public let hasMore: Bool
+
+    public init(changes: [ServerChange], nextCursor: String, hasMore: Bool) {
+        self.changes = changes
+        self.nextCursor = nextCursor
+        self.hasMore = hasMore
+    }
+}
+
+/// Opens a backend from a URL.
+///
+/// - `sqlite:PATH` (or `sqlite://PATH`): the embedded backend, a server database file.
+/// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme or a missing directory.
+public func openBackend(url: String) throws -> any SyncBackend {
+    if url.hasPrefix("sqlite:") {
+        var path = String(url.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        guard !path.isEmpty else { throw TandemError.invalidBackend("'\(url)' names no file (use sqlite:/path/server.db)") }
+        return try EmbeddedBackend(path: path)
+    }
+    let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
+    throw TandemError.invalidBackend("unknown backend scheme '\(scheme)' in '\(url)' (supported: sqlite:PATH)")
+}

@@ -1,0 +1,26 @@
+/// What a running sync reports, in order, through ``SyncSession/events``.
+public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
+    /// This process took ownership with a new epoch.
+    case becameOwner(epoch: Int64)
+    /// Local transactions (and their CRUD entries) were accepted by the backend and removed from the queue.
+    case uploaded(transactions: Int, entries: Int)
+    /// Backend changes were applied locally.
+    case downloaded(changes: Int)
+    /// A failure; sync retries by itself with capped backoff.
+    case error(String)
+    /// Another process took over (the epoch moved on); this process stopped syncing.
+    case lostOwnership(String)
+    /// Ownership was released.
+    case stopped
+
+    public var description: String {
+        switch self {
+        case .becameOwner(let epoch): return "became owner (epoch \(epoch))"
+        case .uploaded(let t, let e): return "uploaded \(t) transaction\(t == 1 ? "" : "s") (\(e) entr\(e == 1 ? "y" : "ies"))"
+        case .downloaded(let n): return "downloaded \(n) change\(n == 1 ? "" : "s")"
+        case .error(let m): return "error: \(m)"
+        case .lostOwnership(let m): return "lost ownership: \(m)"
+        case .stopped: return "released ownership"
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// One upload-then-download pass of the owner, with every local write fenced by the epoch.
+struct SyncPass {
+    let database: SharedDatabase
+    let backend: any SyncBackend
+    let epoch: Int64
+    let clientID: String
+    var uploadBatch = 64
+    var downloadBatch = 1000
+    var onEvent: (SyncEvent) -> Void = { _ in }
+
+    struct Result { var transactions = 0, entries = 0, downloaded = 0 }
+
+    /// Uploads the whole queue, then downloads until the backend has nothing newer. When a local
+    /// write arrives before a download can be applied, uploads again first (at most a few rounds).
+    func run() throws -> Result {
+        var result = Result()
+        for _ in 0..<8 {
+            try upload(into: &result)
+            if try download(into: &result) { return result }
+        }
+        return result
+    }
+
+    func upload(into result: inout Result) throws {
+        while true {
+            let transactions = try database.crudTransactions(limit: uploadBatch)
+            if transactions.isEmpty { return }
+            try backend.upload(transactions, clientID: clientID, epoch: epoch)
+            try database.write { tx in
+                try Fence.check(tx, epoch: epoch)
+                try UploadQueueRows.complete(transactions, in: tx)
+            }
+            let entries = transactions.reduce(0) { $0 + $1.entries.count }
+            result.transactions += transactions.count
+            result.entries += entries
+            onEvent(.uploaded(transactions: transactions.count, entries: entries))
+        }
+    }
+
+    /// Returns false when the upload queue was not empty, so nothing was applied.
+    func download(into result: inout Result) throws -> Bool {
+        var cursor = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue ?? "" }
+        while true {
+            let batch = try backend.fetchChanges(after: cursor, limit: downloadBatch)
+            if batch.changes.isEmpty && batch.nextCursor == cursor { return true }
+            let applied = try database.write { tx -> Bool in
+                try Fence.check(tx, epoch: epoch)
+                guard (try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0) == 0 else { return false }
+                try ChangeApplier(schema: database.schema).apply(batch.changes, in: tx)
+                try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [batch.nextCursor])
+                return true
+            }
+            if !applied { return false }
+            cursor = batch.nextCursor
+            if !batch.changes.isEmpty {
+                result.downloaded += batch.changes.count
+                onEvent(.downloaded(changes: batch.changes.count))
+            }
+            if !batch.hasMore { return true }
+        }
+    }
+}
+
+/// Applies downloaded row states directly to the data tables: no view, no trigger, no CRUD
+/// entry, so downloads are never uploaded again.
+struct ChangeApplier {
+    let schema: Schema
+
+    func apply(_ changes: [ServerChange], in tx: Transaction) throws {
+        for change in changes {
+            guard let table = schema.table(named: change.table) else {
+                try applyUntyped(change, in: tx)
+                continue
+            }
+            if table.localOnly || table.insertOnly { continue }
+            switch change.op {
+            case .put:
+                guard let data = change.data else {
+                    throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
+                }
+                do {
+                    try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) VALUES (?, json(?))", [change.rowID, data])
+                } catch let error as SQLiteError where error.code == .error {
+                    throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
+                }
+            case .delete:
+                try tx.execute("DELETE FROM \(table.quotedDataTable) WHERE id = ?", [change.rowID])
+            }
+        }
+    }
+
+    /// Rows of tables this database does not declare are kept in `ps_untyped`.
+    private func applyUntyped(_ change: ServerChange, in tx: Transaction) throws {
+        switch change.op {
+        case .put:
+            try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) VALUES (?, ?, ?)", [change.table, change.rowID, change.data])
+        case .delete:
+            try tx.execute("DELETE FROM ps_untyped WHERE type = ? AND id = ?", [change.table, change.rowID])
+        }
+    }
+}

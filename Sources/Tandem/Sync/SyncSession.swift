@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+
+/// A process's offer to own sync for a database, from ``SharedDatabase/sync(with:backendName:)``.
+///
+/// The session waits for ownership in the background; while this process is the owner it syncs.
+/// ``stop()`` releases ownership cleanly so a stand-by takes over at once.
+public final class SyncSession: Sendable {
+    private struct State {
+        var engine: SyncEngine?
+        var stopped = false
+    }
+
+    /// Events in order: ``SyncEvent/becameOwner(epoch:)``, uploads, downloads, errors, ``SyncEvent/stopped``.
+    public let events: AsyncStream<SyncEvent>
+    private let continuation: AsyncStream<SyncEvent>.Continuation
+    private let election: OwnerElection
+    private let backend: any SyncBackend
+    private let state = Mutex(State())
+
+    init(database: SharedDatabase, backend: any SyncBackend, backendName: String) throws {
+        (events, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        self.backend = backend
+        self.election = try OwnerElection(database: database)
+        let continuation = self.continuation
+        election.start(onOwner: { [weak self] epoch in
+            guard let self else { return }
+            continuation.yield(.becameOwner(epoch: epoch))
+            do {
+                let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch) {
+                    continuation.yield($0)
+                }
+                let proceed = state.withLock { s -> Bool in
+                    guard !s.stopped else { return false }
+                    s.engine = engine
+                    return true
+                }
+                if proceed { try engine.start() }
+            } catch {
+                continuation.yield(.error("\(error)"))
+            }
+        }, onError: { error in
+            continuation.yield(.error("\(error)"))
+        })
+    }
+
+    /// The current epoch when this process owns sync, else nil.
+    public var epoch: Int64? { election.epoch }
+
+    /// Stops syncing and releases ownership. Blocks until the sync loop's last write finished.
+    public func stop() {
+        let engine = state.withLock { s -> SyncEngine? in
+            s.stopped = true
+            defer { s.engine = nil }
+            return s.engine
+        }
+        engine?.stop()
+        if engine == nil { backend.close() }
+        election.release()
+        continuation.yield(.stopped)
+        continuation.finish()
+    }
+}
+
+extension SharedDatabase {
+    /// Offers this process as the sync owner for the database.
+    ///
+    /// Exactly one process per database file owns sync at a time (an exclusive `flock` on
+    /// `<db>-owner.lock`). When this process becomes owner it increments the epoch and then
+    /// uploads the upload queue as soon as it changes and applies the backend's changes, retrying
+    /// failures with capped backoff. Other processes keep reading and writing locally.
+    ///
+    /// ```swift
+    /// let session = try db.sync(with: try openBackend(url: "sqlite:/srv/tandem/server.db"))
+    /// for await event in session.events { print(event) }
+    /// ```
+    /// - Throws: when the owner lock file cannot be opened.
+    public func sync(with backend: any SyncBackend, backendName: String = "") throws -> SyncSession {
+        guard writer != nil else { throw TandemError.readOnly(path: path) }
+        return try SyncSession(database: self, backend: backend, backendName: backendName)
+    }
+
+    /// Runs one upload-then-download pass if no other process owns sync, then releases ownership.
+    /// - Returns: (transactions uploaded, CRUD entries uploaded, changes downloaded).
+    /// - Throws: ``TandemError/notOwner(path:ownerPID:)`` when another process owns sync; backend errors.
+    public func syncOnce(with backend: any SyncBackend) throws -> (transactions: Int, entries: Int, downloaded: Int) {
+        guard writer != nil else { throw TandemError.readOnly(path: path) }
+        let election = try OwnerElection(database: self)
+        guard let epoch = try election.tryAcquire() else {
+            let pid = try? read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value }
+            throw TandemError.notOwner(path: path, ownerPID: pid.flatMap { $0 }.map { Int32($0) })
+        }
+        defer { election.release() }
+        let pass = SyncPass(database: self, backend: backend, epoch: epoch, clientID: try clientID())
+        let result = try pass.run()
+        var status = try syncStatus()
+        status.lastSyncedAt = Date()
+        status.hasSynced = true
+        status.lastError = nil
+        let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
+        try write { tx in
+            try Fence.check(tx, epoch: epoch)
+            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('sync_status', ?)", [json])
+        }
+        return (result.transactions, result.entries, result.downloaded)
+    }
+}

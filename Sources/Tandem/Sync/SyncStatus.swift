@@ -1,0 +1,111 @@
+import Foundation
+
+/// The sync state of a database, stored in it so any process can read it.
+public struct SyncStatus: Sendable, Hashable, Codable {
+    /// The owner reached the backend on its last attempt.
+    public var connected = false
+    public var uploading = false
+    public var downloading = false
+    /// When the last complete upload-and-download pass finished.
+    public var lastSyncedAt: Date?
+    /// True once a download pass has completed since the database was created.
+    public var hasSynced = false
+    /// The last failure's message, cleared by the next success.
+    public var lastError: String?
+    /// The backend URL the owner syncs with.
+    public var backend: String?
+    /// CRUD entries waiting for upload (read from `ps_crud`).
+    public var pendingUploads = 0
+    /// The process id of the live owner; nil when no process owns sync.
+    public var ownerPID: Int32?
+    /// The current epoch (fencing token); each new owner increments it.
+    public var epoch: Int64 = 0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case connected, uploading, downloading, backend
+        case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastError = "last_error"
+        case pendingUploads = "pending_uploads", ownerPID = "owner_pid", epoch
+    }
+}
+
+extension SharedDatabase {
+    /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
+    /// and the upload queue length.
+    public func syncStatus() throws -> SyncStatus {
+        let (json, epoch, pid, pending) = try read { tx in
+            (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'sync_status'").stringValue,
+             try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0,
+             try tx.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value,
+             Int(try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0))
+        }
+        var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
+        status.epoch = epoch
+        status.pendingUploads = pending
+        status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.map { Int32($0) } : nil
+        if status.ownerPID == nil {
+            status.connected = false
+            status.uploading = false
+            status.downloading = false
+        }
+        return status
+    }
+
+    /// Yields the sync status now and whenever it changes.
+    public func syncStatusUpdates() throws -> AsyncThrowingStream<SyncStatus, Error> {
+        let changes = try self.changes()
+        return AsyncThrowingStream { continuation in
+            let task = Task { [weak self] in
+                var last: SyncStatus?
+                do {
+                    guard let first = try self?.syncStatus() else { return continuation.finish() }
+                    last = first
+                    continuation.yield(first)
+                    for await change in changes {
+                        guard change.isUnknown || !change.rawTables.isDisjoint(with: ["ps_kv", "ps_crud"]) else { continue }
+                        guard let status = try self?.syncStatus() else { break }
+                        if status != last { last = status; continuation.yield(status) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Waits until a download pass has completed (``SyncStatus/hasSynced``), or `timeout` seconds.
+    /// - Returns: true if synced within the timeout.
+    public func waitForFirstSync(timeout: Double) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for try await status in try self.syncStatusUpdates() where status.hasSynced { return true }
+                return false
+            }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                return false
+            }
+            let result = try await group.next() ?? false
+            group.cancelAll()
+            return result
+        }
+    }
+}
+
+extension SyncStatus {
+    static let decoder: JSONDecoder = {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return d
+    }()
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.dateEncodingStrategy = .iso8601
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+}

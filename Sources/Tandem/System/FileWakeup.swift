@@ -1,0 +1,114 @@
+import Foundation
+
+/// Wakes waiters when a named file in a directory is written: one inotify instance watching the
+/// **directory** (a watch on the file itself breaks when the file is replaced), filtered on the name.
+///
+/// ``signal(path:)`` writes one byte to the file; every process with a `FileWakeup` on it wakes.
+/// Wake-ups carry no data: they can be coalesced or spurious, and waiters re-read state from the
+/// database.
+///
+/// Related documentation: https://man7.org/linux/man-pages/man7/inotify.7.html
+final class FileWakeup: @unchecked Sendable {
+    // Invariant: the descriptors are fixed after init and closed once in deinit; `wait` is called
+    // from one thread at a time (the owner's loop thread); `interrupt` may be called from any thread.
+    let path: String
+    private let name: String
+    private let inotifyFD: Int32
+    /// A self-pipe: ``interrupt()`` writes to `pipeFDs.1`, the poll watches `pipeFDs.0`.
+    private let pipeFDs: (Int32, Int32)
+
+    enum Event { case changed, overflow, timeout, interrupted }
+
+    init(path: String) throws {
+        self.path = path
+        let url = URL(fileURLWithPath: path)
+        self.name = url.lastPathComponent
+        let directory = url.deletingLastPathComponent().path
+        let inotifyFD = try syscall("inotify_init1(2)", path: directory) { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+        self.inotifyFD = inotifyFD
+        do {
+            let mask = UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
+            try syscall("inotify_add_watch(2)", path: directory) { inotify_add_watch(inotifyFD, directory, mask) }
+            var fds: [Int32] = [0, 0]
+            try syscall("pipe(2)", path: nil) { pipe(&fds) }
+            for fd in fds {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            }
+            pipeFDs = (fds[0], fds[1])
+        } catch {
+            close(inotifyFD)
+            throw error
+        }
+    }
+
+    deinit {
+        close(inotifyFD)
+        close(pipeFDs.0)
+        close(pipeFDs.1)
+    }
+
+    /// Makes a pending or the next ``wait(timeoutMilliseconds:)`` return `.interrupted`.
+    func interrupt() {
+        var one: UInt8 = 1
+        _ = write(pipeFDs.1, &one, 1)
+    }
+
+    /// Blocks until the file is written, the queue overflows, the timeout passes (ms; -1 waits
+    /// forever) or ``interrupt()`` is called.
+    func wait(timeoutMilliseconds: Int32) -> Event {
+        var fds = [pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: pipeFDs.0, events: Int16(POLLIN), revents: 0)]
+        let deadline = timeoutMilliseconds < 0 ? nil : DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
+        while true {
+            var remaining = timeoutMilliseconds
+            if let deadline {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if now >= deadline { return .timeout }
+                remaining = Int32((deadline - now + 999_999) / 1_000_000)
+            }
+            let n = poll(&fds, 2, remaining)
+            if n < 0 { if errno == EINTR { continue }; return .timeout }
+            if n == 0 { return .timeout }
+            if fds[1].revents != 0 {
+                var value: UInt8 = 0
+                _ = read(pipeFDs.0, &value, 1)
+                return .interrupted
+            }
+            switch drain() {
+            case .some(let event): return event
+            case .none: continue  // events for other files in the directory
+            }
+        }
+    }
+
+    /// Reads all queued events; returns `.changed`/`.overflow` if one concerns the watched name.
+    private func drain() -> Event? {
+        var result: Event?
+        let size = 4096
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(inotifyFD, buffer, size)
+            if n <= 0 { return result }
+            var offset = 0
+            while offset < n {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let headerSize = MemoryLayout<inotify_event>.size
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    result = .overflow
+                } else if event.len > 0 {
+                    let namePointer = buffer.advanced(by: offset + headerSize).assumingMemoryBound(to: CChar.self)
+                    if result == nil, String(cString: namePointer) == name { result = .changed }
+                }
+                offset += headerSize + Int(event.len)
+            }
+        }
+    }
+
+    /// Writes one byte to the file at `fd` (opened on the watched path), waking every watcher.
+    static func signal(fd: Int32) {
+        var byte: UInt8 = 1
+        _ = pwrite(fd, &byte, 1, 0)
+    }
+}

@@ -1,0 +1,81 @@
+/// A small command-line parser: positionals, `--flag`s and `--option value` (or `--option=value`).
+///
+/// Anything after `--` is positional. A word starting with `--` that the command does not know
+/// is an error naming it; single words like `-5` are positional (SQL arguments may be negative).
+struct Arguments: Equatable {
+    var positionals: [String] = []
+    var flags: Set<String> = []
+    var options: [String: String] = [:]
+
+    struct UsageError: Error, Equatable, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    /// - Parameters:
+    ///   - words: the words after the command name.
+    ///   - flags: flag names without dashes (`json`).
+    ///   - options: option names without dashes that take a value (`schema`).
+    init(_ words: [String], flags knownFlags: Set<String> = [], options knownOptions: Set<String> = []) throws {
+        var index = 0
+        var onlyPositionals = false
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if onlyPositionals || !word.hasPrefix("--") {
+                if !onlyPositionals && (word == "-h") { flags.insert("help"); continue }
+                positionals.append(word)
+                continue
+            }
+            if word == "--" { onlyPositionals = true; continue }
+            var name = String(word.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if name == "help" { flags.insert("help"); continue }
+            if knownFlags.contains(name) {
+                guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
+                flags.insert(name)
+            } else if knownOptions.contains(name) {
+                if let inlineValue {
+                    options[name] = inlineValue
+                } else {
+                    guard index < words.count else { throw UsageError(message: "--\(name) needs a value") }
+                    options[name] = words[index]
+                    index += 1
+                }
+            } else {
+                throw UsageError(message: "unknown option '--\(name)'")
+            }
+        }
+    }
+
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// The option's value parsed as an integer in `range`, or `defaultValue` when absent.
+    func integer(_ name: String, default defaultValue: Int, range: ClosedRange<Int> = 0...Int.max) throws -> Int {
+        guard let text = options[name] else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(message: "--\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    /// The option's value as seconds (a decimal number ≥ 0), or `defaultValue`.
+    func seconds(_ name: String, default defaultValue: Double) throws -> Double {
+        guard let text = options[name] else { return defaultValue }
+        guard let value = Double(text), value >= 0, value.isFinite else {
+            throw UsageError(message: "--\(name) takes a number of seconds, not '\(text)'")
+        }
+        return value
+    }
+
+    /// Exactly `count` leading positionals are required; names them in the error.
+    func require(_ names: [String]) throws {
+        if positionals.count < names.count {
+            throw UsageError(message: "missing \(names[positionals.count...].joined(separator: " "))")
+        }
+    }
+}

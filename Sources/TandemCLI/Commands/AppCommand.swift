@@ -1,0 +1,86 @@
+import Foundation
+import Tandem
+
+enum AppCommand {
+    static let command = CommandLineTool.Command(
+        name: "app", summary: "run the app process: join the owner election, sync while owner",
+        usage: """
+            Usage: tandem app DB --backend URL [--json]
+
+            Offers this process as the sync owner of DB. While it owns sync it uploads the upload
+            queue as soon as any process writes, and applies the backend's changes. Prints status
+            changes (became owner, uploaded N, downloaded N, errors) until SIGINT or SIGTERM, then
+            releases ownership so a stand-by takes over at once. --json prints one JSON object per line.
+
+            Backends: sqlite:PATH (embedded: a server database file shared by client databases)
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) async throws -> Int32 {
+        let args = try Arguments(words, flags: ["json"], options: ["backend"])
+        try args.require(["DB"])
+        guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
+        let db = try openDatabase(args.positionals[0])
+        let backend = try openBackend(url: url)
+        let json = args.has("json")
+        let session = try db.sync(with: backend, backendName: url)
+        Signals.onTerminate {
+            session.stop()
+            exit(0)
+        }
+        let pid = getpid()
+        if let owner = try db.syncStatus().ownerPID, owner != pid {
+            emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
+        }
+        for await event in session.events {
+            emit(json ? jsonLine(event) : "[pid \(pid)] \(event)")
+        }
+        return 0
+    }
+
+    private static func emit(_ line: String) {
+        Output.write(line + "\n")
+    }
+
+    static func jsonLine(_ event: SyncEvent) -> String {
+        switch event {
+        case .becameOwner(let epoch): return Output.object([("event", "\"became_owner\""), ("epoch", String(epoch)), ("pid", String(getpid()))])
+        case .uploaded(let t, let e): return Output.object([("event", "\"uploaded\""), ("transactions", String(t)), ("entries", String(e))])
+        case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
+        case .error(let m): return Output.object([("event", "\"error\""), ("message", JSONValue.string(m).jsonText)])
+        case .lostOwnership(let m): return Output.object([("event", "\"lost_ownership\""), ("message", JSONValue.string(m).jsonText)])
+        case .stopped: return Output.object([("event", "\"stopped\"")])
+        }
+    }
+}
+
+enum SyncCommand {
+    static let command = CommandLineTool.Command(
+        name: "sync", summary: "run one upload-then-download pass and exit",
+        usage: """
+            Usage: tandem sync DB --backend URL [--json]
+
+            Takes ownership if no process owns sync, uploads the whole upload queue, applies the
+            backend's changes, releases ownership and exits. Refuses (exit 1) if another process
+            owns sync.
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, flags: ["json"], options: ["backend"])
+        try args.require(["DB"])
+        guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
+        let db = try openDatabase(args.positionals[0])
+        let backend = try openBackend(url: url)
+        defer { backend.close() }
+        let result = try db.syncOnce(with: backend)
+        if args.has("json") {
+            Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
+                                        ("uploaded_entries", String(result.entries)),
+                                        ("downloaded", String(result.downloaded))]) + "\n")
+        } else {
+            Output.write("uploaded \(result.transactions) transaction(s) (\(result.entries) entries), downloaded \(result.downloaded) change(s)\n")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Synchronization
+import Tandem
+
+enum DemoCommand {
+    static let command = CommandLineTool.Command(
+        name: "demo", summary: "run the main job: live cross-process updates and sync, in a temporary directory",
+        usage: """
+            Usage: tandem demo [--seconds S] [--writers N] [--keep]
+
+            In a temporary directory: two client databases A and B syncing through an embedded
+            backend, an app process on each (the sync owners), N helper writer processes (default 3)
+            inserting and updating notes on A for S seconds (default 4), and a watcher process on
+            each database whose live view this terminal shows. Ends with a summary: rows, CRUD
+            entries, and the commit-to-watcher latency within A and from A to B.
+            --keep leaves the directory in place.
+
+            """, hidden: false, run: run)
+
+    struct View { var notes = 0, done = 0, last: Int64 = 0, updates = 0 }
+    struct Shared {
+        var views = ["A": View(), "B": View()]
+        var latencies = ["A": [Double](), "B": [Double]()]
+        var uploaded = 0
+        var owners: [String] = []
+    }
+
+    static func run(_ words: [String]) async throws -> Int32 {
+        let args = try Arguments(words, flags: ["keep"], options: ["seconds", "writers"])
+        let seconds = try args.seconds("seconds", default: 4)
+        let writers = try args.integer("writers", default: 3, range: 1...32)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-demo-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { if !args.has("keep") { try? FileManager.default.removeItem(at: dir) } }
+        let a = dir.appendingPathComponent("A.db").path, b = dir.appendingPathComponent("B.db").path
+        let backend = "sqlite:" + dir.appendingPathComponent("server.db").path
+        let schema = Schema(tables: [Table(name: "notes", columns: [.text("title"), .text("author"), .integer("done"), .integer("written_at")],
+                                           indexes: [Index(name: "by_author", columns: ["author"])])])
+        _ = try SharedDatabase(path: a, schema: schema)
+        _ = try SharedDatabase(path: b, schema: schema)
+        Output.write("Tandem demo in \(dir.path)\n  A.db, B.db: client databases; server.db: embedded backend\n")
+
+        let shared = Mutex(Shared())
+        var children: [ChildProcess] = []
+        for (name, path) in [("A", a), ("B", b)] {
+            let app = ChildProcess(label: "app-\(name)", arguments: ["app", path, "--backend", backend, "--json"])
+            try app.start { line, _ in
+                shared.withLock { s in
+                    if line.contains("\"became_owner\"") { s.owners.append(name) }
+                    if name == "A", line.contains("\"uploaded\""), let n = jsonInt(line, "transactions") { s.uploaded += n }
+                }
+            }
+            children.append(app)
+            let sql = "SELECT count(*) AS notes, coalesce(sum(done), 0) AS done, coalesce(max(written_at), 0) AS last FROM notes"
+            let watcher = ChildProcess(label: "watch-\(name)", arguments: ["watch", path, sql, "--json"])
+            try watcher.start { line, at in
+                guard let notes = jsonInt(line, "notes"), let done = jsonInt(line, "done"), let last = jsonInt(line, "last") else { return }
+                shared.withLock { s in
+                    let old = s.views[name]!
+                    if Int64(last) > old.last && old.updates > 0 { s.latencies[name]!.append(Double(at - Int64(last))) }
+                    s.views[name] = View(notes: notes, done: done, last: Int64(last), updates: old.updates + 1)
+                }
+            }
+            children.append(watcher)
+        }
+        let helpers = (1...writers).map { i in
+            ChildProcess(label: "helper-\(i)", arguments: ["helper", a, "--name", "writer-\(i)", "--seconds", String(seconds)])
+        }
+        for helper in helpers { try helper.start { _, _ in } }
+
+        let tty = isatty(STDOUT_FILENO) != 0
+        func show() {
+            let s = shared.withLock { $0 }
+            let line = "A: \(s.views["A"]!.notes) notes (\(s.views["A"]!.done) done)  |  B: \(s.views["B"]!.notes) notes (\(s.views["B"]!.done) done)  |  uploaded \(s.uploaded) transactions"
+            Output.write(tty ? "\r\u{1B}[2K" + line : line + "\n")
+        }
+        var ticks = 0
+        while helpers.contains(where: \.isRunning) {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            ticks += 1
+            if tty || ticks % 5 == 0 { show() }
+        }
+        for helper in helpers { helper.wait() }
+        let db = try SharedDatabase(path: a)
+        let expected = try db.read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while Date() < deadline {
+            let s = shared.withLock { $0 }
+            if Int64(s.views["B"]!.notes) == expected && s.views["A"]!.done == s.views["B"]!.done { break }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        show()
+        if tty { Output.write("\n") }
+        for child in children { child.terminate() }
+        for child in children { child.wait() }
+
+        let s = shared.withLock { $0 }
+        let pending = try db.pendingUploadCount()
+        let bRows = try SharedDatabase(path: b).read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
+        let withinA = Percentiles(s.latencies["A"]!), toB = Percentiles(s.latencies["B"]!)
+        Output.write("""
+
+            Summary
+              notes on A: \(expected), on B: \(bRows)\(bRows == expected ? " (in sync)" : " (NOT in sync)")
+              transactions uploaded from A: \(s.uploaded); CRUD entries still queued on A: \(pending)
+              commit to watcher on A (another process): median \(milliseconds(withinA.value(50))), p99 \(milliseconds(withinA.value(99))) over \(withinA.count) updates
+              commit on A to watcher on B (through the backend): median \(milliseconds(toB.value(50))), p99 \(milliseconds(toB.value(99))) over \(toB.count) updates
+
+            """)
+        return bRows == expected && pending == 0 ? 0 : 1
+    }
+
+    /// A number field of a one-object JSON array line, e.g. `[{"notes":3,…}]`.
+    static func jsonInt(_ line: String, _ key: String) -> Int? {
+        guard let data = line.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) else { return nil }
+        let dict = (object as? [[String: Any]])?.first ?? (object as? [String: Any])
+        return (dict?[key] as? NSNumber)?.intValue
+    }
+}

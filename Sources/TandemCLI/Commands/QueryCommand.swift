@@ -1,0 +1,48 @@
+import Foundation
+import Tandem
+
+enum QueryCommand {
+    static let command = CommandLineTool.Command(
+        name: "query", summary: "print the rows of a query",
+        usage: """
+            Usage: tandem query DB SQL [ARG…] [--json]
+
+            Prints the rows of one SQL statement as a table, or with --json as one JSON array of
+            objects. Each '?' takes the next ARG. Runs on a read-only connection.
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, flags: ["json"])
+        try args.require(["DB", "SQL"])
+        let db = try openDatabase(args.positionals[0], readOnly: true)
+        let rows = try db.fetchAll(args.positionals[1], args.positionals.dropFirst(2).map(bindValue))
+        Output.write(args.has("json") ? Output.json(rows) + "\n" : Output.table(rows))
+        return 0
+    }
+}
+
+enum WatchCommand {
+    static let command = CommandLineTool.Command(
+        name: "watch", summary: "print a query's result now and after every change",
+        usage: """
+            Usage: tandem watch DB SQL [ARG…] [--json]
+
+            Prints the query's rows now, then again after every committed change (from any process)
+            to a table the query reads, until SIGINT or SIGTERM (exit 0). With --json each result is
+            one JSON array per line, flushed at once.
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) async throws -> Int32 {
+        let args = try Arguments(words, flags: ["json"])
+        try args.require(["DB", "SQL"])
+        let db = try openDatabase(args.positionals[0], readOnly: true)
+        Signals.onTerminate { exit(0) }
+        let json = args.has("json")
+        for try await rows in db.watch(args.positionals[1], args.positionals.dropFirst(2).map(bindValue)) {
+            Output.write(json ? Output.json(rows) + "\n" : Output.table(rows) + "\n")
+        }
+        return 0
+    }
+}
