@@ -18,7 +18,10 @@ enum Opening {
             }
             if readOnly { throw TandemError.cannotOpen(path: path, reason: "the file does not exist") }
             let created = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-            if created >= 0 { close(created) } else if errno != EEXIST {
+            if created >= 0 {
+                _ = fchmod(created, mode)  // the mode exactly, whatever the umask
+                close(created)
+            } else if errno != EEXIST {
                 throw TandemError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
             }
             return
@@ -44,9 +47,13 @@ enum Opening {
         var delay: UInt64 = 10_000_000
         while true {
             do {
+                // The busy handler must not outlast the open deadline.
+                let now = DispatchTime.now().uptimeNanoseconds
+                let remaining = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 : 0)
                 let connection = try Connection(path: path, readOnly: configuration.readOnly,
-                                                busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+                                                busyTimeoutMilliseconds: min(configuration.busyTimeoutMilliseconds, remaining))
                 try configure(connection)
+                connection.setBusyTimeout(configuration.busyTimeoutMilliseconds)
                 return connection
             } catch let error as SQLiteError where error.isBusy {
                 let now = DispatchTime.now().uptimeNanoseconds

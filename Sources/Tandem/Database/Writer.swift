@@ -25,7 +25,7 @@ final class Writer: @unchecked Sendable {
         self.connection = connection
         self.writeLock = writeLock
         self.path = connection.path
-        self.notifyFD = try syscall("open(2)", path: notifyPath) { open(notifyPath, O_WRONLY | O_CREAT | O_CLOEXEC, mode) }
+        self.notifyFD = try openSidecar(path: notifyPath, flags: O_WRONLY, mode: mode)
         connection.trackChanges()
     }
 

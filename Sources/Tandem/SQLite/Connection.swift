@@ -109,6 +109,10 @@ final class Connection {
         return try s.step() ? s.value(at: 0) : .null
     }
 
+    func setBusyTimeout(_ milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
     var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
     var totalChanges: Int64 { Int64(sqlite3_total_changes64(handle)) }
 

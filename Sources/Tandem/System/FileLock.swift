@@ -12,7 +12,7 @@ final class FileLock: @unchecked Sendable {
 
     init(path: String, mode: mode_t) throws {
         self.path = path
-        self.fd = try syscall("open(2)", path: path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode) }
+        self.fd = try openSidecar(path: path, flags: O_RDWR, mode: mode)
     }
 
     deinit { close(fd) }
@@ -51,5 +51,22 @@ final class FileLock: @unchecked Sendable {
             }
             if errno != EINTR { return errno == EWOULDBLOCK }
         }
+    }
+}
+
+/// Opens (creating if missing) a sidecar file `O_CLOEXEC`; a file it creates gets exactly `mode`, whatever the umask.
+func openSidecar(path: String, flags: Int32, mode: mode_t) throws -> Int32 {
+    while true {
+        let created = open(path, flags | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        if created >= 0 {
+            _ = fchmod(created, mode)
+            return created
+        }
+        if errno == EINTR { continue }
+        guard errno == EEXIST else { throw SystemError(call: "open(2)", path: path, errno: errno) }
+        let existing = open(path, flags | O_CLOEXEC)
+        if existing >= 0 { return existing }
+        if errno == ENOENT || errno == EINTR { continue }
+        throw SystemError(call: "open(2)", path: path, errno: errno)
     }
 }

@@ -1,0 +1,34 @@
+import Foundation
+import Tandem
+
+enum ChangesCommand {
+    static let command = CommandLineTool.Command(
+        name: "changes", summary: "print the tables changed by each commit, from any process",
+        usage: """
+            Usage: tandem changes DB [--json]
+
+            Prints "ready", then one line per noticed commit naming the tables it changed (or
+            "unknown" for a writer that does not record its changes, such as the sqlite3 shell),
+            until SIGINT or SIGTERM. --json prints {"tables":[…],"unknown":false} per line.
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) async throws -> Int32 {
+        let args = try Arguments(words, flags: ["json"])
+        try args.require(["DB"])
+        let db = try openDatabase(args.positionals[0], readOnly: true)
+        Signals.onTerminate { exit(0) }
+        let changes = try db.changes()
+        let json = args.has("json")
+        Output.write(json ? "{\"ready\":true}\n" : "ready\n")
+        for await change in changes {
+            if json {
+                Output.write(Output.object([("tables", JSONValue.array(change.tables.sorted().map { .string($0) }).jsonText),
+                                            ("unknown", String(change.isUnknown))]) + "\n")
+            } else {
+                Output.write(change.isUnknown ? "unknown\n" : change.tables.sorted().joined(separator: " ") + "\n")
+            }
+        }
+        return 0
+    }
+}

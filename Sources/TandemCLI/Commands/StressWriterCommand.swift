@@ -1,0 +1,101 @@
+import Foundation
+import Tandem
+
+/// A writer process for `tandem stress` and the tests: numbered write transactions into `stress`.
+enum StressWriterCommand {
+    static let command = CommandLineTool.Command(
+        name: "stress-writer", summary: "(internal) numbered writer for stress tests",
+        usage: """
+            Usage: tandem stress-writer DB --writer W --transactions M [--rows-per-transaction R]
+
+            Runs write transactions numbered from the first not yet in DB up to M-1, each inserting
+            R rows (default 1) into the table `stress` with ids "w<W>-t<i>-r<j>". After each commit
+            prints "<i> <start_us> <commit_us>" (CLOCK_MONOTONIC microseconds: before waiting for the
+            write lock, and after COMMIT returned).
+
+            """, hidden: true, run: run)
+
+    static let schema = Schema(tables: [Table(
+        name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
+        indexes: [Index(name: "by_writer", columns: ["writer", "txn"])])])
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["writer", "transactions", "rows-per-transaction"])
+        try args.require(["DB"])
+        let writer = try args.integer("writer", default: 0, range: 0...100_000)
+        let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)
+        let rows = try args.integer("rows-per-transaction", default: 1, range: 1...100_000)
+        let db = try openDatabase(args.positionals[0])
+        let first = try db.read {
+            try $0.scalar("SELECT coalesce(max(txn), -1) + 1 FROM stress WHERE writer = ?", [writer]).int64Value ?? 0
+        }
+        let payload = String(repeating: "x", count: 32)
+        var index = Int(first)
+        while index < transactions {
+            let start = monotonicMicroseconds()
+            try db.write { tx in
+                for row in 0..<rows {
+                    try tx.execute("INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                   ["w\(writer)-t\(index)-r\(row)", writer, index, row, payload, start])
+                }
+            }
+            Output.write("\(index) \(start) \(monotonicMicroseconds())\n")
+            index += 1
+        }
+        return 0
+    }
+}
+
+/// Holds a write transaction for a while (tests of lock waiting).
+enum HoldCommand {
+    static let command = CommandLineTool.Command(
+        name: "hold", summary: "(internal) hold a write transaction",
+        usage: """
+            Usage: tandem hold DB --seconds S [SQL]
+
+            Opens a write transaction, runs SQL if given, prints "locked", holds the transaction
+            for S seconds, commits and prints "committed".
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["seconds"])
+        try args.require(["DB"])
+        let seconds = try args.seconds("seconds", default: 1)
+        let db = try openDatabase(args.positionals[0])
+        try db.write { tx in
+            if args.positionals.count > 1 { try tx.execute(args.positionals[1]) }
+            Output.write("locked\n")
+            Thread.sleep(forTimeInterval: seconds)
+        }
+        Output.write("committed\n")
+        return 0
+    }
+}
+
+/// Read-modify-write of a counter in application code (the lost-update case).
+enum CounterCommand {
+    static let command = CommandLineTool.Command(
+        name: "counter", summary: "(internal) increment a counter by read-then-write",
+        usage: """
+            Usage: tandem counter DB --times N
+
+            N write transactions that each read counters.n for id 'c' and write n + 1 in a second
+            statement.
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["times"])
+        try args.require(["DB"])
+        let times = try args.integer("times", default: 1, range: 0...1_000_000)
+        let db = try openDatabase(args.positionals[0])
+        for _ in 0..<times {
+            try db.write { tx in
+                let n = try tx.scalar("SELECT n FROM counters WHERE id = 'c'").int64Value ?? 0
+                try tx.execute("UPDATE counters SET n = ? WHERE id = 'c'", [n + 1])
+            }
+        }
+        return 0
+    }
+}

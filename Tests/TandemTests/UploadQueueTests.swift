@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import Tandem
+
+@Suite struct UploadQueueTests {
+    let dir: TemporaryDirectory
+    let db: SharedDatabase
+
+    init() throws {
+        dir = try TemporaryDirectory()
+        db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [
+            Table(name: "drafts", columns: [.text("body")], localOnly: true),
+            Table(name: "events", columns: [.text("kind")], insertOnly: true),
+        ]))
+    }
+
+    func entries() throws -> [CrudEntry] {
+        try db.crudTransactions(limit: 1000).flatMap(\.entries)
+    }
+
+    @Test func capturesPutPatchDeleteInPowerSyncShape() throws {
+        try db.execute("INSERT INTO notes(id, title, done) VALUES ('n1', 'a', 0)")
+        try db.execute("UPDATE notes SET done = 1 WHERE id = 'n1'")
+        try db.execute("UPDATE notes SET done = 1 WHERE id = 'n1'")  // no change: no entry
+        try db.execute("DELETE FROM notes WHERE id = 'n1'")
+        let raw = try db.fetchAll("SELECT data FROM ps_crud ORDER BY id").map { $0[0].stringValue ?? "" }
+        #expect(raw == [
+            #"{"op":"PUT","type":"notes","id":"n1","data":{"title":"a","done":0,"score":null}}"#,
+            #"{"op":"PATCH","type":"notes","id":"n1","data":{"done":1}}"#,
+            #"{"op":"DELETE","type":"notes","id":"n1"}"#,
+        ])
+        let decoded = try entries()
+        #expect(decoded.map(\.op) == [.put, .patch, .delete])
+        #expect(decoded[1].data == ["done": .integer(1)])
+    }
+
+    @Test func patchCarriesASetToNull() throws {
+        try db.execute("INSERT INTO notes(id, title, done) VALUES ('n1', 'a', 0)")
+        try db.execute("UPDATE notes SET title = NULL WHERE id = 'n1'")
+        #expect(try entries().last?.data == ["title": .null])
+    }
+
+    @Test func oneTransactionIdPerWriteTransaction() throws {
+        try db.write { tx in
+            try tx.execute("INSERT INTO notes(title) VALUES ('a')")
+            try tx.execute("INSERT INTO notes(title) VALUES ('b')")
+        }
+        try db.execute("INSERT INTO notes(title) VALUES ('c')")
+        let transactions = try db.crudTransactions(limit: 10)
+        #expect(transactions.map { $0.entries.count } == [2, 1])
+        #expect(transactions[0].transactionID < transactions[1].transactionID)
+        #expect(try db.nextCrudTransaction()?.entries.count == 2)
+    }
+
+    @Test func insertWithoutIdGetsALowercaseUUIDAndIdsCannotChange() throws {
+        try db.execute("INSERT INTO notes(title) VALUES ('a')")
+        let id = try #require(try db.fetchAll("SELECT id FROM notes").first?[0].stringValue)
+        #expect(id.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", options: .regularExpression) != nil)
+        #expect(try entries().first?.rowID == id)
+        #expect(throws: SQLiteError.self) { try db.execute("UPDATE notes SET id = 'other' WHERE id = ?", [id]) }
+        #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO notes(id, title) VALUES ('', 'x')") }
+        let uuid = try db.read { try $0.scalar("SELECT uuid()").stringValue ?? "" }
+        #expect(uuid.count == 36 && uuid == uuid.lowercased())
+    }
+
+    @Test func failedStatementRollsBackTheWholeTransaction() throws {
+        #expect(throws: SQLiteError.self) {
+            try db.write { tx in
+                try tx.execute("INSERT INTO notes(id, title) VALUES ('x', 'a')")
+                try tx.execute("INSERT INTO notes(id, title) VALUES ('x', 'duplicate')")
+            }
+        }
+        #expect(try count(db, "SELECT count(*) FROM ps_crud") == 0)
+        #expect(try count(db, "SELECT count(*) FROM notes") == 0)
+    }
+
+    @Test func localOnlyAndInsertOnlyTables() throws {
+        try db.execute("INSERT INTO drafts(id, body) VALUES ('d', 'local')")
+        try db.execute("UPDATE drafts SET body = 'edited'")
+        #expect(try count(db, "SELECT count(*) FROM ps_crud") == 0)
+        #expect(try db.fetchAll("SELECT body FROM drafts").first?[0] == .text("edited"))
+        #expect(try count(db, "SELECT count(*) FROM ps_data_local__drafts") == 1)
+
+        try db.execute("INSERT INTO events(kind) VALUES ('click')")
+        #expect(try count(db, "SELECT count(*) FROM events") == 0)
+        #expect(try entries().map(\.table) == ["events"])
+        do {
+            try db.execute("DELETE FROM events")
+            try db.execute("INSERT INTO events(id, kind) VALUES ('e', 'x')")
+            try db.execute("UPDATE events SET kind = 'y'")
+        }
+        #expect(try entries().count == 2)
+    }
+
+    @Test func completeRemovesUploadedTransactionsOnly() throws {
+        try db.execute("INSERT INTO notes(title) VALUES ('a')")
+        try db.execute("INSERT INTO notes(title) VALUES ('b')")
+        let first = try #require(try db.nextCrudTransaction())
+        try db.complete([first])
+        #expect(try db.pendingUploadCount() == 1)
+        #expect(try db.nextCrudTransaction()?.entries.first?.data?["title"] == .string("b"))
+    }
+
+    @Test func writesFromTheSQLiteShellAreCapturedWithFreshTransactionIds() throws {
+        let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(title) VALUES ('shell')"])
+        #expect(try shell.wait() == 0, "\(shell.stderr)")
+        let first = try #require(try db.nextCrudTransaction())
+        #expect(first.entries.first?.data?["title"] == .string("shell"))
+        try db.complete([first])
+        let again = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(title) VALUES ('shell 2')"])
+        #expect(try again.wait() == 0)
+        let second = try #require(try db.nextCrudTransaction())
+        #expect(second.transactionID > first.transactionID)
+    }
+}
