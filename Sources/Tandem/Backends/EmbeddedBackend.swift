@@ -31,7 +31,7 @@ public final class EmbeddedBackend: SyncBackend {
     /// Opens or creates the server database at `path`.
     /// - Throws: ``TandemError/invalidBackend(_:)`` when the directory is missing or the file is
     ///   a client database or not a Tandem file; open errors naming the path.
-    public init(path: String) throws {
+    public init(path: String, configuration: Configuration = Configuration()) throws {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -40,7 +40,7 @@ public final class EmbeddedBackend: SyncBackend {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         if size > 0 {
             do {
-                let existing = try SharedDatabase(path: path)
+                let existing = try SharedDatabase(path: path, configuration: configuration)
                 guard existing.schema.tables.isEmpty else {
                     throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
                 }
@@ -49,7 +49,7 @@ public final class EmbeddedBackend: SyncBackend {
                 throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
             }
         } else {
-            database = try SharedDatabase(path: path, schema: Schema(tables: []))
+            database = try SharedDatabase(path: path, schema: Schema(tables: []), configuration: configuration)
         }
         try database.write { try $0.execute(EmbeddedBackend.ddl) }
         let wake = self.wake

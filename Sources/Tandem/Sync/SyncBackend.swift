@@ -59,13 +59,26 @@ public struct ChangeBatch: Sendable, Hashable {
 /// Opens a backend from a URL.
 ///
 /// - `sqlite:PATH` (or `sqlite://PATH`): the embedded backend, a server database file.
-/// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme or a missing directory.
+///   `?busy_timeout_ms=N` sets the server file's busy timeout (default 5000 ms).
+/// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme, a bad option or a missing directory.
 public func openBackend(url: String) throws -> any SyncBackend {
     if url.hasPrefix("sqlite:") {
         var path = String(url.dropFirst("sqlite:".count))
         if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        var configuration = Configuration()
+        if let question = path.firstIndex(of: "?") {
+            let query = path[path.index(after: question)...]
+            path = String(path[..<question])
+            for item in query.split(separator: "&") {
+                let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+                guard pair.count == 2, pair[0] == "busy_timeout_ms", let ms = Int32(pair[1]), ms >= 0 else {
+                    throw TandemError.invalidBackend("unknown option '\(item)' in '\(url)' (supported: busy_timeout_ms=N)")
+                }
+                configuration.busyTimeoutMilliseconds = ms
+            }
+        }
         guard !path.isEmpty else { throw TandemError.invalidBackend("'\(url)' names no file (use sqlite:/path/server.db)") }
-        return try EmbeddedBackend(path: path)
+        return try EmbeddedBackend(path: path, configuration: configuration)
     }
     let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
     throw TandemError.invalidBackend("unknown backend scheme '\(scheme)' in '\(url)' (supported: sqlite:PATH)")

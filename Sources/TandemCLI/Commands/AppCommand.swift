@@ -24,10 +24,8 @@ enum AppCommand {
         let backend = try openBackend(url: url)
         let json = args.has("json")
         let session = try db.sync(with: backend, backendName: url)
-        Signals.onTerminate {
-            session.stop()
-            exit(0)
-        }
+        // Stopping finishes the event stream, so the loop below prints the last events and returns.
+        Signals.onTerminate { session.stop() }
         let pid = getpid()
         if let owner = try db.syncStatus().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
