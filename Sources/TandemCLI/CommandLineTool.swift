@@ -15,7 +15,7 @@ public enum CommandLineTool {
     static let commands: [Command] = [
         InitCommand.command, ExecCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
-        ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
+        StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command,
     ]
 

@@ -1,0 +1,108 @@
+import Foundation
+import Tandem
+
+/// One stress run from start to report: start processes, wait for the writers, let sync and the
+/// watchers settle, stop everything, save the log and verify.
+struct StressExecution {
+    let options: StressRun.Options
+    let database: SharedDatabase
+    let peer: SharedDatabase?
+
+    static func embeddedServerPath(_ url: String) -> String? {
+        guard url.hasPrefix("sqlite:") else { return nil }
+        var path = String(url.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        return String(path.split(separator: "?", maxSplits: 1).first ?? "")
+    }
+
+    func run() async throws -> StressReport {
+        let run = StressRun(options: options)
+        var background: [ChildProcess] = []
+        if options.backend != nil, let peerPath = options.peerPath {
+            _ = try run.startApp(options.path)
+            _ = try run.startApp(options.path)  // a stand-by, so that killing the owner fails over
+            _ = try run.startApp(peerPath)
+            background.append(try run.startWatcher(peerPath) { s, line, at in StressRun.record(&s.peerWatcher, line: line, at: at) })
+        }
+        for index in 0..<options.watchers {
+            background.append(try run.startWatcher(options.path) { s, line, at in StressRun.record(&s.watchers[index], line: line, at: at) })
+        }
+        // Writers start once every watcher printed its initial result.
+        try await waitFor(seconds: 20, "the watchers' first results") {
+            run.state.withLock { s in s.watchers.allSatisfy { !$0.lastLine.isEmpty } && (peer == nil || !s.peerWatcher.lastLine.isEmpty) }
+        }
+
+        let start = monotonicMicroseconds()
+        for index in 0..<options.writers {
+            let thread = Thread { run.superviseWriter(index) }
+            thread.name = "tandem.stress-writer-\(index)"
+            thread.start()
+        }
+        let chaos = options.killEveryMilliseconds.map { ms in Task { await run.chaos(every: ms, database: database) } }
+        while run.state.withLock({ $0.writersDone < options.writers }) {
+            try await Task.sleep(nanoseconds: 200_000_000)
+            if options.showProgress { Output.error("\r\u{1B}[2K" + run.progress(start: start)) }
+        }
+        await chaos?.value
+        if options.showProgress { Output.error("\r\u{1B}[2K" + run.progress(start: start) + "\n") }
+
+        var settleProblems: [String] = []
+        if let peer {
+            let expected = try database.read { try $0.scalar("SELECT count(*) FROM stress").int64Value ?? 0 }
+            do {
+                try await waitFor(seconds: 120, "the upload queue to drain and the second client to hold \(expected) rows") {
+                    (try? database.pendingUploadCount()) == 0
+                        && (try? peer.read { try $0.scalar("SELECT count(*) FROM stress").int64Value }) == expected
+                }
+            } catch { settleProblems.append("\(error)") }
+        }
+        let fresh = Output.json(try database.fetchAll(StressRun.watchSQL))
+        let peerFresh = try peer.map { Output.json(try $0.fetchAll(StressRun.watchSQL)) }
+        let converged: Bool
+        do {
+            try await waitFor(seconds: 10, "the watchers to show the final result") {
+                run.state.withLock { s in s.watchers.allSatisfy { $0.lastLine == fresh } && (peerFresh == nil || s.peerWatcher.lastLine == peerFresh) }
+            }
+            converged = true
+        } catch { converged = false }
+
+        for process in background + run.state.withLock({ $0.apps }) { process.terminate() }
+        for process in background + run.state.withLock({ $0.apps }) { process.wait() }
+
+        let s = run.state.withLock { $0 }
+        let log = StressLog(writers: options.writers, transactions: options.transactions, rowsPerTransaction: options.rowsPerTransaction,
+                            peer: options.peerPath, backend: options.backend, committed: s.commits.map { $0.map(\.txn) })
+        try log.save(to: options.path)
+
+        var checks = try StressVerifier(log: log, database: database, peer: peer,
+                                        serverPath: options.backend.flatMap(StressExecution.embeddedServerPath)).run()
+        checks.insert(.init(name: "writers-ok", passed: s.writerFailures.isEmpty,
+                            detail: s.writerFailures.isEmpty ? "every writer finished" : s.writerFailures.prefix(3).joined(separator: "; ")), at: 0)
+        let lastLines = s.watchers.map(\.lastLine) + (peer != nil ? [s.peerWatcher.lastLine] : [])
+        checks.append(.init(name: "watchers-converged", passed: converged,
+                            detail: converged ? "\(lastLines.count) watcher(s) show the final result" : "last results \(lastLines.map { String($0.prefix(80)) }) differ from a fresh query \(fresh.prefix(80))"))
+        if !settleProblems.isEmpty { checks.append(.init(name: "sync-settled", passed: false, detail: settleProblems.joined(separator: "; "))) }
+
+        var report = StressReport(checks: checks)
+        let all = s.commits.flatMap { $0 }
+        report.transactions = all.count
+        report.kills = s.kills
+        report.ownerKills = s.ownerKills
+        if let first = all.map(\.start).min(), let last = all.map(\.commit).max(), last > first {
+            report.seconds = Double(last - first) / 1e6
+            report.writerFinish = s.commits.compactMap { $0.map(\.commit).max() }.map { Double($0 - first) / 1e6 }
+        }
+        report.commitLatency = Percentiles(all.map { Double($0.commit - $0.start) })
+        report.notifyLatency = Percentiles(s.watchers.flatMap { StressRun.notifyLatencies(commits: s.commits, watcher: $0) })
+        if peer != nil { report.peerLatency = Percentiles(StressRun.notifyLatencies(commits: s.commits, watcher: s.peerWatcher)) }
+        return report
+    }
+
+    private func waitFor(seconds: Double, _ what: String, _ condition: () -> Bool) async throws {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !condition() {
+            if Date() > deadline { throw StressError.timeout("\(what) (after \(Int(seconds)) s)") }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Synchronization
+import Tandem
+
+/// Runs the processes of a stress test and records what they report.
+final class StressRun: Sendable {
+    struct Options: Sendable {
+        var path: String
+        var writers = 8
+        var transactions = 500
+        var rowsPerTransaction = 1
+        var watchers = 2
+        var backend: String?
+        var killEveryMilliseconds: Int?
+        var peerPath: String?
+        var showProgress = false
+    }
+
+    /// One watcher's history: per writer, each increase of the highest transaction seen and when it arrived.
+    struct WatcherLog: Sendable {
+        var increases: [Int: [(txn: Int, at: Int64)]] = [:]
+        var lastLine = ""
+    }
+
+    struct State: Sendable {
+        var commits: [[(txn: Int, start: Int64, commit: Int64)]] = []
+        var watchers: [WatcherLog] = []
+        var peerWatcher = WatcherLog()
+        var writerFailures: [String] = []
+        var kills = 0
+        var ownerKills = 0
+        var writersDone = 0
+        var writerProcesses: [ChildProcess?] = []
+        var apps: [ChildProcess] = []
+        var killedPIDs: Set<Int32> = []
+    }
+
+    static let watchSQL = "SELECT writer, max(txn) AS txn FROM stress GROUP BY writer ORDER BY writer"
+
+    let options: Options
+    let state: Mutex<State>
+
+    init(options: Options) {
+        self.options = options
+        var s = State()
+        s.commits = Array(repeating: [], count: options.writers)
+        s.watchers = Array(repeating: WatcherLog(), count: options.watchers)
+        s.writerProcesses = Array(repeating: nil, count: options.writers)
+        state = Mutex(s)
+    }
+
+    // MARK: Processes
+
+    func startApp(_ path: String) throws -> ChildProcess {
+        let app = ChildProcess(label: "app", arguments: ["app", path, "--backend", options.backend ?? "", "--json"], quietStderr: true)
+        try app.start { _, _ in }
+        state.withLock { $0.apps.append(app) }
+        return app
+    }
+
+    func startWatcher(_ path: String, record: @escaping @Sendable (inout State, String, Int64) -> Void) throws -> ChildProcess {
+        let watcher = ChildProcess(label: "watch", arguments: ["watch", path, StressRun.watchSQL, "--json"])
+        try watcher.start { [self] line, at in state.withLock { record(&$0, line, at) } }
+        return watcher
+    }
+
+    static func record(_ log: inout WatcherLog, line: String, at: Int64) {
+        log.lastLine = line
+        guard let data = line.data(using: .utf8), let rows = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return }
+        for row in rows {
+            guard let writer = (row["writer"] as? NSNumber)?.intValue, let txn = (row["txn"] as? NSNumber)?.intValue else { continue }
+            if (log.increases[writer]?.last?.txn ?? -1) < txn { log.increases[writer, default: []].append((txn, at)) }
+        }
+    }
+
+    /// Runs writer `index` until it has done all its transactions, restarting it after kills.
+    func superviseWriter(_ index: Int) {
+        while true {
+            let process = ChildProcess(label: "writer-\(index)", arguments: [
+                "stress-writer", options.path, "--writer", String(index), "--transactions", String(options.transactions),
+                "--rows-per-transaction", String(options.rowsPerTransaction)])
+            do {
+                try process.start { [self] line, _ in
+                    let parts = line.split(separator: " ").compactMap { Int64($0) }
+                    guard parts.count == 3 else { return }
+                    state.withLock { $0.commits[index].append((Int(parts[0]), parts[1], parts[2])) }
+                }
+            } catch {
+                state.withLock { $0.writerFailures.append("writer \(index) could not start: \(error)") }
+                return
+            }
+            state.withLock { $0.writerProcesses[index] = process }
+            let status = process.wait()
+            let killed = state.withLock { s -> Bool in
+                s.writerProcesses[index] = nil
+                return s.killedPIDs.contains(process.pid)
+            }
+            if status == 0 { state.withLock { $0.writersDone += 1 }; return }
+            if !killed {
+                state.withLock { $0.writersDone += 1; $0.writerFailures.append("writer \(index) exited with status \(status)") }
+                return
+            }
+        }
+    }
+
+    /// Every `ms` milliseconds, kill -9 a random running writer (with a backend, one time in four the owner instead).
+    func chaos(every ms: Int, database: SharedDatabase) async {
+        var rng = SystemRandomNumberGenerator()
+        while state.withLock({ $0.writersDone < options.writers }) {
+            try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+            if options.backend != nil, Int.random(in: 0..<4, using: &rng) == 0,
+               let owner = try? database.syncStatus().ownerPID,
+               let app = state.withLock({ s in s.apps.first { $0.pid == owner && $0.isRunning } }) {
+                app.kill9()
+                state.withLock { $0.ownerKills += 1 }
+                _ = try? startApp(options.path)
+                continue
+            }
+            let victim = state.withLock { s -> ChildProcess? in
+                let running = s.writerProcesses.compactMap { $0 }.filter(\.isRunning)
+                guard let victim = running.randomElement(using: &rng) else { return nil }
+                s.killedPIDs.insert(victim.pid)
+                s.kills += 1
+                return victim
+            }
+            victim?.kill9()
+        }
+    }
+
+    func progress(start: Int64) -> String {
+        let (committed, kills) = state.withLock { ($0.commits.reduce(0) { $0 + $1.count }, $0.kills + $0.ownerKills) }
+        let seconds = Double(monotonicMicroseconds() - start) / 1e6
+        return String(format: "committed %d/%d transactions, %.0f tx/s, %d kills", committed, options.writers * options.transactions,
+                      Double(committed) / max(seconds, 0.001), kills)
+    }
+
+    // MARK: Figures
+
+    /// Latencies (µs) from each reported commit to the first watcher line showing it.
+    static func notifyLatencies(commits: [[(txn: Int, start: Int64, commit: Int64)]], watcher: WatcherLog) -> [Double] {
+        var result: [Double] = []
+        for (writer, list) in commits.enumerated() {
+            guard let increases = watcher.increases[writer] else { continue }
+            for commit in list {
+                var low = 0, high = increases.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if increases[mid].txn >= commit.txn { high = mid } else { low = mid + 1 }
+                }
+                if low < increases.count { result.append(Double(max(0, increases[low].at - commit.commit))) }
+            }
+        }
+        return result
+    }
+}
