@@ -82,7 +82,7 @@ final class Connection {
                 let n = statement.parameterCount
                 guard remaining.count >= n else {
                     throw TandemError.invalidArguments(
-                        "the SQL needs more arguments than the \(arguments.count) given: `\(statement.sql)`")
+                        "`\(statement.sql)` needs \(n) argument(s) but \(remaining.count) of the \(arguments.count) given remain")
                 }
                 try statement.run(Array(remaining.prefix(n)))
                 remaining = remaining.dropFirst(n)
