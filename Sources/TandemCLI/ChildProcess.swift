@@ -24,7 +24,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Starts the process and a reader thread calling `onLine(line, readAtMicroseconds)`.
     func start(onLine: @escaping @Sendable (String, Int64) -> Void) throws {
-        try process.run()
+        try ChildProcess.spawn(process)
         let handle = output.fileHandleForReading
         let thread = Thread {
             var pending = Data()
@@ -46,6 +46,16 @@ final class ChildProcess: @unchecked Sendable {
         thread.name = "tandem.child-\(label)"
         thread.start()
     }
+
+    /// Foundation's `Process.run()` is not safe to call from several threads at once on Linux
+    /// (swift-corelibs-foundation issues 4772, 4795, 4810), so spawns are serialized.
+    static func spawn(_ process: Process) throws {
+        spawnLock.lock()
+        defer { spawnLock.unlock() }
+        try process.run()
+    }
+
+    private static let spawnLock = NSLock()
 
     var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }

@@ -61,9 +61,19 @@ final class Spawned: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try Spawned.spawn(process)
         reader(out.fileHandleForReading.fileDescriptor) { [self] line, at in lines.append((line, at)) }
         reader(err.fileHandleForReading.fileDescriptor) { [self] line, _ in stderrText += line + "\n" }
+    }
+
+    /// Foundation's `Process.run()` crashes when called from several threads at once on Linux
+    /// (swift-corelibs-foundation issues 4772, 4795, 4810), so spawns are serialized.
+    private static let spawnLock = NSLock()
+
+    private static func spawn(_ process: Process) throws {
+        spawnLock.lock()
+        defer { spawnLock.unlock() }
+        try process.run()
     }
 
     convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {

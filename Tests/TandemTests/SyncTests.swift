@@ -203,6 +203,17 @@ struct SyncFixture {
         #expect(after.stdout.contains(#""owner_pid":null"#), "\(after.stdout)")
     }
 
+    /// Processes that create the backend file at one instant agree on it.
+    @Test func concurrentFirstUseOfABackend() throws {
+        let f = try SyncFixture()
+        let startAt = String(nowMicroseconds() + 200_000)
+        let clients = try (0..<6).map { i -> SharedDatabase in try SharedDatabase(path: f.dir.path("c\(i).db"), schema: notesSchema) }
+        for (i, client) in clients.enumerated() { try client.execute("INSERT INTO notes(id, title) VALUES (?, 'x')", ["c\(i)"]) }
+        let syncs = try clients.map { try Spawned(["sync", $0.path, "--backend", f.backendURL], environment: ["TANDEM_START_AT_US": startAt]) }
+        for sync in syncs { #expect(try sync.wait() == 0, "\(sync.stderr)") }
+        #expect(try f.serverRows().count == 6)
+    }
+
     @Test func badBackendURLsAreClearErrorsAtStart() throws {
         let f = try SyncFixture()
         let unknown = try runTandem(["app", f.a.path, "--backend", "ftp://x"])

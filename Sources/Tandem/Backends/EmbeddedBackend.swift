@@ -37,21 +37,27 @@ public final class EmbeddedBackend: SyncBackend {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw TandemError.invalidBackend("the directory '\(directory)' of the backend file '\(path)' does not exist")
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        if size > 0 {
-            do {
-                let existing = try SharedDatabase(path: path, configuration: configuration)
-                guard existing.schema.tables.isEmpty else {
-                    throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+        // Create-or-validate in one write transaction, so that processes starting together agree.
+        database = try SharedDatabase(path: path, configuration: configuration) { writer, _, path in
+            guard let writer else { throw TandemError.readOnly(path: path) }
+            return try writer.write { tx -> Schema in
+                if let stored = try SchemaInstaller.storedSchema(tx) {
+                    guard stored.tables.isEmpty else {
+                        throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+                    }
+                } else {
+                    let foreign = try tx.scalar("""
+                        SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'ps\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                        """).int64Value ?? 0
+                    guard foreign == 0 else {
+                        throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
+                    }
+                    try SchemaInstaller.install(Schema(tables: []), in: tx)
                 }
-                database = existing
-            } catch TandemError.notInitialized {
-                throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
-            }
-        } else {
-            database = try SharedDatabase(path: path, schema: Schema(tables: []), configuration: configuration)
+                try tx.execute(EmbeddedBackend.ddl)
+                return Schema(tables: [])
+            }.0
         }
-        try database.write { try $0.execute(EmbeddedBackend.ddl) }
         let wake = self.wake
         token = try database.addChangeHandler { change in
             if change.isUnknown || change.rawTables.contains("server_changes") { wake.raise() }
@@ -119,17 +125,17 @@ public final class EmbeddedBackend: SyncBackend {
         }
     }
 
-    public func waitForChanges(after cursor: String, timeout: Double) throws -> Bool {
+    public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
         let after = try parse(cursor)
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !closed.load(ordering: .relaxed) {
             let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
-            if newest > after { return true }
+            if newest > after { return String(newest) }
             let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { return false }
+            if remaining <= 0 { return nil }
             wake.wait(timeout: remaining)
         }
-        return false
+        return nil
     }
 
     public func close() {

@@ -44,7 +44,24 @@ public final class SharedDatabase: Sendable {
     ///   not a database, corruption, or a lock held past ``Configuration/openTimeout``;
     ///   ``TandemError/notInitialized(path:)`` when no schema is given or stored;
     ///   ``TandemError/invalidSchema(_:)`` for a bad schema or a name collision.
-    public init(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws {
+    public convenience init(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws {
+        try self.init(path: path, configuration: configuration) { writer, readers, path in
+            let stored = try readers.read { try SchemaInstaller.storedSchema(Transaction(connection: $0, isReadOnly: true)) }
+            if let schema, schema != stored {
+                guard let writer else {
+                    throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
+                }
+                _ = try writer.write { try SchemaInstaller.install(schema, in: $0) }
+            }
+            guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
+            return resolved
+        }
+    }
+
+    /// Opens the file and its connections, then resolves the schema with `setUp` (given the
+    /// writer, or nil when read-only, the reader pool and the standardized path).
+    init(path: String, configuration: Configuration,
+         setUp: (Writer?, ReaderPool, String) throws -> Schema) throws {
         let path = URL(fileURLWithPath: path).standardizedFileURL.path
         self.path = path
         self.configuration = configuration
@@ -60,31 +77,18 @@ public final class SharedDatabase: Sendable {
 
         if configuration.readOnly {
             self.writer = nil
-            let stored = try readers.read { try SchemaInstaller.storedSchema(Transaction(connection: $0, isReadOnly: true)) }
-            guard let stored else { throw TandemError.notInitialized(path: path) }
-            if let schema, schema != stored {
-                throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
+        } else {
+            let writeLock = try FileLock(path: path + "-write.lock", mode: configuration.fileMode)
+            // Tandem openers queue on the write lock, so only busy states caused by other clients remain.
+            let connection = try writeLock.withLock {
+                try Opening.open(path: path, configuration: configuration) {
+                    try Opening.configureWriter($0, configuration: configuration)
+                }
             }
-            self.schema = stored
-            return
+            self.writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode)
         }
-
-        let writeLock = try FileLock(path: path + "-write.lock", mode: configuration.fileMode)
-        // Tandem openers queue on the write lock, so only busy states caused by other clients remain.
-        let connection = try writeLock.withLock {
-            try Opening.open(path: path, configuration: configuration) {
-                try Opening.configureWriter($0, configuration: configuration)
-            }
-        }
-        let writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode)
-        self.writer = writer
         do {
-            let stored = try readers.read { try SchemaInstaller.storedSchema(Transaction(connection: $0, isReadOnly: true)) }
-            if let schema, schema != stored {
-                _ = try writer.write { try SchemaInstaller.install(schema, in: $0) }
-            }
-            guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
-            self.schema = resolved
+            self.schema = try setUp(writer, readers, path)
         } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {
             throw TandemError.cannotOpen(path: path, reason: error.message)
         }

@@ -16,9 +16,10 @@ public protocol SyncBackend: Sendable {
     /// changes; a server transaction is never split across batches.
     func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch
 
-    /// Blocks until changes after `cursor` may exist (returns true) or `timeout` seconds pass
-    /// (false). Spurious `true` results are allowed.
-    func waitForChanges(after cursor: String, timeout: Double) throws -> Bool
+    /// Blocks until the backend holds changes after `cursor`, or `timeout` seconds pass.
+    /// - Returns: a cursor at or after the newest change now known (so the next wait can start
+    ///   from it), or nil on timeout.
+    func waitForChanges(after cursor: String, timeout: Double) throws -> String?
 
     /// Ends a pending ``waitForChanges(after:timeout:)`` early and releases resources.
     func close()

@@ -129,13 +129,21 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// Blocks in the backend's push/long-poll wait and raises the signal on news.
+    /// Blocks in the backend's push/long-poll wait and raises the signal on news. Each wait
+    /// starts after the newest change already announced, so one change wakes the loop once.
     private func waitForBackend() {
+        var known: String?
         while !stopped {
-            let cursor = (try? database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue }) ?? nil
             do {
-                if try backend.waitForChanges(after: cursor ?? "", timeout: 10) { signal.raise() }
+                if known == nil {
+                    known = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue } ?? ""
+                }
+                if let newest = try backend.waitForChanges(after: known ?? "", timeout: 10) {
+                    known = newest
+                    signal.raise()
+                }
             } catch {
+                known = nil
                 if stopped { return }
                 Thread.sleep(forTimeInterval: 1)
             }
