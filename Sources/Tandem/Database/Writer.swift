@@ -25,7 +25,7 @@ final class Writer: @unchecked Sendable {
         self.connection = connection
         self.writeLock = writeLock
         self.path = connection.path
-        self.notifyFD = try openSidecar(path: notifyPath, flags: O_WRONLY, mode: mode)
+        self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         connection.trackChanges()
     }
 
@@ -74,10 +74,10 @@ final class Writer: @unchecked Sendable {
         var tables = connection.takeChangedTables()
         tables.subtract(InternalTables.bookkeeping)
         guard !tables.isEmpty else { return nil }
-        if tables.contains(InternalTables.crud) {
-            try connection.execute("UPDATE ps_tx SET next_tx = next_tx + 1 WHERE id = 1")
-        }
-        let sequence = try connection.scalar("SELECT coalesce(max(seq), 0) + 1 FROM ps_changes").int64Value ?? 1
+        // One statement closes the transaction id (if entries were queued) and takes the next sequence number.
+        let sequence = try connection.scalar(
+            "UPDATE ps_tx SET next_tx = next_tx + ?, seq = seq + 1 WHERE id = 1 RETURNING seq",
+            [.integer(tables.contains(InternalTables.crud) ? 1 : 0)]).int64Value ?? 0
         for table in tables {
             try connection.execute(
                 "INSERT INTO ps_changes(tbl, seq) VALUES (?, ?) ON CONFLICT(tbl) DO UPDATE SET seq = excluded.seq",

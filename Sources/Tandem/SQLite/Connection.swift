@@ -62,23 +62,34 @@ final class Connection {
     }
 
     /// Prepares and runs each `;`-separated statement of `sql` in turn. Arguments are consumed
-    /// in order by the statements' parameters.
+    /// in order by the statements' parameters. SQL that holds one statement is cached.
     func executeScript(_ sql: String, arguments: [DatabaseValue] = []) throws {
+        if let statement = cache[sql] {
+            try statement.run(arguments)
+            return
+        }
         var remaining = arguments[...]
+        var statements = 0
         try sql.withCString { start in
             var tail: UnsafePointer<CChar>? = start
             while let current = tail, current.pointee != 0 {
                 var stmt: OpaquePointer?
                 var next: UnsafePointer<CChar>?
-                let rc = sqlite3_prepare_v2(handle, current, -1, &stmt, &next)
-                let text = next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
-                    ?? String(cString: current)
-                guard rc == SQLITE_OK else {
-                    throw error(rc, sql: text.trimmingCharacters(in: .whitespacesAndNewlines))
-                }
+                let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
+                let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
+                    ?? String(cString: current)) }
+                guard rc == SQLITE_OK else { throw error(rc, sql: text()) }
                 tail = next
                 guard let stmt else { continue }  // whitespace or comment
-                let statement = Statement(connection: self, handle: stmt, sql: text.trimmingCharacters(in: .whitespacesAndNewlines))
+                statements += 1
+                let whole = statements == 1 && next.map { Connection.isBlank($0) } ?? true
+                let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text())
+                if whole {
+                    cache[sql] = statement
+                    try statement.run(arguments)
+                    remaining = []
+                    return
+                }
                 let n = statement.parameterCount
                 guard remaining.count >= n else {
                     throw TandemError.invalidArguments(
@@ -92,6 +103,20 @@ final class Connection {
             throw TandemError.invalidArguments(
                 "\(arguments.count) argument(s) given but the SQL has only \(arguments.count - remaining.count) parameter(s): `\(sql)`")
         }
+    }
+
+    private static func trimmed(_ text: String) -> String {
+        String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+
+    /// True when only white space follows (comments count as text: SQLite prepares them to no statement).
+    private static func isBlank(_ pointer: UnsafePointer<CChar>) -> Bool {
+        var p = pointer
+        while p.pointee != 0 {
+            if !(p.pointee == 32 || (p.pointee >= 9 && p.pointee <= 13)) { return false }
+            p += 1
+        }
+        return true
     }
 
     func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {

@@ -8,8 +8,8 @@ enum InternalTables {
         CREATE TABLE IF NOT EXISTS ps_kv(key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
         CREATE TABLE IF NOT EXISTS ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
         CREATE INDEX IF NOT EXISTS ps_crud_by_tx ON ps_crud(tx_id);
-        CREATE TABLE IF NOT EXISTS ps_tx(id INTEGER PRIMARY KEY NOT NULL, next_tx INTEGER NOT NULL);
-        INSERT OR IGNORE INTO ps_tx(id, next_tx) VALUES (1, 1);
+        CREATE TABLE IF NOT EXISTS ps_tx(id INTEGER PRIMARY KEY NOT NULL, next_tx INTEGER NOT NULL, seq INTEGER NOT NULL DEFAULT 0);
+        INSERT OR IGNORE INTO ps_tx(id, next_tx, seq) VALUES (1, 1, 0);
         CREATE TABLE IF NOT EXISTS ps_changes(tbl TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS ps_untyped(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT, PRIMARY KEY(type, id));
         INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('client_id', uuid());

@@ -3,7 +3,8 @@ import Foundation
 /// Wakes waiters when a named file in a directory is written: one inotify instance watching the
 /// **directory** (a watch on the file itself breaks when the file is replaced), filtered on the name.
 ///
-/// ``signal(path:)`` writes one byte to the file; every process with a `FileWakeup` on it wakes.
+/// ``signal(fd:)`` reads the file's one byte, which raises `IN_ACCESS` for every watcher without
+/// dirtying the file or its inode (cheaper than a write); every process with a `FileWakeup` on it wakes.
 /// Wake-ups carry no data: they can be coalesced or spurious, and waiters re-read state from the
 /// database.
 ///
@@ -27,7 +28,7 @@ final class FileWakeup: @unchecked Sendable {
         let inotifyFD = try syscall("inotify_init1(2)", path: directory) { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
         self.inotifyFD = inotifyFD
         do {
-            let mask = UInt32(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
+            let mask = UInt32(IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
             try syscall("inotify_add_watch(2)", path: directory) { inotify_add_watch(inotifyFD, directory, mask) }
             var fds: [Int32] = [0, 0]
             try syscall("pipe(2)", path: nil) { pipe(&fds) }
@@ -106,9 +107,20 @@ final class FileWakeup: @unchecked Sendable {
         }
     }
 
-    /// Writes one byte to the file at `fd` (opened on the watched path), waking every watcher.
+    /// Opens the file to signal (creating it with one byte if needed).
+    static func openForSignalling(path: String, mode: mode_t) throws -> Int32 {
+        let fd = try openSidecar(path: path, flags: O_RDWR, mode: mode)
+        var stats = stat()
+        if fstat(fd, &stats) == 0, stats.st_size == 0 {
+            var byte: UInt8 = 1
+            _ = pwrite(fd, &byte, 1, 0)
+        }
+        return fd
+    }
+
+    /// Reads one byte of the file at `fd` (from ``openForSignalling(path:mode:)``), waking every watcher.
     static func signal(fd: Int32) {
-        var byte: UInt8 = 1
-        _ = pwrite(fd, &byte, 1, 0)
+        var byte: UInt8 = 0
+        _ = pread(fd, &byte, 1, 0)
     }
 }

@@ -56,8 +56,8 @@ struct StressExecution {
                 }
             } catch { settleProblems.append("\(error)") }
         }
-        let fresh = Output.json(try database.fetchAll(StressRun.watchSQL))
-        let peerFresh = try peer.map { Output.json(try $0.fetchAll(StressRun.watchSQL)) }
+        let fresh = Output.json(try database.fetchAll(StressRun.watchSQL(writers: options.writers)))
+        let peerFresh = try peer.map { Output.json(try $0.fetchAll(StressRun.watchSQL(writers: options.writers))) }
         let converged: Bool
         do {
             try await waitFor(seconds: 10, "the watchers to show the final result") {
