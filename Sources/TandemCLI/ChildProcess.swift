@@ -1,73 +1,56 @@
 import Foundation
+import Synchronization
+import Tandem
 
 /// A `tandem` child process whose stdout lines are handed to a callback, each stamped with the
 /// CLOCK_MONOTONIC microsecond at which it was read.
-final class ChildProcess: @unchecked Sendable {
-    // Invariant: `process` is configured before `start()` and only signalled/waited afterwards.
-    let process = Process()
+final class ChildProcess: Sendable {
     let label: String
-    private let output = Pipe()
+    private let arguments: [String]
+    private let quietStderr: Bool
+    private let state = Mutex<(process: Subprocess?, exitStatus: Int32?)>((nil, nil))
+    private let exited = DispatchSemaphore(value: 0)
 
     /// The path of the running `tandem` binary.
-    static var executable: URL {
-        URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
     init(label: String, arguments: [String], quietStderr: Bool = false) {
         self.label = label
-        process.executableURL = ChildProcess.executable
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        if quietStderr { process.standardError = FileHandle.nullDevice }
+        self.arguments = arguments
+        self.quietStderr = quietStderr
     }
 
     /// Starts the process and a reader thread calling `onLine(line, readAtMicroseconds)`.
     func start(onLine: @escaping @Sendable (String, Int64) -> Void) throws {
-        try ChildProcess.spawn(process)
-        let handle = output.fileHandleForReading
-        let thread = Thread {
-            var pending = Data()
-            let fd = handle.fileDescriptor
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = read(fd, &buffer, buffer.count)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                let now = monotonicMicroseconds()
-                pending.append(contentsOf: buffer[0..<n])
-                while let newline = pending.firstIndex(of: 10) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    onLine(line, now)
-                }
-            }
+        let process = try Subprocess.spawn(ChildProcess.executable, arguments, stderr: quietStderr ? .discard : .inherit)
+        state.withLock { $0.process = process }
+        readLines(from: process.stdoutFD, name: "tandem.child-\(label)", onLine: onLine) { [self] in
+            let status = process.wait()
+            state.withLock { $0.exitStatus = status }
+            exited.signal()
         }
-        thread.name = "tandem.child-\(label)"
-        thread.start()
     }
 
-    /// Foundation's `Process.run()` is not safe to call from several threads at once on Linux
-    /// (swift-corelibs-foundation issues 4772, 4795, 4810), so spawns are serialized.
-    static func spawn(_ process: Process) throws {
-        spawnLock.lock()
-        defer { spawnLock.unlock() }
-        try process.run()
+    var pid: Int32 { state.withLock { $0.process?.pid ?? -1 } }
+    var isRunning: Bool { state.withLock { $0.process != nil && $0.exitStatus == nil } }
+
+    func terminate() { signal(SIGTERM) }
+    func kill9() { signal(SIGKILL) }
+
+    private func signal(_ number: Int32) {
+        state.withLock { s in
+            if let process = s.process, s.exitStatus == nil { process.signal(number) }
+        }
     }
-
-    private static let spawnLock = NSLock()
-
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
-
-    func terminate() { if process.isRunning { kill(process.processIdentifier, SIGTERM) } }
-    func kill9() { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
     /// Waits for exit; returns the exit status (or 128 + signal).
     @discardableResult
     func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        exited.wait()
+        exited.signal()
+        return state.withLock { $0.exitStatus ?? -1 }
     }
 }
 

@@ -1,6 +1,8 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tandem
+@testable import TandemCLI
 
 /// A fresh temporary directory per test, removed when the value is released.
 final class TemporaryDirectory {
@@ -42,69 +44,44 @@ func nowMicroseconds() -> Int64 {
 
 /// A spawned process whose output lines are collected as they arrive (stamped on arrival).
 final class Spawned: @unchecked Sendable {
-    // Invariant: `lines`, `stderrText` and `exited` are guarded by `condition`.
-    let process = Process()
+    // Invariant: `lines`, `stderrText`, `closed` and `exitStatus` are guarded by `condition`.
     let command: String
+    let pid: pid_t
+    private let child: Subprocess
     private let condition = NSCondition()
     private(set) var lines: [(text: String, at: Int64)] = []
     private var stderrText = ""
     private var closed = 0
+    private var exitStatus: Int32?
 
     init(executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         command = ([URL(fileURLWithPath: executable).lastPathComponent] + arguments).joined(separator: " ")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try Spawned.spawn(process)
-        reader(out.fileHandleForReading.fileDescriptor) { [self] line, at in lines.append((line, at)) }
-        reader(err.fileHandleForReading.fileDescriptor) { [self] line, _ in stderrText += line + "\n" }
-    }
-
-    /// Foundation's `Process.run()` crashes when called from several threads at once on Linux
-    /// (swift-corelibs-foundation issues 4772, 4795, 4810), so spawns are serialized.
-    private static let spawnLock = NSLock()
-
-    private static func spawn(_ process: Process) throws {
-        spawnLock.lock()
-        defer { spawnLock.unlock() }
-        try process.run()
+        child = try Subprocess.spawn(executable, arguments, environment: env)
+        pid = child.pid
+        LiveChildren.add(pid)
+        readLines(from: child.stdoutFD, name: "test.stdout", onLine: { [self] line, at in
+            condition.lock(); lines.append((line, at)); condition.broadcast(); condition.unlock()
+        }, onEnd: { [self] in finishStream() })
+        readLines(from: child.stderrFD, name: "test.stderr", onLine: { [self] line, _ in
+            condition.lock(); stderrText += line + "\n"; condition.unlock()
+        }, onEnd: { [self] in finishStream() })
     }
 
     convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {
         try self.init(executable: tandemBinary, arguments, environment: environment)
     }
 
-    private func reader(_ fd: Int32, _ append: @escaping @Sendable (String, Int64) -> Void) {
-        let thread = Thread { [self] in
-            var pending = Data()
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = read(fd, &buffer, buffer.count)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                let at = nowMicroseconds()
-                pending.append(contentsOf: buffer[0..<n])
-                condition.lock()
-                while let newline = pending.firstIndex(of: 10) {
-                    append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self), at)
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-                condition.broadcast()
-                condition.unlock()
-            }
-            condition.lock()
-            if !pending.isEmpty { append(String(decoding: pending, as: UTF8.self), nowMicroseconds()) }
-            closed += 1
-            condition.broadcast()
-            condition.unlock()
+    private func finishStream() {
+        condition.lock()
+        closed += 1
+        if closed == 2 {
+            exitStatus = child.wait()
+            LiveChildren.remove(pid)
         }
-        thread.start()
+        condition.broadcast()
+        condition.unlock()
     }
 
     var output: [String] { condition.lock(); defer { condition.unlock() }; return lines.map(\.text) }
@@ -129,22 +106,43 @@ final class Spawned: @unchecked Sendable {
     @discardableResult
     func wait(timeout: Double = 60) throws -> Int32 {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while process.isRunning {
-            if Date() > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                throw TestFailure("`\(command)` did not exit within \(timeout) s; stderr: \(stderr)")
-            }
-            usleep(2000)
-        }
         condition.lock()
-        while closed < 2 { if !condition.wait(until: Date(timeIntervalSinceNow: 5)) { break } }
-        condition.unlock()
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        defer { condition.unlock() }
+        while exitStatus == nil {
+            if !condition.wait(until: deadline) {
+                kill(pid, SIGKILL)
+                throw TestFailure("`\(command)` did not exit within \(timeout) s; stderr: \(stderrText)")
+            }
+        }
+        return exitStatus ?? -1
     }
 
-    func signal(_ number: Int32) { if process.isRunning { kill(process.processIdentifier, number) } }
+    var isRunning: Bool { condition.lock(); defer { condition.unlock() }; return exitStatus == nil }
 
-    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    func signal(_ number: Int32) { if isRunning { kill(pid, number) } }
+
+    deinit { if exitStatus == nil { kill(pid, SIGKILL) } }
+}
+
+/// Children still running when the test process exits are killed, so that a failed test leaves
+/// no `tandem app` or `tandem watch` behind.
+enum LiveChildren {
+    private static let pids = Mutex<Set<pid_t>>([])
+    private static let registered: Bool = {
+        atexit { LiveChildren.killAll() }
+        return true
+    }()
+
+    static func add(_ pid: pid_t) {
+        _ = registered
+        pids.withLock { _ = $0.insert(pid) }
+    }
+
+    static func remove(_ pid: pid_t) { pids.withLock { _ = $0.remove(pid) } }
+
+    static func killAll() {
+        for pid in pids.withLock({ $0 }) { kill(pid, SIGKILL) }
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -131,7 +131,7 @@ struct SyncFixture {
         let took = try newOwner.waitForLine("became_owner") { $0.contains("became_owner") }
         print("failover: owner killed to new owner announced in \(Double(took.at - killedAt) / 1000) ms")
         #expect(try f.a.syncStatus().epoch == startEpoch + 1)
-        #expect(try f.a.syncStatus().ownerPID == newOwner.process.processIdentifier)
+        #expect(try f.a.syncStatus().ownerPID == newOwner.pid)
         for writer in writers { #expect(try writer.wait() == 0) }
 
         try waitUntil(timeout: 20, "B to hold all 300 rows") { try count(f.b, "SELECT count(*) FROM stress") == 300 }
@@ -196,7 +196,7 @@ struct SyncFixture {
         #expect(busy.status == 1)
         #expect(busy.stderr.contains("owns sync"), "\(busy.stderr)")
         let status = try runTandem(["status", f.a.path, "--json"])
-        #expect(status.stdout.contains(#""owner_pid":\#(app.process.processIdentifier)"#), "\(status.stdout)")
+        #expect(status.stdout.contains(#""owner_pid":\#(app.pid)"#), "\(status.stdout)")
         app.signal(SIGTERM)
         try app.wait()
         let after = try runTandem(["status", f.a.path, "--json"])

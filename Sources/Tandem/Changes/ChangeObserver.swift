@@ -15,7 +15,7 @@ final class ChangeObserver: @unchecked Sendable {
     // Invariant: `state` guards all mutable fields; the observer connection lives on the
     // observer thread only.
     private struct State {
-        var subscribers: [UInt64: @Sendable (DatabaseChange) -> Void] = [:]
+        var subscribers: [UInt64: Handler] = [:]
         var nextToken: UInt64 = 0
         var started = false
         var stopped = false
@@ -24,6 +24,10 @@ final class ChangeObserver: @unchecked Sendable {
         var lastDataVersion: Int64 = -1
         var wakeup: FileWakeup?
     }
+
+    /// A subscriber: the change, and true when called on the observer thread (another process
+    /// committed), false when called on the committing thread of this process.
+    typealias Handler = @Sendable (DatabaseChange, Bool) -> Void
 
     private let state = Mutex(State())
     private let path: String
@@ -38,7 +42,7 @@ final class ChangeObserver: @unchecked Sendable {
 
     /// Adds a subscriber; starts the observer thread on first use.
     /// - Throws: when the observer connection or the inotify watch cannot be set up.
-    func subscribe(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> UInt64 {
+    func subscribe(_ handler: @escaping Handler) throws -> UInt64 {
         try startIfNeeded()
         return state.withLock { s in
             s.nextToken += 1
@@ -53,13 +57,13 @@ final class ChangeObserver: @unchecked Sendable {
 
     /// Delivers a commit of this process to subscribers at once.
     func localCommit(_ commit: Writer.Commit) {
-        let handlers = state.withLock { s -> [@Sendable (DatabaseChange) -> Void] in
+        let handlers = state.withLock { s -> [Handler] in
             guard s.started else { return [] }
             s.ownSequences.insert(commit.sequence)
             return Array(s.subscribers.values)
         }
         let change = DatabaseChange(rawTables: commit.tables)
-        for handler in handlers { handler(change) }
+        for handler in handlers { handler(change, false) }
     }
 
     func stop() {
@@ -107,7 +111,7 @@ final class ChangeObserver: @unchecked Sendable {
             }
             guard let change else { continue }
             let handlers = state.withLock { Array($0.subscribers.values) }
-            for handler in handlers { handler(change) }
+            for handler in handlers { handler(change, true) }
         }
     }
 

@@ -1,11 +1,13 @@
 import Foundation
 import Synchronization
 
-/// One live query: re-runs its SQL after each commit that touches a table it reads, and yields
-/// the result when it differs from the last one.
+/// One live query: re-runs its SQL after each commit that touches a table it reads, and
+/// delivers the result when it differs from the last one.
 ///
-/// Re-runs happen on the query's own serial queue; a burst of changes during a run coalesces
-/// into one more run.
+/// A change noticed by the change observer's thread (another process committed) is re-run on
+/// that thread at once, saving a thread hop; a commit of this process is re-run on the query's
+/// own serial queue, so the writer does not wait for it. A burst of changes during a run
+/// coalesces into one more run.
 final class LiveQuery: Sendable {
     private struct State {
         var running = false
@@ -18,33 +20,34 @@ final class LiveQuery: Sendable {
     private let arguments: [DatabaseValue]
     private let readSet: Set<String>
     private weak let database: SharedDatabase?
-    private let continuation: AsyncThrowingStream<[Row], Error>.Continuation
+    private let deliver: @Sendable (Result<[Row], Error>) -> Void
     private let queue = DispatchQueue(label: "tandem.live-query")
     private let state = Mutex(State())
 
     init(database: SharedDatabase, sql: String, arguments: [DatabaseValue], readSet: Set<String>,
-         continuation: AsyncThrowingStream<[Row], Error>.Continuation) {
+         deliver: @escaping @Sendable (Result<[Row], Error>) -> Void) {
         self.database = database
         self.sql = sql
         self.arguments = arguments
         self.readSet = readSet
-        self.continuation = continuation
+        self.deliver = deliver
     }
 
-    func changed(_ change: DatabaseChange) {
+    func changed(_ change: DatabaseChange, inline: Bool) {
         guard change.affects(readSet) else { return }
-        schedule()
+        schedule(inline: inline)
     }
 
-    /// Runs the query now, or once more after the run in progress.
-    func schedule() {
+    /// Runs the query now (on this thread, or on the query's queue), or once more after the run in progress.
+    func schedule(inline: Bool) {
         let start = state.withLock { s -> Bool in
             if s.finished { return false }
             if s.running { s.dirty = true; return false }
             s.running = true
             return true
         }
-        if start { queue.async { self.run() } }
+        guard start else { return }
+        if inline { run() } else { queue.async { self.run() } }
     }
 
     func finish() {
@@ -54,20 +57,23 @@ final class LiveQuery: Sendable {
     private func run() {
         while true {
             guard let database else {
-                continuation.finish()
+                state.withLock { $0.finished = true }
                 return
             }
             do {
                 let rows = try database.read { try $0.fetchAll(sql, arguments) }
                 let emit = state.withLock { s -> Bool in
-                    if s.last == rows { return false }
+                    if s.last == rows || s.finished { return false }
                     s.last = rows
+                    return true
+                }
+                if emit { deliver(.success(rows)) }
+            } catch {
+                let first = state.withLock { s -> Bool in
+                    defer { s.finished = true }
                     return !s.finished
                 }
-                if emit { continuation.yield(rows) }
-            } catch {
-                state.withLock { $0.finished = true }
-                continuation.finish(throwing: error)
+                if first { deliver(.failure(error)) }
                 return
             }
             let again = state.withLock { s -> Bool in
@@ -78,6 +84,26 @@ final class LiveQuery: Sendable {
             if !again { return }
         }
     }
+}
+
+/// Keeps a live query running; ``cancel()`` (or releasing the token) stops it.
+public final class Observation: Sendable {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+
+    init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Mutex(onCancel)
+    }
+
+    /// Stops the live query; no result is delivered after this returns, except one already being delivered.
+    public func cancel() {
+        let action = onCancel.withLock { a -> (@Sendable () -> Void)? in
+            defer { a = nil }
+            return a
+        }
+        action?()
+    }
+
+    deinit { cancel() }
 }
 
 extension SharedDatabase {
@@ -101,32 +127,47 @@ extension SharedDatabase {
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/set_authorizer.html
     public func watch(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) -> AsyncThrowingStream<[Row], Error> {
         let (stream, continuation) = AsyncThrowingStream<[Row], Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let values = arguments.map(\.databaseValue)
         do {
-            let tables = try readers.read { try $0.tablesRead(by: sql) }
-            var readSet = tables
-            for table in tables {
-                readSet.insert("ps_data__" + table)
-                readSet.insert("ps_data_local__" + table)
+            let observation = try observe(sql, arguments) { result in
+                switch result {
+                case .success(let rows): continuation.yield(rows)
+                case .failure(let error): continuation.finish(throwing: error)
+                }
             }
-            let query = LiveQuery(database: self, sql: sql, arguments: values, readSet: readSet, continuation: continuation)
-            let token = try observer.subscribe { [weak query] change in query?.changed(change) }
-            continuation.onTermination = { [weak self] _ in
-                query.finish()
-                self?.observer.unsubscribe(token)
-            }
-            query.schedule()
+            continuation.onTermination = { _ in observation.cancel() }
         } catch {
             continuation.finish(throwing: error)
         }
         return stream
     }
 
+    /// Watches a query with a callback, for code that runs on threads rather than tasks:
+    /// `onChange` gets the result now and after every change that alters it, or one error after
+    /// which the observation ends. Called on an internal thread, one call at a time.
+    /// - Returns: an ``Observation``; the query runs until it is cancelled or released.
+    /// - Throws: ``SQLiteError`` when the SQL does not prepare; an error when the change observer cannot start.
+    public func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
+                        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> Observation {
+        let tables = try readers.read { try $0.tablesRead(by: sql) }
+        var readSet = tables
+        for table in tables {
+            readSet.insert("ps_data__" + table)
+            readSet.insert("ps_data_local__" + table)
+        }
+        let query = LiveQuery(database: self, sql: sql, arguments: arguments.map(\.databaseValue), readSet: readSet, deliver: onChange)
+        let token = try observer.subscribe { [weak query] change, fromObserver in query?.changed(change, inline: fromObserver) }
+        query.schedule(inline: false)
+        return Observation { [weak self] in
+            query.finish()
+            self?.observer.unsubscribe(token)
+        }
+    }
+
     /// Every committed change, from this process or any other, as it is noticed.
     /// - Throws: when the change observer cannot start (no inotify, unreadable file).
     public func changes() throws -> AsyncStream<DatabaseChange> {
         let (stream, continuation) = AsyncStream<DatabaseChange>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let token = try observer.subscribe { continuation.yield($0) }
+        let token = try observer.subscribe { change, _ in continuation.yield(change) }
         continuation.onTermination = { [weak self] _ in self?.observer.unsubscribe(token) }
         return stream
     }
@@ -134,7 +175,7 @@ extension SharedDatabase {
     /// Calls `handler` on an internal thread for every committed change; returns a token for
     /// ``removeChangeHandler(_:)``. For code that waits on threads rather than tasks.
     public func addChangeHandler(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> UInt64 {
-        try observer.subscribe(handler)
+        try observer.subscribe { change, _ in handler(change) }
     }
 
     public func removeChangeHandler(_ token: UInt64) {

@@ -40,9 +40,19 @@ enum WatchCommand {
         let db = try openDatabase(args.positionals[0], readOnly: true)
         Signals.onTerminate { exit(0) }
         let json = args.has("json")
-        for try await rows in db.watch(args.positionals[1], args.positionals.dropFirst(2).map(bindValue)) {
-            Output.write(json ? Output.json(rows) + "\n" : Output.table(rows) + "\n")
+        // Results are printed from the thread that produced them: no hop through a task.
+        let observation = try db.observe(args.positionals[1], args.positionals.dropFirst(2).map(bindValue)) { result in
+            switch result {
+            case .success(let rows):
+                Output.write(json ? Output.json(rows) + "\n" : Output.table(rows) + "\n")
+            case .failure(let error):
+                Output.error("tandem watch: error: \(error)\n")
+                exit(1)
+            }
         }
-        return 0
+        while true {
+            try await Task.sleep(nanoseconds: 3_600_000_000_000)
+            withExtendedLifetime(observation) {}
+        }
     }
 }
