@@ -26,5 +26,10 @@ public struct Configuration: Sendable {
     /// Backstop poll interval for changes made without a wake-up (e.g. by the `sqlite3` shell), in seconds. Default 1 s.
     public var changePollInterval: Double = 1
 
+    /// How many write transactions in a row a process may take the cross-process write lock
+    /// before it yields to waiting writers of other processes. Lower is fairer (lower tail
+    /// latency), higher gives more throughput under contention. Default 4.
+    public var writeLockStreakLimit = 4
+
     public init() {}
 }

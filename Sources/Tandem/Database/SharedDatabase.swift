@@ -78,7 +78,8 @@ public final class SharedDatabase: Sendable {
         if configuration.readOnly {
             self.writer = nil
         } else {
-            let writeLock = try FileLock(path: path + "-write.lock", mode: configuration.fileMode)
+            let writeLock = try WriteQueue(path: path + "-write.lock", mode: configuration.fileMode,
+                                           streakLimit: configuration.writeLockStreakLimit)
             // Tandem openers queue on the write lock, so only busy states caused by other clients remain.
             let connection = try writeLock.withLock {
                 try Opening.open(path: path, configuration: configuration) {

@@ -11,7 +11,7 @@ final class Writer: @unchecked Sendable {
     // Invariant: `connection` is used only while `mutex` is held.
     private let mutex = NSLock()
     private let connection: Connection
-    private let writeLock: FileLock
+    private let writeLock: WriteQueue
     private let notifyFD: Int32
     let path: String
 
@@ -21,7 +21,7 @@ final class Writer: @unchecked Sendable {
         var sequence: Int64
     }
 
-    init(connection: Connection, writeLock: FileLock, notifyPath: String, mode: mode_t) throws {
+    init(connection: Connection, writeLock: WriteQueue, notifyPath: String, mode: mode_t) throws {
         self.connection = connection
         self.writeLock = writeLock
         self.path = connection.path
@@ -35,9 +35,7 @@ final class Writer: @unchecked Sendable {
     func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
         mutex.lock()
         defer { mutex.unlock() }
-        try writeLock.lock()
-        defer { writeLock.unlock() }
-        return try body(connection)
+        return try writeLock.withLock { try body(connection) }
     }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction and commits, or rolls back if it throws.
@@ -45,9 +43,9 @@ final class Writer: @unchecked Sendable {
     func write<T>(_ body: (Transaction) throws -> T) throws -> (T, Commit?) {
         mutex.lock()
         defer { mutex.unlock() }
-        try writeLock.lock()
+        try writeLock.acquire()
         var locked = true
-        defer { if locked { writeLock.unlock() } }
+        defer { if locked { writeLock.release() } }
 
         try connection.execute("BEGIN IMMEDIATE")
         _ = connection.takeChangedTables()
@@ -62,7 +60,7 @@ final class Writer: @unchecked Sendable {
             _ = connection.takeChangedTables()
             throw error
         }
-        writeLock.unlock()
+        writeLock.release()
         locked = false
         if commit != nil { FileWakeup.signal(fd: notifyFD) }
         return (value, commit)
