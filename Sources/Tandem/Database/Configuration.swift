@@ -23,6 +23,8 @@ public struct Configuration: Sendable {
     public var maximumReaders = 4
     /// SQLite's `journal_size_limit` in bytes: the WAL is truncated to this after a checkpoint. Default 64 MiB.
     public var journalSizeLimit: Int64 = 64 << 20
+    /// The owner truncates the WAL (`wal_checkpoint(TRUNCATE)`) when it grows past this many bytes. Default 16 MiB.
+    public var walCheckpointThreshold: Int64 = 16 << 20
     /// Backstop poll interval for changes made without a wake-up (e.g. by the `sqlite3` shell), in seconds. Default 1 s.
     public var changePollInterval: Double = 1
 

@@ -73,6 +73,7 @@ final class SyncEngine: Sendable {
                 _ = try pass.run()
                 backoff.reset()
                 try recordSuccess()
+                checkpointIfLarge()
                 signal.wait(timeout: 30)
             } catch let error as TandemError {
                 if case .staleEpoch = error {
@@ -84,6 +85,13 @@ final class SyncEngine: Sendable {
                 fail(error, backoff: &backoff)
             }
         }
+    }
+
+    /// The owner keeps the WAL bounded: readers are short, so a TRUNCATE checkpoint usually
+    /// succeeds at once; when a reader pins the WAL it waits at most 100 ms and tries again later.
+    private func checkpointIfLarge() {
+        guard database.walSize() > database.configuration.walCheckpointThreshold else { return }
+        _ = try? database.checkpoint(.truncate)
     }
 
     private func fail(_ error: Error, backoff: inout Backoff) {

@@ -50,6 +50,12 @@ struct SyncPass {
                 guard (try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0) == 0 else { return false }
                 try ChangeApplier(schema: database.schema).apply(batch.changes, in: tx)
                 try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [batch.nextCursor])
+                // While more batches follow, `downloading` shows in the status (same transaction).
+                if batch.hasMore {
+                    try tx.execute("INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('downloading', 1)")
+                } else {
+                    try tx.execute("DELETE FROM ps_kv WHERE key = 'downloading'")
+                }
                 return true
             }
             if !applied { return false }

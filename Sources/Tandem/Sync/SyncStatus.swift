@@ -4,7 +4,9 @@ import Foundation
 public struct SyncStatus: Sendable, Hashable, Codable {
     /// The owner reached the backend on its last attempt.
     public var connected = false
+    /// A live, connected owner has CRUD entries to upload.
     public var uploading = false
+    /// A live owner is applying a download that continues in further batches.
     public var downloading = false
     /// When the last complete upload-and-download pass finished.
     public var lastSyncedAt: Date?
@@ -34,21 +36,20 @@ extension SharedDatabase {
     /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
     /// and the upload queue length.
     public func syncStatus() throws -> SyncStatus {
-        let (json, epoch, pid, pending) = try read { tx in
+        let (json, epoch, pid, pending, downloading) = try read { tx in
             (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'sync_status'").stringValue,
              try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0,
              try tx.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value,
-             Int(try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0))
+             Int(try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0),
+             try tx.scalar("SELECT count(*) FROM ps_kv WHERE key = 'downloading'").int64Value == 1)
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         status.epoch = epoch
         status.pendingUploads = pending
         status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.map { Int32($0) } : nil
-        if status.ownerPID == nil {
-            status.connected = false
-            status.uploading = false
-            status.downloading = false
-        }
+        if status.ownerPID == nil { status.connected = false }
+        status.uploading = status.connected && pending > 0
+        status.downloading = status.ownerPID != nil && downloading
         return status
     }
 

@@ -25,7 +25,8 @@ enum StatusCommand {
             Output.write(Output.object([
                 ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
                 ("owner_pid", status.ownerPID.map(String.init) ?? "null"), ("epoch", String(status.epoch)),
-                ("connected", String(status.connected)), ("has_synced", String(status.hasSynced)),
+                ("connected", String(status.connected)), ("uploading", String(status.uploading)),
+                ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
                 ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError)), ("backend", s(status.backend)),
             ]) + "\n")
         } else {
@@ -35,7 +36,7 @@ enum StatusCommand {
                 pending uploads: \(status.pendingUploads)
                 owner:           \(status.ownerPID.map { "pid \($0)" } ?? "none")
                 epoch:           \(status.epoch)
-                connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")
+                connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
                 last error:      \(status.lastError ?? "none")
 

@@ -1,0 +1,42 @@
+import CSQLite
+import Foundation
+
+extension SharedDatabase {
+    /// How a checkpoint treats readers and writers.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
+    public enum CheckpointMode: String, Sendable {
+        /// Copy what no reader needs; never wait.
+        case passive = "PASSIVE"
+        /// Copy everything, waiting (up to the wait) for readers, then truncate the WAL to 0 bytes.
+        case truncate = "TRUNCATE"
+    }
+
+    /// The result of ``checkpoint(_:maximumWaitMilliseconds:)``: frames in the WAL, and frames copied into the database.
+    public struct CheckpointResult: Sendable, Equatable {
+        public let busy: Bool
+        public let walFrames: Int
+        public let checkpointedFrames: Int
+    }
+
+    /// Checkpoints the WAL, holding the write lock meanwhile. Waits for readers at most
+    /// `maximumWaitMilliseconds` (ms), so a long reader delays writers only that long.
+    /// - Throws: ``TandemError/readOnly(path:)``; ``SQLiteError``.
+    @discardableResult
+    public func checkpoint(_ mode: CheckpointMode, maximumWaitMilliseconds: Int32 = 100) throws -> CheckpointResult {
+        guard let writer else { throw TandemError.readOnly(path: path) }
+        return try writer.withExclusiveAccess { connection in
+            connection.setBusyTimeout(maximumWaitMilliseconds)
+            defer { connection.setBusyTimeout(configuration.busyTimeoutMilliseconds) }
+            let row = try connection.fetchAll("PRAGMA wal_checkpoint(\(mode.rawValue))").first
+            return CheckpointResult(busy: row?[0].int64Value == 1, walFrames: Int(row?[1].int64Value ?? 0),
+                                    checkpointedFrames: Int(row?[2].int64Value ?? 0))
+        }
+    }
+
+    /// The size of `<db>-wal` in bytes (0 when it does not exist).
+    public func walSize() -> Int64 {
+        var stats = stat()
+        return stat(path + "-wal", &stats) == 0 ? Int64(stats.st_size) : 0
+    }
+}
