@@ -57,16 +57,22 @@ public struct ChangeBatch: Sendable, Hashable {
     }
 }
 
-/// Opens a backend from a URL.
+/// A parsed backend URL.
 ///
 /// - `sqlite:PATH` (or `sqlite://PATH`): the embedded backend, a server database file.
 ///   `?busy_timeout_ms=N` sets the server file's busy timeout (default 5000 ms).
-/// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme, a bad option or a missing directory.
-public func openBackend(url: String) throws -> any SyncBackend {
-    if url.hasPrefix("sqlite:") {
+public enum BackendURL: Sendable, Equatable {
+    case embedded(path: String, busyTimeoutMilliseconds: Int32?)
+
+    /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme or option, or no path.
+    public init(_ url: String) throws {
+        guard url.hasPrefix("sqlite:") else {
+            let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
+            throw TandemError.invalidBackend("unknown backend scheme '\(scheme)' in '\(url)' (supported: sqlite:PATH)")
+        }
         var path = String(url.dropFirst("sqlite:".count))
         if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-        var configuration = Configuration()
+        var busyTimeout: Int32?
         if let question = path.firstIndex(of: "?") {
             let query = path[path.index(after: question)...]
             path = String(path[..<question])
@@ -75,12 +81,21 @@ public func openBackend(url: String) throws -> any SyncBackend {
                 guard pair.count == 2, pair[0] == "busy_timeout_ms", let ms = Int32(pair[1]), ms >= 0 else {
                     throw TandemError.invalidBackend("unknown option '\(item)' in '\(url)' (supported: busy_timeout_ms=N)")
                 }
-                configuration.busyTimeoutMilliseconds = ms
+                busyTimeout = ms
             }
         }
         guard !path.isEmpty else { throw TandemError.invalidBackend("'\(url)' names no file (use sqlite:/path/server.db)") }
+        self = .embedded(path: path, busyTimeoutMilliseconds: busyTimeout)
+    }
+}
+
+/// Opens a backend from a URL (see ``BackendURL``).
+/// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme, a bad option or a missing directory.
+public func openBackend(url: String) throws -> any SyncBackend {
+    switch try BackendURL(url) {
+    case .embedded(let path, let busyTimeout):
+        var configuration = Configuration()
+        if let busyTimeout { configuration.busyTimeoutMilliseconds = busyTimeout }
         return try EmbeddedBackend(path: path, configuration: configuration)
     }
-    let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
-    throw TandemError.invalidBackend("unknown backend scheme '\(scheme)' in '\(url)' (supported: sqlite:PATH)")
 }

@@ -9,10 +9,8 @@ struct StressExecution {
     let peer: SharedDatabase?
 
     static func embeddedServerPath(_ url: String) -> String? {
-        guard url.hasPrefix("sqlite:") else { return nil }
-        var path = String(url.dropFirst("sqlite:".count))
-        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
-        return String(path.split(separator: "?", maxSplits: 1).first ?? "")
+        guard case .embedded(let path, _)? = try? BackendURL(url) else { return nil }
+        return path
     }
 
     func run() async throws -> StressReport {
