@@ -70,7 +70,8 @@ final class SyncEngine: Sendable {
         while !stopped {
             do {
                 let pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
-                _ = try pass.run()
+                let result = try pass.run()
+                if result.downloadDeferred { signal.raise() }
                 backoff.reset()
                 try recordSuccess()
                 checkpointIfLarge()

@@ -10,7 +10,11 @@ struct SyncPass {
     var downloadBatch = 1000
     var onEvent: (SyncEvent) -> Void = { _ in }
 
-    struct Result { var transactions = 0, entries = 0, downloaded = 0 }
+    struct Result {
+        var transactions = 0, entries = 0, downloaded = 0
+        /// Local writes kept arriving, so the download was not applied yet; run again soon.
+        var downloadDeferred = false
+    }
 
     /// Uploads the whole queue, then downloads until the backend has nothing newer. When a local
     /// write arrives before a download can be applied, uploads again first (at most a few rounds).
@@ -20,6 +24,7 @@ struct SyncPass {
             try upload(into: &result)
             if try download(into: &result) { return result }
         }
+        result.downloadDeferred = true
         return result
     }
 
