@@ -28,11 +28,6 @@ let package = Package(
             dependencies: ["TandemCLI"],
             path: "Tools/tandem"
         ),
-        .executableTarget(
-            name: "tandem-bench-writer",
-            dependencies: ["Tandem"],
-            path: "Tools/bench/writer"
-        ),
         .testTarget(
             name: "TandemTests",
             dependencies: ["Tandem", "TandemCLI"],

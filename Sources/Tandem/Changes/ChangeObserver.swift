@@ -4,7 +4,7 @@ import Synchronization
 /// Learns what other processes committed and tells this process's subscribers.
 ///
 /// The database is the record: each Tandem write transaction stamps the tables it changed in
-/// `ps_changes` with a sequence number. A dedicated thread waits on the `<db>-notify` wake-up
+/// `ps_state` (`changed:<table>`) with a sequence number. A dedicated thread waits on the `<db>-notify` wake-up
 /// (inotify on the directory) or the backstop poll interval, then reads the stamps newer than the
 /// last it saw, and compares `PRAGMA data_version` to notice writers that stamp nothing.
 /// Commits made by this process are delivered directly by ``localCommit(_:)``, and their stamps
@@ -121,7 +121,8 @@ final class ChangeObserver: @unchecked Sendable {
         try connection.execute("BEGIN")
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.lastSequence }
-        let rows = try connection.fetchAll("SELECT tbl, seq FROM ps_changes WHERE seq > ?", [.integer(since)])
+        let rows = try connection.fetchAll(
+            "SELECT substr(key, 9), value FROM ps_state WHERE key > 'changed:' AND key < 'changed;' AND value > ?", [.integer(since)])
         let dataVersion = try connection.scalar("PRAGMA data_version").int64Value ?? 0
         try connection.execute("COMMIT")
         return state.withLock { s -> DatabaseChange? in

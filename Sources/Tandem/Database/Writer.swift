@@ -39,7 +39,7 @@ final class Writer: @unchecked Sendable {
     }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction and commits, or rolls back if it throws.
-    /// Records the changed tables in `ps_changes` inside the transaction, then wakes other processes.
+    /// Records the changed tables in `ps_state` inside the transaction, then wakes other processes.
     func write<T>(_ body: (Transaction) throws -> T) throws -> (T, Commit?) {
         mutex.lock()
         defer { mutex.unlock() }
@@ -67,21 +67,19 @@ final class Writer: @unchecked Sendable {
     }
 
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and
-    /// stamps every changed table with the next change sequence number.
+    /// stamps every changed table with the next change sequence number (all in `ps_state`).
     private func recordChanges() throws -> Commit? {
-        var tables = connection.takeChangedTables()
-        tables.subtract(InternalTables.bookkeeping)
+        let tables = connection.takeChangedTables()
         guard !tables.isEmpty else { return nil }
-        // One statement closes the transaction id (if entries were queued) and takes the next sequence number.
-        let sequence = try connection.scalar(
-            "UPDATE ps_tx SET next_tx = next_tx + ?, seq = seq + 1 WHERE id = 1 RETURNING seq",
-            [.integer(tables.contains(InternalTables.crud) ? 1 : 0)]).int64Value ?? 0
+        if tables.contains(InternalTables.crud) {
+            try connection.execute("UPDATE ps_state SET value = value + 1 WHERE key = 'next_tx'")
+        }
+        let sequence = try connection.scalar("UPDATE ps_state SET value = value + 1 WHERE key = 'seq' RETURNING value").int64Value ?? 0
         for table in tables {
             try connection.execute(
-                "INSERT INTO ps_changes(tbl, seq) VALUES (?, ?) ON CONFLICT(tbl) DO UPDATE SET seq = excluded.seq",
-                [.text(table), .integer(sequence)])
+                "INSERT INTO ps_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [.text(InternalTables.changedPrefix + table), .integer(sequence)])
         }
-        _ = connection.takeChangedTables()
         return Commit(tables: tables, sequence: sequence)
     }
 }

@@ -127,6 +127,18 @@ final class Connection {
         try cachedStatement(sql).fetchAll(arguments)
     }
 
+    /// Steps through the rows of a cached statement until `body` returns false.
+    func forEachRow(_ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Bool) throws {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { sqlite3_reset(statement.handle) }
+        let names = statement.columnNames
+        while try statement.step() {
+            let row = Row(columns: names, values: (0..<Int32(names.count)).map(statement.value(at:)))
+            if try !body(row) { return }
+        }
+    }
+
     func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue {
         let s = try cachedStatement(sql)
         try s.bind(arguments)

@@ -41,7 +41,7 @@ extension Table {
 
     var createTriggers: [String] {
         let trigger = { (kind: String) in SQLText.identifier("ps_view_\(kind)__\(name)") }
-        let crudTx = "(SELECT next_tx FROM ps_tx WHERE id = 1)"
+        let crudTx = InternalTables.nextTransactionID
         var insertBody = idCheck
         if insertOnly {
             insertBody += """

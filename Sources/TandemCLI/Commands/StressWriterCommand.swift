@@ -6,12 +6,15 @@ enum StressWriterCommand {
     static let command = CommandLineTool.Command(
         name: "stress-writer", summary: "(internal) numbered writer for stress tests",
         usage: """
-            Usage: tandem stress-writer DB --writer W --transactions M [--rows-per-transaction R]
+            Usage: tandem stress-writer DB --writer W --transactions M [--rows-per-transaction R] [--interval-us U]
+                   tandem stress-writer DB --bulk --rows-per-transaction R
 
             Runs write transactions numbered from the first not yet in DB up to M-1, each inserting
             R rows (default 1) into the table `stress` with ids "w<W>-t<i>-r<j>". After each commit
             prints "<i> <start_us> <commit_us>" (CLOCK_MONOTONIC microseconds: before waiting for the
-            write lock, and after COMMIT returned).
+            write lock, and after COMMIT returned). With --interval-us, transaction i starts no
+            earlier than U × i µs after the start (TANDEM_START_AT_US, or now).
+            --bulk inserts R rows in one transaction and prints "<rows> <microseconds>".
 
             """, hidden: true, run: run)
 
@@ -20,18 +23,25 @@ enum StressWriterCommand {
         indexes: [Index(name: "by_writer", columns: ["writer", "txn"])])])
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["writer", "transactions", "rows-per-transaction"])
+        let args = try Arguments(words, flags: ["bulk"], options: ["writer", "transactions", "rows-per-transaction", "interval-us"])
         try args.require(["DB"])
         let writer = try args.integer("writer", default: 0, range: 0...100_000)
         let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)
-        let rows = try args.integer("rows-per-transaction", default: 1, range: 1...100_000)
+        let rows = try args.integer("rows-per-transaction", default: 1, range: 1...100_000_000)
+        let interval = Int64(try args.integer("interval-us", default: 0, range: 0...60_000_000))
         let db = try openDatabase(args.positionals[0])
+        if args.has("bulk") { return try bulk(db, rows: rows) }
+        let startedAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) } ?? monotonicMicroseconds()
         let first = try db.read {
             try $0.scalar("SELECT coalesce(max(txn), -1) + 1 FROM stress WHERE writer = ?", [writer]).int64Value ?? 0
         }
         let payload = String(repeating: "x", count: 32)
         var index = Int(first)
         while index < transactions {
+            if interval > 0 {
+                let wait = startedAt + Int64(index) * interval - monotonicMicroseconds()
+                if wait > 0 { usleep(useconds_t(wait)) }
+            }
             let start = monotonicMicroseconds()
             try db.write { tx in
                 for row in 0..<rows {
@@ -42,6 +52,20 @@ enum StressWriterCommand {
             Output.write("\(index) \(start) \(monotonicMicroseconds())\n")
             index += 1
         }
+        return 0
+    }
+
+    /// One write transaction of `rows` rows through the view (triggers, CRUD capture, bookkeeping).
+    static func bulk(_ db: SharedDatabase, rows: Int) throws -> Int32 {
+        let payload = String(repeating: "x", count: 32)
+        let start = monotonicMicroseconds()
+        try db.write { tx in
+            for row in 0..<rows {
+                try tx.execute("INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
+                               ["w0-t\(row)-r0", 0, row, 0, payload, start])
+            }
+        }
+        Output.write("\(rows) \(monotonicMicroseconds() - start)\n")
         return 0
     }
 }
