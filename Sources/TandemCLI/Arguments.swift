@@ -23,7 +23,6 @@ struct Arguments: Equatable {
             let word = words[index]
             index += 1
             if onlyPositionals || !word.hasPrefix("--") {
-                if !onlyPositionals && (word == "-h") { flags.insert("help"); continue }
                 positionals.append(word)
                 continue
             }
@@ -34,7 +33,6 @@ struct Arguments: Equatable {
                 inlineValue = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
-            if name == "help" { flags.insert("help"); continue }
             if knownFlags.contains(name) {
                 guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
                 flags.insert(name)
@@ -72,10 +70,13 @@ struct Arguments: Equatable {
         return value
     }
 
-    /// Exactly `count` leading positionals are required; names them in the error.
-    func require(_ names: [String]) throws {
+    /// The positionals `names` are required, and no others unless `more` (e.g. SQL arguments).
+    func require(_ names: [String], more: Bool = false) throws {
         if positionals.count < names.count {
             throw UsageError(message: "missing \(names[positionals.count...].joined(separator: " "))")
+        }
+        if !more, positionals.count > names.count {
+            throw UsageError(message: "unexpected argument '\(positionals[names.count])'")
         }
     }
 }

@@ -37,16 +37,21 @@ public enum CommandLineTool {
 
     /// Runs the command named by `arguments[0]` and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
-        guard let name = arguments.first, !["--help", "-h", "help"].contains(name) else {
+        guard let name = arguments.first else {
+            Output.error(overview)
+            return 2
+        }
+        if ["--help", "-h", "help"].contains(name) {
             Output.write(overview)
-            return arguments.isEmpty ? 2 : 0
+            return 0
         }
         guard let command = commands.first(where: { $0.name == name }) else {
             Output.error("tandem: unknown command '\(name)'\n\n" + overview)
             return 2
         }
         let rest = Array(arguments.dropFirst())
-        if rest.contains("--help") || rest.first == "-h" {
+        let options = rest.prefix { $0 != "--" }  // after `--` everything is an argument
+        if options.contains("--help") || options.contains("-h") {
             Output.write(command.usage)
             return 0
         }

@@ -3,12 +3,27 @@ import Tandem
 
 /// Printing rows for people (an aligned table) and for programs (JSON, column order kept).
 enum Output {
+    /// Writes to standard output at once. When the reader has gone (`tandem query … | head`),
+    /// exits quietly with status 141, as a program killed by SIGPIPE would.
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        if !writeAll(STDOUT_FILENO, text) { exit(141) }
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        _ = writeAll(STDERR_FILENO, text)
+    }
+
+    /// write(2) until done; false on EPIPE or another error.
+    private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
     }
 
     /// A JSON object per row, keys in column order.
@@ -42,8 +57,8 @@ enum Output {
         var widths = header.map(\.count)
         for row in cells { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
         func line(_ values: [String]) -> String {
-            zip(values, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+            let padded = zip(values, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(separator: "  ")
+            return String(padded.reversed().drop { $0 == " " }.reversed())
         }
         var text = line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
         for row in cells { text += line(row) + "\n" }

@@ -62,8 +62,22 @@ public struct Subprocess: Sendable {
         let envp = envStrings.map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
 
+        // The child starts with default signal handling and no blocked signals, whatever this
+        // process ignores (SIGPIPE) or handles (SIGINT and SIGTERM in long-running commands).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else {
             parentEnds.filter { $0 >= 0 }.forEach { close($0) }
             throw SystemError(call: "posix_spawn(3)", path: executable, errno: rc)

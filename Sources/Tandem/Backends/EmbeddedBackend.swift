@@ -17,6 +17,7 @@ public final class EmbeddedBackend: SyncBackend {
     private let wake = Signal()
     private let closed = Atomic<Bool>(false)
     private let token: UInt64
+    private let serverID: String
 
     static let ddl = """
         CREATE TABLE IF NOT EXISTS server_rows(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY(type, id));
@@ -58,6 +59,7 @@ public final class EmbeddedBackend: SyncBackend {
                 return Schema(tables: [])
             }.0
         }
+        serverID = try database.clientID()
         let wake = self.wake
         token = try database.addChangeHandler { change in
             if change.isUnknown || change.rawTables.contains("server_changes") { wake.raise() }
@@ -65,6 +67,9 @@ public final class EmbeddedBackend: SyncBackend {
     }
 
     deinit { database.removeChangeHandler(token) }
+
+    /// The server database's own id (its `ps_kv` client id, made when the file was created).
+    public var identifier: String { serverID }
 
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
         try database.write { tx in

@@ -107,7 +107,7 @@ final class ChangeObserver: @unchecked Sendable {
                 _ = try? read(connection)
                 change = .unknown
             } else {
-                change = (try? read(connection)) ?? .unknown
+                do { change = try read(connection) } catch { change = .unknown }  // nil: nothing new
             }
             guard let change else { continue }
             let handlers = state.withLock { Array($0.subscribers.values) }

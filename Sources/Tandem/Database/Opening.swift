@@ -3,6 +3,32 @@ import Foundation
 
 /// Opening a connection: path checks, busy timeout first, WAL with busy-retry until a deadline.
 enum Opening {
+    /// The path with symbolic links resolved (so every process finds the same sidecar files),
+    /// after checking that it names a regular file or nothing yet.
+    /// - Throws: ``TandemError/cannotOpen(path:reason:)`` for an empty path, a directory, a FIFO,
+    ///   a device, or a loop of links.
+    static func resolve(_ given: String) throws -> String {
+        guard !given.isEmpty else { throw TandemError.cannotOpen(path: given, reason: "the path is empty") }
+        var path = URL(fileURLWithPath: given).standardizedFileURL.path
+        for _ in 0..<32 {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return path }  // nothing there yet
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                return path
+            case S_IFLNK:
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
+                let base = URL(fileURLWithPath: path).deletingLastPathComponent()
+                path = (target.hasPrefix("/") ? URL(fileURLWithPath: target) : base.appendingPathComponent(target)).standardizedFileURL.path
+            case S_IFDIR:
+                throw TandemError.cannotOpen(path: given, reason: "it is a directory, not a database file")
+            default:
+                throw TandemError.cannotOpen(path: given, reason: "it is not a regular file (a FIFO, socket or device)")
+            }
+        }
+        throw TandemError.cannotOpen(path: given, reason: "too many levels of symbolic links")
+    }
+
     /// Checks the directory and, for an existing file, its header, so that nothing that is not
     /// an SQLite database is ever opened for writing. Creates a new file with `mode`.
     static func prepareFile(path: String, mode: mode_t, readOnly: Bool) throws {

@@ -45,7 +45,7 @@ public final class SharedDatabase: Sendable {
     ///   ``TandemError/notInitialized(path:)`` when no schema is given or stored;
     ///   ``TandemError/invalidSchema(_:)`` for a bad schema or a name collision.
     public convenience init(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws {
-        try self.init(path: path, configuration: configuration) { writer, readers, path in
+        try self.init(path: path, configuration: configuration, requireStoredSchema: schema == nil) { writer, readers, path in
             let stored = try readers.read { try SchemaInstaller.storedSchema(Transaction(connection: $0, isReadOnly: true)) }
             if let schema, schema != stored {
                 guard let writer else {
@@ -60,11 +60,23 @@ public final class SharedDatabase: Sendable {
 
     /// Opens the file and its connections, then resolves the schema with `setUp` (given the
     /// writer, or nil when read-only, the reader pool and the standardized path).
-    init(path: String, configuration: Configuration,
+    /// With `requireStoredSchema`, a file that is missing or holds no Tandem schema is refused
+    /// before anything is created or changed (no WAL switch, no sidecar files).
+    init(path: String, configuration: Configuration, requireStoredSchema: Bool = false,
          setUp: (Writer?, ReaderPool, String) throws -> Schema) throws {
-        let path = URL(fileURLWithPath: path).standardizedFileURL.path
+        let path = try Opening.resolve(path)
         self.path = path
         self.configuration = configuration
+        if requireStoredSchema {
+            guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
+            try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
+            var probe = configuration
+            probe.readOnly = true
+            let connection = try Opening.open(path: path, configuration: probe, configure: Opening.configureReader)
+            guard try SchemaInstaller.storedSchema(Transaction(connection: connection, isReadOnly: true)) != nil else {
+                throw TandemError.notInitialized(path: path)
+            }
+        }
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
 
         let openReader = { () throws -> Connection in
@@ -125,7 +137,7 @@ public final class SharedDatabase: Sendable {
         try readers.read { connection in
             try connection.execute("BEGIN")
             defer { connection.rollbackIfNeeded() }
-            let value = try body(Transaction(connection: connection, isReadOnly: true))
+            let value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: true)) }
             try connection.execute("COMMIT")
             return value
         }

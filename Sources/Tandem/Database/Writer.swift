@@ -52,7 +52,7 @@ final class Writer: @unchecked Sendable {
         let value: T
         let commit: Commit?
         do {
-            value = try body(Transaction(connection: connection, isReadOnly: false))
+            value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges()
             try connection.execute("COMMIT")
         } catch {

@@ -30,6 +30,7 @@ final class Connection {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         registerFunctions()
+        installAuthorizer()
     }
 
     deinit {
@@ -51,14 +52,27 @@ final class Connection {
         return s
     }
 
+    /// Prepares exactly one statement.
+    /// - Throws: ``SQLiteError``; ``TandemError/invalidSQL(sql:reason:)`` for no statement, more
+    ///   than one, or transaction control inside a Tandem transaction.
     func prepare(_ sql: String, persistent: Bool = false) throws -> Statement {
         var stmt: OpaquePointer?
-        let rc = sqlite3_prepare_v3(handle, sql, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, nil)
-        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+        var trailing = false
+        let rc = sql.withCString { start -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(handle, start, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, &tail)
+            trailing = tail.map { !Connection.isBlank($0) } ?? false
+            return rc
+        }
+        guard rc == SQLITE_OK else { throw explainRefusal(error(rc, sql: sql), sql: sql) }
         guard let stmt else {
             throw TandemError.invalidSQL(sql: sql, reason: "it contains no statement")
         }
-        return Statement(connection: self, handle: stmt, sql: sql)
+        let statement = Statement(connection: self, handle: stmt, sql: sql)
+        if trailing {
+            throw TandemError.invalidSQL(sql: sql, reason: "only one statement is allowed here, but more follow the first")
+        }
+        return statement
     }
 
     /// Prepares and runs each `;`-separated statement of `sql` in turn. Arguments are consumed
@@ -78,7 +92,7 @@ final class Connection {
                 let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
                 let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
                     ?? String(cString: current)) }
-                guard rc == SQLITE_OK else { throw error(rc, sql: text()) }
+                guard rc == SQLITE_OK else { throw explainRefusal(error(rc, sql: text()), sql: text()) }
                 tail = next
                 guard let stmt else { continue }  // whitespace or comment
                 statements += 1
@@ -180,24 +194,56 @@ final class Connection {
         return changedTables
     }
 
-    // MARK: Read sets
+    // MARK: Authorizer
 
-    /// The tables a statement reads, found with the authorizer while it is prepared.
+    /// While set, statements prepared on this connection may not begin, commit or roll back a
+    /// transaction (the caller owns the transaction; savepoints stay allowed).
+    private var forbidsTransactionControl = false
+    /// Set when the authorizer refused a transaction-control statement.
+    fileprivate var refusedTransactionControl = false
+    /// While non-nil, the authorizer collects the tables statements read.
+    fileprivate var readTables: Set<String>?
+
+    /// One authorizer for the connection's lifetime: it records read sets and refuses
+    /// transaction control inside a transaction that Tandem owns.
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/set_authorizer.html
-    func tablesRead(by sql: String) throws -> Set<String> {
-        final class Box { var tables: Set<String> = [] }
-        let box = Box()
-        let context = Unmanaged.passUnretained(box).toOpaque()
+    private func installAuthorizer() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
-            if action == SQLITE_READ, let context, let table {
-                Unmanaged<Box>.fromOpaque(context).takeUnretainedValue().tables.insert(String(cString: table))
+            guard let context else { return SQLITE_OK }
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            if action == SQLITE_READ, let table, connection.readTables != nil {
+                connection.readTables?.insert(String(cString: table))
+            } else if action == SQLITE_TRANSACTION, connection.forbidsTransactionControl {
+                connection.refusedTransactionControl = true
+                return SQLITE_DENY
             }
             return SQLITE_OK
         }, context)
-        defer { sqlite3_set_authorizer(handle, nil, nil) }
+    }
+
+    /// Runs `body` (the caller's statements inside a transaction Tandem owns) with transaction control refused.
+    func withoutTransactionControl<T>(_ body: () throws -> T) rethrows -> T {
+        forbidsTransactionControl = true
+        defer { forbidsTransactionControl = false }
+        return try body()
+    }
+
+    /// Turns the authorizer's refusal of BEGIN/COMMIT/ROLLBACK into a clear error.
+    func explainRefusal(_ error: SQLiteError, sql: String) -> Error {
+        guard refusedTransactionControl else { return error }
+        refusedTransactionControl = false
+        return TandemError.invalidSQL(sql: sql, reason:
+            "BEGIN, COMMIT, END and ROLLBACK are not allowed inside a Tandem transaction; it commits when the block returns and rolls back when it throws (SAVEPOINT works)")
+    }
+
+    /// The tables a statement reads, found with the authorizer while it is prepared.
+    func tablesRead(by sql: String) throws -> Set<String> {
+        readTables = []
+        defer { readTables = nil }
         _ = try prepare(sql)
-        return box.tables
+        return readTables ?? []
     }
 
     // MARK: SQL functions

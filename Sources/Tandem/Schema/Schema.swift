@@ -19,6 +19,13 @@ public struct Schema: Codable, Sendable, Equatable {
 
     public init(tables: [Table]) { self.tables = tables }
 
+    enum CodingKeys: String, CodingKey { case tables }
+
+    public init(from decoder: Decoder) throws {
+        try decoder.rejectUnknownKeys(["tables"], in: "the schema")
+        tables = try decoder.container(keyedBy: CodingKeys.self).decode([Table].self, forKey: .tables)
+    }
+
     /// Decodes and validates a schema from JSON.
     /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and column at fault.
     public init(json: Data) throws {
@@ -33,9 +40,15 @@ public struct Schema: Codable, Sendable, Equatable {
     /// Reads a schema JSON file.
     /// - Throws: ``TandemError/invalidSchema(_:)`` naming the file.
     public init(contentsOf url: URL) throws {
-        let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': \(error.localizedDescription)")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': it does not exist")
+        }
+        guard !isDirectory.boolValue else {
+            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': it is a directory")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': permission denied or not readable")
         }
         do { try self.init(json: data) } catch TandemError.invalidSchema(let message) {
             throw TandemError.invalidSchema("\(url.path): \(message)")
@@ -93,12 +106,13 @@ public struct Table: Codable, Sendable, Equatable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
+        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly"], in: "table '\(name)'")
         do {
             columns = try c.decode([Column].self, forKey: .columns)
+            indexes = try c.decodeIfPresent([Index].self, forKey: .indexes) ?? []
         } catch TandemError.invalidSchema(let message) {
             throw TandemError.invalidSchema("table '\(name)': \(message)")
         }
-        indexes = try c.decodeIfPresent([Index].self, forKey: .indexes) ?? []
         localOnly = try c.decodeIfPresent(Bool.self, forKey: .localOnly) ?? false
         insertOnly = try c.decodeIfPresent(Bool.self, forKey: .insertOnly) ?? false
     }
@@ -129,6 +143,7 @@ public struct Column: Codable, Sendable, Equatable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
+        try decoder.rejectUnknownKeys(["name", "type"], in: "column '\(name)'")
         let raw = try c.decode(String.self, forKey: .type)
         guard let type = ColumnType(rawValue: raw.lowercased()) else {
             throw TandemError.invalidSchema("column '\(name)' has unknown type '\(raw)' (use text, integer or real)")
@@ -145,5 +160,14 @@ public struct Index: Codable, Sendable, Equatable {
     public init(name: String, columns: [String]) {
         self.name = name
         self.columns = columns
+    }
+
+    enum CodingKeys: String, CodingKey { case name, columns }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        try decoder.rejectUnknownKeys(["name", "columns"], in: "index '\(name)'")
+        columns = try c.decode([String].self, forKey: .columns)
     }
 }

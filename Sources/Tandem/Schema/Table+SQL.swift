@@ -55,7 +55,7 @@ extension Table {
             if !localOnly {
                 insertBody += """
                     INSERT INTO ps_crud(tx_id, data) SELECT \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
-                    'id', d.id, 'data', json(d.data)) FROM \(quotedDataTable) AS d WHERE d.rowid = last_insert_rowid();
+                    'id', d.id, 'data', json(d.data)) FROM \(quotedDataTable) AS d WHERE changes() > 0 AND d.rowid = last_insert_rowid();
                     """
             }
         }

@@ -5,6 +5,11 @@ import Foundation
 /// Methods are blocking and are called from the sync engine's own threads; implementations must
 /// be safe to call from two threads at once (uploads/fetches on one, ``waitForChanges(after:timeout:)`` on another).
 public protocol SyncBackend: Sendable {
+    /// A stable identifier of the backend's data set. A client database records the first
+    /// backend it syncs with and refuses any other, because its download cursor and its
+    /// uploaded transaction ids belong to that one.
+    var identifier: String { get }
+
     /// Applies local write transactions in order. Idempotent per (client id, transaction id): a
     /// transaction already applied is skipped, so a retry after a crash has no second effect.
     /// - Parameter epoch: the uploading owner's epoch (fencing token).
@@ -67,8 +72,10 @@ public enum BackendURL: Sendable, Equatable {
     /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme or option, or no path.
     public init(_ url: String) throws {
         guard url.hasPrefix("sqlite:") else {
-            let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
-            throw TandemError.invalidBackend("unknown backend scheme '\(scheme)' in '\(url)' (supported: sqlite:PATH)")
+            guard let colon = url.firstIndex(of: ":") else {
+                throw TandemError.invalidBackend("'\(url)' is not a backend URL (use sqlite:PATH)")
+            }
+            throw TandemError.invalidBackend("unknown backend scheme '\(url[..<colon])' in '\(url)' (supported: sqlite:PATH)")
         }
         var path = String(url.dropFirst("sqlite:".count))
         if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
@@ -77,9 +84,12 @@ public enum BackendURL: Sendable, Equatable {
             let query = path[path.index(after: question)...]
             path = String(path[..<question])
             for item in query.split(separator: "&") {
-                let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
-                guard pair.count == 2, pair[0] == "busy_timeout_ms", let ms = Int32(pair[1]), ms >= 0 else {
-                    throw TandemError.invalidBackend("unknown option '\(item)' in '\(url)' (supported: busy_timeout_ms=N)")
+                let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard pair[0] == "busy_timeout_ms" else {
+                    throw TandemError.invalidBackend("unknown option '\(pair[0])' in '\(url)' (supported: busy_timeout_ms=N)")
+                }
+                guard pair.count == 2, let ms = Int32(pair[1]), ms >= 0 else {
+                    throw TandemError.invalidBackend("busy_timeout_ms takes a whole number of milliseconds, not '\(pair.count == 2 ? pair[1] : "")' in '\(url)'")
                 }
                 busyTimeout = ms
             }

@@ -10,7 +10,7 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
     case error(String)
     /// Another process took over (the epoch moved on); this process stopped syncing.
     case lostOwnership(String)
-    /// Ownership was released.
+    /// Sync stopped; ownership, if held, was released.
     case stopped
 
     public var description: String {
@@ -20,7 +20,7 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
         case .downloaded(let n): return "downloaded \(n) change\(n == 1 ? "" : "s")"
         case .error(let m): return "error: \(m)"
         case .lostOwnership(let m): return "lost ownership: \(m)"
-        case .stopped: return "released ownership"
+        case .stopped: return "stopped"
         }
     }
 }

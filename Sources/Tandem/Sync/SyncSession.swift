@@ -77,14 +77,16 @@ extension SharedDatabase {
     /// - Throws: when the owner lock file cannot be opened.
     public func sync(with backend: any SyncBackend, backendName: String = "") throws -> SyncSession {
         guard writer != nil else { throw TandemError.readOnly(path: path) }
+        try bind(to: backend, name: backendName)
         return try SyncSession(database: self, backend: backend, backendName: backendName)
     }
 
     /// Runs one upload-then-download pass if no other process owns sync, then releases ownership.
     /// - Returns: (transactions uploaded, CRUD entries uploaded, changes downloaded).
     /// - Throws: ``TandemError/notOwner(path:ownerPID:)`` when another process owns sync; backend errors.
-    public func syncOnce(with backend: any SyncBackend) throws -> (transactions: Int, entries: Int, downloaded: Int) {
+    public func syncOnce(with backend: any SyncBackend, backendName: String = "") throws -> (transactions: Int, entries: Int, downloaded: Int) {
         guard writer != nil else { throw TandemError.readOnly(path: path) }
+        try bind(to: backend, name: backendName)
         let election = try OwnerElection(database: self)
         guard let epoch = try election.tryAcquire() else {
             let pid = try? read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value }
@@ -103,5 +105,24 @@ extension SharedDatabase {
             try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('sync_status', ?)", [json])
         }
         return (result.transactions, result.entries, result.downloaded)
+    }
+}
+
+extension SharedDatabase {
+    /// Records the backend this database syncs with, or refuses a different one.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` when the database already syncs with another backend.
+    func bind(to backend: any SyncBackend, name: String) throws {
+        let id = backend.identifier
+        try write { tx in
+            let bound = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_id'").stringValue
+            if let bound, bound != id {
+                let boundName = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_name'").stringValue ?? ""
+                throw TandemError.invalidBackend(
+                    "'\(path)' syncs with another backend\(boundName.isEmpty ? "" : " (\(boundName))") and cannot switch to \(name.isEmpty ? "this one" : "'\(name)'"): its download cursor and uploaded transaction ids belong to the first; sync a new client database instead")
+            }
+            if bound == nil {
+                try tx.execute("INSERT INTO ps_kv(key, value) VALUES ('backend_id', ?), ('backend_name', ?)", [id, name])
+            }
+        }
     }
 }

@@ -71,7 +71,7 @@ enum SyncCommand {
         let db = try openDatabase(args.positionals[0])
         let backend = try openBackend(url: url)
         defer { backend.close() }
-        let result = try db.syncOnce(with: backend)
+        let result = try db.syncOnce(with: backend, backendName: url)
         if args.has("json") {
             Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
                                         ("uploaded_entries", String(result.entries)),

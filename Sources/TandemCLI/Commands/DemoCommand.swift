@@ -27,6 +27,7 @@ enum DemoCommand {
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["keep"], options: ["seconds", "writers"])
+        try args.require([])
         let seconds = try args.seconds("seconds", default: 4)
         let writers = try args.integer("writers", default: 3, range: 1...32)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-demo-\(getpid())")
@@ -42,6 +43,17 @@ enum DemoCommand {
 
         let shared = Mutex(Shared())
         var children: [ChildProcess] = []
+        // Ctrl-C or SIGTERM: stop every child, remove the directory, exit 130.
+        let running = Mutex<[ChildProcess]>([])
+        let keep = args.has("keep")
+        Signals.onTerminate {
+            let all = running.withLock { $0 }
+            for child in all { child.terminate() }
+            for child in all { child.wait() }
+            if !keep { try? FileManager.default.removeItem(at: dir) }
+            Output.error("\ntandem demo: interrupted\n")
+            exit(130)
+        }
         for (name, path) in [("A", a), ("B", b)] {
             let app = ChildProcess(label: "app-\(name)", arguments: ["app", path, "--backend", backend, "--json"])
             try app.start { line, _ in
@@ -51,6 +63,7 @@ enum DemoCommand {
                 }
             }
             children.append(app)
+            running.withLock { $0.append(app) }
             let sql = "SELECT count(*) AS notes, coalesce(sum(done), 0) AS done, coalesce(max(written_at), 0) AS last FROM notes"
             let watcher = ChildProcess(label: "watch-\(name)", arguments: ["watch", path, sql, "--json"])
             try watcher.start { line, at in
@@ -62,11 +75,15 @@ enum DemoCommand {
                 }
             }
             children.append(watcher)
+            running.withLock { $0.append(watcher) }
         }
         let helpers = (1...writers).map { i in
             ChildProcess(label: "helper-\(i)", arguments: ["helper", a, "--name", "writer-\(i)", "--seconds", String(seconds)])
         }
-        for helper in helpers { try helper.start { _, _ in } }
+        for helper in helpers {
+            try helper.start { _, _ in }
+            running.withLock { $0.append(helper) }
+        }
 
         let tty = isatty(STDOUT_FILENO) != 0
         func show() {

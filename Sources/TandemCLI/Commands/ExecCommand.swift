@@ -16,7 +16,7 @@ enum ExecCommand {
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words)
-        try args.require(["DB", "SQL"])
+        try args.require(["DB", "SQL"], more: true)
         let db = try openDatabase(args.positionals[0])
         let sql = args.positionals[1]
         let values = args.positionals.dropFirst(2).map(bindValue)

@@ -28,7 +28,7 @@ enum InitCommand {
                                         ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
                                         ("journal_mode", JSONValue.string(try db.journalMode()).jsonText)]) + "\n")
         } else {
-            Output.write("initialised \(db.path): \(tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
+            Output.write("initialised \(db.path): \(tables.isEmpty ? "no tables" : tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
         }
         return 0
     }

@@ -14,7 +14,7 @@ enum QueryCommand {
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, flags: ["json"])
-        try args.require(["DB", "SQL"])
+        try args.require(["DB", "SQL"], more: true)
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let rows = try db.fetchAll(args.positionals[1], args.positionals.dropFirst(2).map(bindValue))
         Output.write(args.has("json") ? Output.json(rows) + "\n" : Output.table(rows))
@@ -36,7 +36,7 @@ enum WatchCommand {
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["json"])
-        try args.require(["DB", "SQL"])
+        try args.require(["DB", "SQL"], more: true)
         let db = try openDatabase(args.positionals[0], readOnly: true)
         Signals.onTerminate { exit(0) }
         let json = args.has("json")

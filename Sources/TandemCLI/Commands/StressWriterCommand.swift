@@ -84,7 +84,7 @@ enum HoldCommand {
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, options: ["seconds"])
-        try args.require(["DB"])
+        try args.require(["DB"], more: true)
         let seconds = try args.seconds("seconds", default: 1)
         let db = try openDatabase(args.positionals[0])
         try db.write { tx in

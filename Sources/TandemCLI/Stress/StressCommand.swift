@@ -39,31 +39,25 @@ enum StressCommand {
         options.backend = args.options["backend"]
         options.showProgress = isatty(STDERR_FILENO) != 0
 
-        let db = try prepare(path)
-        var peer: SharedDatabase?
+        // Every check comes before anything is created.
         if let url = options.backend {
-            try openBackend(url).close()  // a bad URL is an error before anything starts
+            _ = try BackendURL(url)
             options.peerPath = path + ".peer.db"
-            peer = try prepare(options.peerPath!)
         }
+        for file in [path] + (options.peerPath.map { [$0] } ?? []) where !isNew(file) { throw StressError.notNew(file) }
+        if let url = options.backend { try Tandem.openBackend(url: url).close() }
+        let db = try SharedDatabase(path: path, schema: StressWriterCommand.schema)
+        let peer = try options.peerPath.map { try SharedDatabase(path: $0, schema: StressWriterCommand.schema) }
         try? FileManager.default.removeItem(atPath: StressLog.path(for: path))
         let report = try await StressExecution(options: options, database: db, peer: peer).run()
         Output.write(args.has("json") ? report.json + "\n" : report.text)
         return report.passed ? 0 : 1
     }
 
-    private static func openBackend(_ url: String) throws -> any SyncBackend { try Tandem.openBackend(url: url) }
-
-    /// Creates DB with the stress table, refusing a file that already holds stress rows.
-    static func prepare(_ path: String) throws -> SharedDatabase {
-        var schema = StressWriterCommand.schema
-        if FileManager.default.fileExists(atPath: path), let existing = try? SharedDatabase(path: path) {
-            schema.tables = existing.schema.tables.filter { $0.name != "stress" } + schema.tables
-        }
-        let db = try SharedDatabase(path: path, schema: schema)
-        let rows = try db.read { try $0.scalar("SELECT count(*) FROM stress").int64Value ?? 0 }
-        guard rows == 0 else { throw StressError.existingRows(path) }
-        return db
+    /// A stress run writes into a new file: missing or empty.
+    static func isNew(_ path: String) -> Bool {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else { return true }
+        return size == 0
     }
 
     static func verifyOnly(path: String, json: Bool) throws -> Int32 {

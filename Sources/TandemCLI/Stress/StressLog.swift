@@ -35,14 +35,14 @@ struct StressLog: Codable, Equatable {
 enum StressError: Error, CustomStringConvertible {
     case noLog(String)
     case badLog(String, String)
-    case existingRows(String)
+    case notNew(String)
     case timeout(String)
 
     var description: String {
         switch self {
         case .noLog(let path): return "no stress log at '\(path)': run `tandem stress` on this database first"
         case .badLog(let path, let why): return "the stress log '\(path)' cannot be read: \(why)"
-        case .existingRows(let path): return "'\(path)' already holds stress rows; run stress on a new database file (or use --verify)"
+        case .notNew(let path): return "'\(path)' already exists; tandem stress writes into a new database file (use --verify to check an earlier run)"
         case .timeout(let what): return "timed out: \(what)"
         }
     }
