@@ -90,10 +90,13 @@ public final class SharedDatabase: Sendable {
         if configuration.readOnly {
             self.writer = nil
         } else {
-            let writeLock = try WriteQueue(path: path + "-write.lock", mode: configuration.fileMode,
-                                           streakLimit: configuration.writeLockStreakLimit)
-            // Tandem openers queue on the write lock, so only busy states caused by other clients remain.
-            let connection = try writeLock.withLock {
+            let writeLock = try WriteQueue(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
+                                           streakLimit: configuration.writeLockStreakLimit,
+                                           timeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+            // Openers that find the write lock free hold it while switching to WAL, so that
+            // processes starting together mostly take turns; when a writer holds it, opening
+            // goes ahead and the busy-retry loop covers the rest.
+            let connection = try writeLock.ifFree {
                 try Opening.open(path: path, configuration: configuration) {
                     try Opening.configureWriter($0, configuration: configuration)
                 }

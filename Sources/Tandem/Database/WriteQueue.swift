@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// The cross-process write lock with bounded barging.
@@ -21,7 +22,12 @@ final class WriteQueue: @unchecked Sendable {
 
     private static let recordSize = 4096
 
-    init(path: String, mode: mode_t, streakLimit: Int) throws {
+    private let timeoutMilliseconds: Int32
+    private let databasePath: String
+
+    init(path: String, databasePath: String, mode: mode_t, streakLimit: Int, timeoutMilliseconds: Int32) throws {
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.databasePath = databasePath
         let lock = try FileLock(path: path, mode: mode)
         self.lock = lock
         self.streakLimit = Int64(max(1, streakLimit))
@@ -36,9 +42,20 @@ final class WriteQueue: @unchecked Sendable {
 
     deinit { munmap(record, WriteQueue.recordSize) }
 
-    /// Blocks until this process holds the write lock.
+    /// Blocks until this process holds the write lock, or the busy timeout passes.
+    /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
     func acquire() throws {
-        try lock.lock()
+        if try !lock.tryLock() {
+            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
+            let watchdog = LockWatchdog.shared
+            if !watchdog.isAvailable {
+                try lock.lock()
+            } else if try !watchdog.run(until: deadline, { flock(lock.fd, LOCK_EX) }) {
+                throw SQLiteError(extendedCode: SQLITE_BUSY, message:
+                    "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
+                    path: databasePath)
+            }
+        }
         if record[0] == pid {
             record[1] += 1
         } else {
@@ -60,6 +77,13 @@ final class WriteQueue: @unchecked Sendable {
     func withLock<T>(_ body: () throws -> T) throws -> T {
         try acquire()
         defer { release() }
+        return try body()
+    }
+
+    /// Runs `body` holding the lock if it is free now, else without it.
+    func ifFree<T>(_ body: () throws -> T) throws -> T {
+        guard try lock.tryLock() else { return try body() }
+        defer { lock.unlock() }
         return try body()
     }
 }

@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+
+/// Puts a deadline on blocking `flock(2)` calls, which have no timeout of their own.
+///
+/// A thread about to block registers its deadline; one watchdog thread per process sleeps until
+/// the earliest deadline and then sends that thread `SIGURG` with `pthread_kill`, which makes the
+/// blocked call return `EINTR`. `SIGURG` is ignored by default and only used this way (as Go's
+/// runtime does); Tandem installs a do-nothing handler for it, without `SA_RESTART`, unless the
+/// program already handles it, in which case waits simply have no deadline.
+final class LockWatchdog: Sendable {
+    static let shared = LockWatchdog()
+
+    private struct Waiter {
+        let thread: pthread_t
+        let deadline: UInt64
+    }
+
+    private struct State {
+        var waiters: [UInt64: Waiter] = [:]
+        var nextID: UInt64 = 0
+        var started = false
+    }
+
+    private let state = Mutex(State())
+    private let wake = Signal()
+    /// False when the program handles SIGURG itself; then waits have no deadline.
+    let isAvailable: Bool
+
+    private init() {
+        var current = sigaction()
+        sigaction(SIGURG, nil, &current)
+        let disposition = unsafeBitCast(current.__sigaction_handler, to: Int.self)
+        if disposition == 0 || disposition == 1 {  // SIG_DFL or SIG_IGN: nobody handles it
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = 0
+            isAvailable = sigaction(SIGURG, &action, nil) == 0
+        } else {
+            isAvailable = false
+        }
+    }
+
+    /// Runs `body` (a blocking call that returns -1 with EINTR when interrupted) until it
+    /// succeeds or `deadline` (uptime nanoseconds) passes.
+    /// - Returns: false when the deadline passed first.
+    func run(until deadline: UInt64, _ body: () -> Int32) throws -> Bool {
+        // Worker threads (Dispatch, the Swift concurrency pool) block most signals: let SIGURG in
+        // for the wait, so that it can interrupt the call.
+        var urgent = sigset_t()
+        sigemptyset(&urgent)
+        sigaddset(&urgent, SIGURG)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &urgent, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let id = register(deadline)
+        defer { unregister(id) }
+        while true {
+            if body() == 0 { return true }
+            let code = errno
+            guard code == EINTR else { throw SystemError(call: "flock(2)", path: nil, errno: code) }
+            if DispatchTime.now().uptimeNanoseconds >= deadline { return false }
+        }
+    }
+
+    private func register(_ deadline: UInt64) -> UInt64 {
+        let (id, start) = state.withLock { s -> (UInt64, Bool) in
+            s.nextID += 1
+            s.waiters[s.nextID] = Waiter(thread: pthread_self(), deadline: deadline)
+            defer { s.started = true }
+            return (s.nextID, !s.started)
+        }
+        if start {
+            let thread = Thread { [self] in loop() }
+            thread.name = "tandem.lock-watchdog"
+            thread.stackSize = 128 << 10
+            thread.start()
+        }
+        wake.raise()
+        return id
+    }
+
+    private func unregister(_ id: UInt64) {
+        state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+    }
+
+    private func loop() {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            let next = state.withLock { s -> UInt64? in
+                var overdue = false
+                for waiter in s.waiters.values where waiter.deadline <= now {
+                    pthread_kill(waiter.thread, SIGURG)  // under the lock: the waiter is still registered
+                    overdue = true
+                }
+                // Signal overdue waiters again in 10 ms, in case one was not blocked yet.
+                let future = s.waiters.values.map(\.deadline).filter { $0 > now }.min()
+                return overdue ? min(future ?? .max, now + 10_000_000) : future
+            }
+            let seconds = next.map { Double($0 - now) / 1e9 } ?? 3600
+            wake.wait(timeout: min(max(seconds, 0.001), 3600))
+        }
+    }
+}
