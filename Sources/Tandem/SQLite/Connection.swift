@@ -92,7 +92,11 @@ final class Connection {
                 let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
                 let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
                     ?? String(cString: current)) }
-                guard rc == SQLITE_OK else { throw explainRefusal(error(rc, sql: text()), sql: text()) }
+                guard rc == SQLITE_OK else {
+                    // Quote the failing statement and what follows (the tail stops where parsing failed).
+                    let rest = Connection.trimmed(String(cString: current))
+                    throw explainRefusal(error(rc, sql: rest), sql: rest)
+                }
                 tail = next
                 guard let stmt else { continue }  // whitespace or comment
                 statements += 1
