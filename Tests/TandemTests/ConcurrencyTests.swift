@@ -57,6 +57,23 @@ import Testing
         #expect(try db.integrityCheck() == "ok")
     }
 
+    /// `tandem watch --json` started before four parallel `tandem exec` writers prints the final
+    /// count within 1 s of the last commit.
+    @Test func watchSeesFourParallelExecWriters() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let watcher = try Spawned(["watch", db.path, "SELECT count(*) AS n FROM notes", "--json"])
+        try watcher.waitForLine("the initial result") { $0 == #"[{"n":0}]"# }
+        let insert = "INSERT INTO notes(title) WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 25) SELECT ? || k FROM i"
+        let writers = try (0..<4).map { w in try Spawned(["exec", db.path, insert, "writer \(w) note "]) }
+        for writer in writers { #expect(try writer.wait() == 0, "\(writer.stderr)") }
+        let lastCommit = nowMicroseconds()  // every exec has exited, so every commit happened before this
+        let final = try watcher.waitForLine(timeout: 5, "the final count 100") { $0 == #"[{"n":100}]"# }
+        #expect(final.at - lastCommit < 1_000_000, "printed \(final.at - lastCommit) µs after the last writer exited")
+        watcher.signal(SIGTERM)
+        #expect(try watcher.wait() == 0)
+    }
+
     /// read-only-process: reads and live queries work; writes throw naming read-only; nothing is queued.
     @Test func readOnlyProcess() async throws {
         let dir = try TemporaryDirectory()
