@@ -1,0 +1,58 @@
+import Foundation
+import Tandem
+
+// Hidden commands that tests run as real processes.
+
+/// Holds a write transaction for a while (tests of lock waiting).
+enum HoldCommand {
+    static let command = CommandLineTool.Command(
+        name: "hold", summary: "(internal) hold a write transaction",
+        usage: """
+            Usage: tandem hold DB --seconds S [SQL]
+
+            Opens a write transaction, runs SQL if given, prints "locked", holds the transaction
+            for S seconds, commits and prints "committed".
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["seconds"])
+        try args.require(["DB"], more: true)
+        let seconds = try args.seconds("seconds", default: 1)
+        let db = try openDatabase(args.positionals[0])
+        try db.write { tx in
+            if args.positionals.count > 1 { try tx.execute(args.positionals[1]) }
+            Output.write("locked\n")
+            Thread.sleep(forTimeInterval: seconds)
+        }
+        Output.write("committed\n")
+        return 0
+    }
+}
+
+/// Read-modify-write of a counter in application code (the lost-update case).
+enum CounterCommand {
+    static let command = CommandLineTool.Command(
+        name: "counter", summary: "(internal) increment a counter by read-then-write",
+        usage: """
+            Usage: tandem counter DB --times N
+
+            N write transactions that each read counters.n for id 'c' and write n + 1 in a second
+            statement.
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["times"])
+        try args.require(["DB"])
+        let times = try args.integer("times", default: 1, range: 0...1_000_000)
+        let db = try openDatabase(args.positionals[0])
+        for _ in 0..<times {
+            try db.write { tx in
+                let n = try tx.scalar("SELECT n FROM counters WHERE id = 'c'").int64Value ?? 0
+                try tx.execute("UPDATE counters SET n = ? WHERE id = 'c'", [n + 1])
+            }
+        }
+        return 0
+    }
+}
