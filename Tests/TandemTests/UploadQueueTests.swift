@@ -115,8 +115,8 @@ import Testing
 }
 
 @Suite struct UploadQueueStrayTests {
-    /// A client that does not close transaction ids (the sqlite3 shell) appends under the id
-    /// being uploaded; completing the upload moves those entries to a fresh id.
+    /// A client that does not close transaction ids (the sqlite3 shell) would append under the id
+    /// being uploaded; reading the queue seals that id first, so later entries get a fresh one.
     @Test func entriesAppendedUnderAnUploadedIdGetAFreshOne() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
@@ -127,7 +127,7 @@ import Testing
         try shell("INSERT INTO notes(id, title) VALUES ('a', 'first')")
         let batch = try db.crudTransactions(limit: 10)
         try shell("INSERT INTO notes(id, title) VALUES ('b', 'second')")
-        #expect(try db.crudTransactions(limit: 10).map(\.transactionID) == [batch[0].transactionID])
+        #expect(try db.crudTransactions(limit: 10).map(\.entries.count) == [1, 1], "an entry joined a transaction being uploaded")
         try db.complete(batch)
         let rest = try db.crudTransactions(limit: 10)
         #expect(rest.count == 1)

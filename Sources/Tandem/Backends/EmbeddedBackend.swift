@@ -140,9 +140,11 @@ public final class EmbeddedBackend: SyncBackend {
             if remaining <= 0 { return nil }
             wake.wait(timeout: remaining)
         }
-        return nil
+        throw TandemError.closed(path: database.path)
     }
 
+    /// Ends pending and later ``waitForChanges(after:timeout:)`` calls (they throw
+    /// ``TandemError/closed(path:)``); uploads and fetches keep working.
     public func close() {
         closed.store(true, ordering: .relaxed)
         wake.raise()

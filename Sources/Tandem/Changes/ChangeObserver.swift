@@ -98,7 +98,8 @@ final class ChangeObserver: @unchecked Sendable {
     }
 
     private func run(connection: Connection, wakeup: FileWakeup) {
-        let timeout = Int32(max(1, configuration.changePollInterval * 1000))
+        let interval = configuration.changePollInterval * 1000
+        let timeout = interval.isFinite ? Int32(max(1, min(interval, 86_400_000))) : 86_400_000
         while true {
             let event = wakeup.wait(timeoutMilliseconds: timeout)
             if state.withLock({ $0.stopped }) { return }
@@ -118,13 +119,13 @@ final class ChangeObserver: @unchecked Sendable {
     /// Reads stamps newer than the last seen, in one read transaction with `data_version`.
     /// Returns nil when nothing new was committed by another process.
     private func read(_ connection: Connection) throws -> DatabaseChange? {
-        try connection.execute("BEGIN")
+        try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.lastSequence }
         let rows = try connection.fetchAll(
             "SELECT substr(key, 9), value FROM ps_state WHERE key > 'changed:' AND key < 'changed;' AND value > ?", [.integer(since)])
         let dataVersion = try connection.scalar("PRAGMA data_version").int64Value ?? 0
-        try connection.execute("COMMIT")
+        try connection.control(.commit)
         return state.withLock { s -> DatabaseChange? in
             let first = s.lastDataVersion < 0
             let versionChanged = s.lastDataVersion != dataVersion

@@ -138,10 +138,10 @@ public final class SharedDatabase: Sendable {
     /// Writing inside it throws ``TandemError/readOnly(path:)``.
     public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         try readers.read { connection in
-            try connection.execute("BEGIN")
+            try connection.control(.begin)
             defer { connection.rollbackIfNeeded() }
             let value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: true)) }
-            try connection.execute("COMMIT")
+            try connection.control(.commit)
             return value
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The process's one writer connection and the cross-process write lock.
 ///
@@ -10,6 +11,9 @@ import Foundation
 final class Writer: @unchecked Sendable {
     // Invariant: `connection` is used only while `mutex` is held.
     private let mutex = NSLock()
+    /// The thread inside `write` (pthread_self as an integer; 0 for none), to refuse nesting,
+    /// which would otherwise wait forever on itself while holding the cross-process lock.
+    private let holder = Atomic<UInt>(0)
     private let connection: Connection
     private let writeLock: WriteQueue
     private let notifyFD: Int32
@@ -32,29 +36,43 @@ final class Writer: @unchecked Sendable {
     deinit { close(notifyFD) }
 
     /// Runs `body` with the connection and the cross-process lock held, outside any transaction.
-    func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
+    private func enter() throws {
+        let me: UInt = pthread_self()
+        if holder.load(ordering: .relaxed) == me {
+            throw TandemError.invalidSQL(sql: "write", reason: "a write transaction was started inside another one on the same thread (\(path)); run the statements in the outer transaction")
+        }
         mutex.lock()
-        defer { mutex.unlock() }
+        holder.store(me, ordering: .relaxed)
+    }
+
+    private func leave() {
+        holder.store(0, ordering: .relaxed)
+        mutex.unlock()
+    }
+
+    func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
+        try enter()
+        defer { leave() }
         return try writeLock.withLock { try body(connection) }
     }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction and commits, or rolls back if it throws.
     /// Records the changed tables in `ps_state` inside the transaction, then wakes other processes.
     func write<T>(_ body: (Transaction) throws -> T) throws -> (T, Commit?) {
-        mutex.lock()
-        defer { mutex.unlock() }
+        try enter()
+        defer { leave() }
         try writeLock.acquire()
         var locked = true
         defer { if locked { writeLock.release() } }
 
-        try connection.execute("BEGIN IMMEDIATE")
+        try connection.control(.beginImmediate)
         _ = connection.takeChangedTables()
         let value: T
         let commit: Commit?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges()
-            try connection.execute("COMMIT")
+            try connection.control(.commit)
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()

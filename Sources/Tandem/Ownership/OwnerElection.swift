@@ -25,17 +25,29 @@ final class OwnerElection: Sendable {
     /// Takes ownership if no process holds it. Returns the new epoch, or nil when another process owns sync.
     func tryAcquire() throws -> Int64? {
         guard try lock.tryLock() else { return nil }
-        return try becomeOwner()
+        do {
+            guard let epoch = try becomeOwner() else { return nil }
+            return epoch
+        } catch {
+            lock.unlock()
+            throw error
+        }
     }
 
     /// Waits for ownership on a dedicated thread and calls `onOwner` with the new epoch.
-    /// `onError` is called if the lock or the epoch write fails.
+    /// `onError` is called if the lock or the epoch write fails (ownership is not kept then).
+    ///
+    /// The wait is a blocking `flock`, so the kernel hands the lock over at once; it is cut
+    /// into 1 s slices (see ``LockWatchdog``) so that a cancelled stand-by's thread ends, and
+    /// with it the thread's hold on the database.
     func start(onOwner: @escaping @Sendable (Int64) -> Void, onError: @escaping @Sendable (Error) -> Void) {
         let thread = Thread { [self] in
             do {
-                try lock.lock()
-                if state.withLock({ $0.cancelled }) { lock.unlock(); return }
-                let epoch = try becomeOwner()
+                while true {
+                    if state.withLock({ $0.cancelled }) { return }
+                    if try waitForLock(seconds: 1) { break }
+                }
+                guard let epoch = try becomeOwner() else { return }
                 onOwner(epoch)
             } catch {
                 lock.unlock()
@@ -47,30 +59,48 @@ final class OwnerElection: Sendable {
         thread.start()
     }
 
-    private func becomeOwner() throws -> Int64 {
+    /// Blocks until the lock is held (true) or `seconds` pass (false).
+    private func waitForLock(seconds: Double) throws -> Bool {
+        let watchdog = LockWatchdog.shared
+        guard watchdog.isAvailable else {
+            try lock.lock()
+            return true
+        }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        return try watchdog.run(until: deadline) { flock(lock.fd, LOCK_EX) }
+    }
+
+    /// Increments the epoch; returns nil (and lets the lock go) when ``release()`` came first.
+    private func becomeOwner() throws -> Int64? {
         let epoch = try database.write { tx -> Int64 in
             let epoch = (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0) + 1
             try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('epoch', ?), ('owner_pid', ?)", [epoch, Int64(getpid())])
             return epoch
         }
-        state.withLock { $0.epoch = epoch }
-        return epoch
+        let kept = state.withLock { s -> Bool in
+            if s.cancelled { return false }
+            s.epoch = epoch
+            return true
+        }
+        if !kept { giveUp() }
+        return kept ? epoch : nil
     }
 
     var epoch: Int64? { state.withLock { $0.epoch } }
 
-    /// Gives up ownership (or stops waiting for it). A thread still blocked waiting for the lock
-    /// releases the lock at once if it gets it later.
+    /// Gives up ownership (or stops waiting for it). A stand-by's waiting thread ends within 1 s.
     func release() {
         let wasOwner = state.withLock { s -> Bool in
             s.cancelled = true
             defer { s.epoch = nil }
             return s.epoch != nil
         }
-        if wasOwner {
-            _ = try? database.write { try $0.execute("DELETE FROM ps_kv WHERE key = 'owner_pid' AND value = ?", [Int64(getpid())]) }
-            lock.unlock()
-        }
+        if wasOwner { giveUp() }
+    }
+
+    private func giveUp() {
+        _ = try? database.write { try $0.execute("DELETE FROM ps_kv WHERE key = 'owner_pid' AND value = ?", [Int64(getpid())]) }
+        lock.unlock()
     }
 }
 

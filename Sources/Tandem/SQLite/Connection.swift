@@ -9,6 +9,7 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     private var cache: [String: Statement] = [:]
+    private var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
     private var updateHookInstalled = false
@@ -35,6 +36,7 @@ final class Connection {
 
     deinit {
         cache.removeAll()
+        controlStatements.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -225,6 +227,22 @@ final class Connection {
             }
             return SQLITE_OK
         }, context)
+    }
+
+    /// Tandem's own transaction statements, kept apart from the statement cache that user SQL
+    /// reaches: a user's `COMMIT` is prepared anew (and refused), never served from here.
+    enum Control: String {
+        case begin = "BEGIN"
+        case beginImmediate = "BEGIN IMMEDIATE"
+        case commit = "COMMIT"
+    }
+
+    func control(_ statement: Control) throws {
+        if let prepared = controlStatements[statement] { return try prepared.run([]) }
+        precondition(!forbidsTransactionControl, "Tandem's own transaction statements run outside user SQL")
+        let prepared = try prepare(statement.rawValue, persistent: true)
+        controlStatements[statement] = prepared
+        try prepared.run([])
     }
 
     /// Runs `body` (the caller's statements inside a transaction Tandem owns) with transaction control refused.

@@ -9,6 +9,7 @@ extension Schema {
     /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and column at fault.
     public func validate() throws {
         var tableNames: Set<String> = []
+        var indexObjects: [String: String] = [:]  // generated index name -> "table.index"
         for table in tables {
             try Schema.checkIdentifier(table.name, what: "table '\(table.name)'")
             let lower = table.name.lowercased()
@@ -43,6 +44,11 @@ extension Schema {
                 guard !index.columns.isEmpty else {
                     throw TandemError.invalidSchema("index '\(table.name).\(index.name)' has no columns")
                 }
+                let generated = "ps_index__\(table.name)__\(index.name)".lowercased()
+                if let other = indexObjects[generated] {
+                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' and index '\(other)' would share the SQLite name '\(generated)'; rename one")
+                }
+                indexObjects[generated] = "\(table.name).\(index.name)"
                 for column in index.columns where column != "id" && !columnNames.contains(column.lowercased()) {
                     throw TandemError.invalidSchema("index '\(table.name).\(index.name)' names unknown column '\(column)'")
                 }

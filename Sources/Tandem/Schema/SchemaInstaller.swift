@@ -43,6 +43,11 @@ enum SchemaInstaller {
             }
             try tx.execute(table.createDataTable)
             try checkDataTable(table, in: tx)
+            if !table.localOnly && !table.insertOnly {
+                // Rows downloaded before this table was declared wait in ps_untyped.
+                try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
+                try tx.execute("DELETE FROM ps_untyped WHERE type = ?", [table.name])
+            }
             try tx.execute(table.createView)
             for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
         }

@@ -9,6 +9,7 @@ final class SyncEngine: Sendable {
         var status = SyncStatus()
         var lastStatusWrite: Date = .distantPast
         var changeToken: UInt64?
+        var started = false
     }
 
     private let database: SharedDatabase
@@ -38,21 +39,21 @@ final class SyncEngine: Sendable {
         let token = try database.addChangeHandler { [signal] change in
             if change.isUnknown || change.rawTables.contains(InternalTables.crud) { signal.raise() }
         }
-        state.withLock { $0.changeToken = token }
+        state.withLock { $0.changeToken = token; $0.started = true }
         spawn("tandem.sync") { [self] in loop() }
         spawn("tandem.sync-wait") { [self] in waitForBackend() }
     }
 
     /// Stops the loop and waits for its last write to finish.
     func stop() {
-        let token = state.withLock { s -> UInt64? in
+        let (token, started) = state.withLock { s -> (UInt64?, Bool) in
             s.stopped = true
-            return s.changeToken
+            return (s.changeToken, s.started)
         }
         if let token { database.removeChangeHandler(token) }
         signal.raise()
         backend.close()
-        finished.wait()
+        if started { finished.wait() }
     }
 
     private var stopped: Bool { state.withLock { $0.stopped } }

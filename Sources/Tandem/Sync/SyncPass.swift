@@ -8,6 +8,8 @@ struct SyncPass {
     let clientID: String
     var uploadBatch = 64
     var downloadBatch = 1000
+    /// Most changes applied in one transaction; a larger backlog is applied in several.
+    var maximumApply = 50_000
     var onEvent: (SyncEvent) -> Void = { _ in }
 
     struct Result {
@@ -44,19 +46,31 @@ struct SyncPass {
         }
     }
 
+    /// Fetches everything newer than the cursor (up to ``maximumApply`` changes) and applies it
+    /// in one write transaction, so the database never shows an older server state between
+    /// batches (one row's old value from an early batch over this client's own newer write).
     /// Returns false when the upload queue was not empty, so nothing was applied.
     func download(into result: inout Result) throws -> Bool {
         var cursor = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue ?? "" }
         while true {
-            let batch = try backend.fetchChanges(after: cursor, limit: downloadBatch)
-            if batch.changes.isEmpty && batch.nextCursor == cursor { return true }
+            var changes: [ServerChange] = []
+            var next = cursor
+            var more = true
+            while more && changes.count < maximumApply {
+                let batch = try backend.fetchChanges(after: next, limit: downloadBatch)
+                if batch.changes.isEmpty && batch.nextCursor == next { more = false; break }
+                changes += batch.changes
+                next = batch.nextCursor
+                more = batch.hasMore
+            }
+            if next == cursor { return true }
             let applied = try database.write { tx -> Bool in
                 try Fence.check(tx, epoch: epoch)
                 guard (try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0) == 0 else { return false }
-                try ChangeApplier(schema: database.schema).apply(batch.changes, in: tx)
-                try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [batch.nextCursor])
-                // While more batches follow, `downloading` shows in the status (same transaction).
-                if batch.hasMore {
+                try ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema).apply(changes, in: tx)
+                try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [next])
+                // While more changes follow (a backlog over `maximumApply`), `downloading` shows in the status.
+                if more {
                     try tx.execute("INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('downloading', 1)")
                 } else {
                     try tx.execute("DELETE FROM ps_kv WHERE key = 'downloading'")
@@ -64,12 +78,12 @@ struct SyncPass {
                 return true
             }
             if !applied { return false }
-            cursor = batch.nextCursor
-            if !batch.changes.isEmpty {
-                result.downloaded += batch.changes.count
-                onEvent(.downloaded(changes: batch.changes.count))
+            cursor = next
+            if !changes.isEmpty {
+                result.downloaded += changes.count
+                onEvent(.downloaded(changes: changes.count))
             }
-            if !batch.hasMore { return true }
+            if !more { return true }
         }
     }
 }

@@ -21,39 +21,50 @@ public final class SyncSession: Sendable {
     init(database: SharedDatabase, backend: any SyncBackend, backendName: String) throws {
         (events, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.backend = backend
-        self.election = try OwnerElection(database: database)
+        let election = try OwnerElection(database: database)
+        self.election = election
         let continuation = self.continuation
         election.start(onOwner: { [weak self] epoch in
-            guard let self else { return }
+            guard let self else { return election.release() }
             continuation.yield(.becameOwner(epoch: epoch))
             do {
-                let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch) {
-                    continuation.yield($0)
+                let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch) { [weak self] event in
+                    continuation.yield(event)
+                    if case .lostOwnership = event, let self {
+                        // The engine's loop has ended; stop from another thread (stop waits for that loop).
+                        DispatchQueue.global().async { self.stop() }
+                    }
                 }
                 let proceed = state.withLock { s -> Bool in
                     guard !s.stopped else { return false }
                     s.engine = engine
                     return true
                 }
-                if proceed { try engine.start() }
+                guard proceed else { return }  // stop() came first and released ownership
+                try engine.start()
             } catch {
-                continuation.yield(.error("\(error)"))
+                // Never keep ownership without syncing: let a stand-by take over.
+                continuation.yield(.error("sync could not start: \(error)"))
+                self.stop()
             }
-        }, onError: { error in
+        }, onError: { [weak self] error in
             continuation.yield(.error("\(error)"))
+            self?.stop()
         })
     }
+
+    deinit { stop() }
 
     /// The current epoch when this process owns sync, else nil.
     public var epoch: Int64? { election.epoch }
 
     /// Stops syncing and releases ownership. Blocks until the sync loop's last write finished.
     public func stop() {
-        let engine = state.withLock { s -> SyncEngine? in
-            s.stopped = true
-            defer { s.engine = nil }
-            return s.engine
+        let (engine, first) = state.withLock { s -> (SyncEngine?, Bool) in
+            defer { s.stopped = true; s.engine = nil }
+            return (s.engine, !s.stopped)
         }
+        guard first else { return }
         engine?.stop()
         if engine == nil { backend.close() }
         election.release()
@@ -90,7 +101,7 @@ extension SharedDatabase {
         let election = try OwnerElection(database: self)
         guard let epoch = try election.tryAcquire() else {
             let pid = try? read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value }
-            throw TandemError.notOwner(path: path, ownerPID: pid.flatMap { $0 }.map { Int32($0) })
+            throw TandemError.notOwner(path: path, ownerPID: pid.flatMap { $0 }.flatMap { Int32(exactly: $0) })
         }
         defer { election.release() }
         let pass = SyncPass(database: self, backend: backend, epoch: epoch, clientID: try clientID())

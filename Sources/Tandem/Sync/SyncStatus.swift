@@ -46,7 +46,7 @@ extension SharedDatabase {
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         status.epoch = epoch
         status.pendingUploads = pending
-        status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.map { Int32($0) } : nil
+        status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
         if status.ownerPID == nil { status.connected = false }
         status.uploading = status.connected && pending > 0
         status.downloading = status.ownerPID != nil && downloading

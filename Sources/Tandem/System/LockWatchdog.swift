@@ -60,6 +60,7 @@ final class LockWatchdog: Sendable {
             if body() == 0 { return true }
             let code = errno
             guard code == EINTR else { throw SystemError(call: "flock(2)", path: nil, errno: code) }
+            // An interrupted wait past its deadline gives up; an early signal just waits again.
             if DispatchTime.now().uptimeNanoseconds >= deadline { return false }
         }
     }

@@ -12,8 +12,20 @@ extension SharedDatabase {
     }
 
     /// Whole transactions from the head of the upload queue, oldest first, up to `limit` transactions.
+    ///
+    /// The transaction ids returned are sealed: when the last one is still the id that view
+    /// triggers hand out (a client that does not close transactions, such as the `sqlite3` shell,
+    /// wrote it), the id is moved on first, so no entry written later can join a transaction
+    /// that is being uploaded.
     public func crudTransactions(limit: Int) throws -> [CrudTransaction] {
-        try read { try UploadQueueRows.head(transactions: limit, in: $0) }
+        let (transactions, open) = try read { tx in
+            (try UploadQueueRows.head(transactions: limit, in: tx), try UploadQueueRows.isOpen(in: tx))
+        }
+        guard open, writer != nil else { return transactions }
+        return try write { tx in
+            try UploadQueueRows.seal(in: tx)
+            return try UploadQueueRows.head(transactions: limit, in: tx)
+        }
     }
 
     /// Removes uploaded transactions from the queue.
@@ -45,20 +57,25 @@ enum UploadQueueRows {
         return result
     }
 
+    /// True when the newest entry's transaction id is still the one triggers hand out.
+    static func isOpen(in tx: Transaction) throws -> Bool {
+        guard let newest = try tx.scalar("SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1").int64Value else { return false }
+        let next = try tx.scalar("SELECT value FROM ps_state WHERE key = 'next_tx'").int64Value ?? 1
+        return next <= newest
+    }
+
+    /// Moves `next_tx` past every queued entry's transaction id.
+    static func seal(in tx: Transaction) throws {
+        try tx.execute("""
+            UPDATE ps_state SET value = (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)
+            WHERE key = 'next_tx' AND value <= (SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1)
+            """)
+    }
+
     /// Deletes the uploaded entries: every entry up to the batch's last id (ids only grow, so no
-    /// later entry has a smaller one). Entries that a non-Tandem writer appended afterwards under
-    /// the last uploaded transaction id are moved to a fresh id, so no id is ever uploaded twice.
+    /// later entry has a smaller one, and sealed transaction ids gain no later entries).
     static func complete(_ transactions: [CrudTransaction], in tx: Transaction) throws {
         guard let last = transactions.last else { return }
         try tx.execute("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
-        let next = try tx.scalar("SELECT value FROM ps_state WHERE key = 'next_tx'").int64Value ?? 1
-        let head = try tx.scalar("SELECT tx_id FROM ps_crud ORDER BY id LIMIT 1").int64Value
-        if head == last.transactionID {
-            let fresh = max(next, last.transactionID + 1)
-            try tx.execute("UPDATE ps_crud SET tx_id = ? WHERE tx_id = ?", [fresh, last.transactionID])
-            try tx.execute("UPDATE ps_state SET value = ? WHERE key = 'next_tx'", [fresh + 1])
-        } else if next <= last.transactionID {
-            try tx.execute("UPDATE ps_state SET value = ? WHERE key = 'next_tx'", [last.transactionID + 1])
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tandem
 
 enum AppCommand {
@@ -25,7 +26,11 @@ enum AppCommand {
         let json = args.has("json")
         let session = try db.sync(with: backend, backendName: url)
         // Stopping finishes the event stream, so the loop below prints the last events and returns.
-        Signals.onTerminate { session.stop() }
+        let stopping = Mutex(false)
+        Signals.onTerminate {
+            stopping.withLock { $0 = true }
+            session.stop()
+        }
         let pid = getpid()
         if let owner = try db.syncStatus().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
@@ -33,7 +38,8 @@ enum AppCommand {
         for await event in session.events {
             emit(json ? jsonLine(event) : "[pid \(pid)] \(event)")
         }
-        return 0
+        // The session ends by itself only when sync could not go on (it says why above).
+        return stopping.withLock { $0 } ? 0 : 1
     }
 
     private static func emit(_ line: String) {

@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+
+private func sqliteShell(_ path: String, _ sql: String) throws {
+    let shell = try Spawned(executable: "/usr/bin/sqlite3", [path, sql])
+    guard try shell.wait() == 0 else { throw TestFailure("sqlite3 failed: \(sql): \(shell.stderr)") }
+}
+
+@Suite struct SyncRobustnessTests {
+    /// An owner dies between uploading and completing while the sqlite3 shell keeps writing:
+    /// the next owner's upload of the same transaction id must not hide the shell's new row.
+    @Test func noUploadIsLostAfterACrashBetweenUploadAndComplete() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('a', 'first')")
+        try backend.upload(try db.crudTransactions(limit: 64), clientID: try db.clientID(), epoch: 0)  // then "dies"
+        try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('b', 'second')")
+        _ = try db.syncOnce(with: backend)
+        #expect(try backend.rows().map(\.id) == ["a", "b"])
+        #expect(try db.pendingUploadCount() == 0)
+    }
+
+    /// `COMMIT` inside a write is refused even after the writer's own COMMIT was prepared.
+    @Test func commitInsideAWriteNeverCommitsHalf() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('warm', 'up')")
+        #expect(throws: TandemError.self) {
+            try db.write { tx in
+                try tx.execute("INSERT INTO notes(id, title) VALUES ('half', 'x')")
+                try tx.execute("COMMIT")
+            }
+        }
+        #expect(try count(db, "SELECT count(*) FROM notes WHERE id = 'half'") == 0)
+    }
+
+    /// Downloading a backlog never shows an older server value over this client's own uploaded write.
+    @Test func downloadsDoNotRevertAnUploadedWriteBetweenBatches() throws {
+        let dir = try TemporaryDirectory()
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        try b.execute("INSERT INTO notes(id, title) VALUES ('x', 'old')")
+        for i in 0..<3 { try b.execute("INSERT INTO notes(id, title) VALUES (?, 'filler')", ["f\(i)"]) }
+        _ = try b.syncOnce(with: backend)
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('x', 'mine')")
+        let seen = Mutex<[String]>([])
+        var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
+        pass.downloadBatch = 1
+        pass.onEvent = { event in
+            if case .downloaded = event {
+                let title = (try? a.read { try $0.scalar("SELECT title FROM notes WHERE id = 'x'").stringValue }) ?? nil
+                seen.withLock { $0.append(title ?? "nil") }
+            }
+        }
+        _ = try pass.run()
+        #expect(seen.withLock { $0 } == ["mine"])
+    }
+
+    /// Rows downloaded for a table this database did not declare yet appear once it does.
+    @Test func rowsOfALaterDeclaredTableAppear() throws {
+        let dir = try TemporaryDirectory()
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let both = Schema(tables: notesSchema.tables + [Table(name: "todos", columns: [.text("what")])])
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: both)
+        try b.execute("INSERT INTO todos(id, what) VALUES ('t1', 'buy milk')")
+        _ = try b.syncOnce(with: backend, backendName: "server")
+        do {
+            let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+            _ = try a.syncOnce(with: backend, backendName: "server")
+            #expect(try count(a, "SELECT count(*) FROM ps_untyped") == 1)
+        }
+        let upgraded = try SharedDatabase(path: dir.path("a.db"), schema: both)
+        #expect(try upgraded.fetchAll("SELECT what FROM todos").first?[0] == .text("buy milk"))
+        #expect(try count(upgraded, "SELECT count(*) FROM ps_untyped") == 0)
+    }
+
+    /// A stopped stand-by lets go of the database; a released owner lock is free at once.
+    @Test func stoppingAStandByReleasesEverything() throws {
+        let dir = try TemporaryDirectory()
+        let holder = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let otherOwner = try FileLock(path: holder.ownerLockPath, mode: 0o600)
+        try otherOwner.lock()
+        weak var weakDatabase: SharedDatabase?
+        do {
+            let db = try SharedDatabase(path: dir.path("a.db"))
+            weakDatabase = db
+            let session = try db.sync(with: try EmbeddedBackend(path: dir.path("server.db")))
+            session.stop()
+        }
+        try waitUntil(timeout: 3, "the stopped stand-by to release the database") { weakDatabase == nil }
+        otherOwner.unlock()
+        #expect(!FileLock.isHeld(path: holder.ownerLockPath))
+    }
+
+    /// When the backend refuses the epoch (a client file restored from a backup), the owner
+    /// reports it and lets ownership go instead of holding it without syncing.
+    @Test func aRefusedEpochReleasesOwnership() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        try sqliteShell(dir.path("server.db"), "INSERT INTO server_clients VALUES ('\(try db.clientID())', 100)")
+        try db.execute("INSERT INTO notes(id, title) VALUES ('n', 'x')")
+        let session = try db.sync(with: backend)
+        var events: [SyncEvent] = []
+        for await event in session.events { events.append(event) }
+        #expect(events.contains { if case .lostOwnership = $0 { return true } else { return false } }, "\(events)")
+        #expect(events.last == .stopped)
+        #expect(!FileLock.isHeld(path: db.ownerLockPath))
+    }
+
+    @Test func aNestedWriteOnOneThreadThrows() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        #expect(throws: TandemError.self) {
+            try db.write { _ in try db.write { try $0.execute("INSERT INTO notes(title) VALUES ('x')") } }
+        }
+        try db.execute("INSERT INTO notes(title) VALUES ('after')")
+        #expect(try count(db, "SELECT count(*) FROM notes") == 1)
+    }
+
+    @Test func generatedIndexNamesMustNotCollide() {
+        let schema = Schema(tables: [
+            Table(name: "a", columns: [.text("z")], indexes: [Index(name: "b__c", columns: ["z"])]),
+            Table(name: "a__b", columns: [.text("c")], indexes: [Index(name: "c", columns: ["c"])]),
+        ])
+        #expect(throws: TandemError.invalidSchema("index 'a__b.c' and index 'a.b__c' would share the SQLite name 'ps_index__a__b__c'; rename one")) {
+            try schema.validate()
+        }
+    }
+}
