@@ -24,7 +24,7 @@ public final class EmbeddedBackend: SyncBackend {
         CREATE TABLE IF NOT EXISTS server_changes(version INTEGER PRIMARY KEY AUTOINCREMENT, txn INTEGER NOT NULL,
             op TEXT NOT NULL, type TEXT NOT NULL, id TEXT NOT NULL, data TEXT);
         CREATE TABLE IF NOT EXISTS server_uploads(client_id TEXT NOT NULL, tx_id INTEGER NOT NULL, txn INTEGER NOT NULL,
-            PRIMARY KEY(client_id, tx_id));
+            digest TEXT NOT NULL, PRIMARY KEY(client_id, tx_id));
         CREATE TABLE IF NOT EXISTS server_clients(client_id TEXT PRIMARY KEY NOT NULL, epoch INTEGER NOT NULL);
         INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('role', 'backend');
         """
@@ -79,15 +79,34 @@ public final class EmbeddedBackend: SyncBackend {
                 try tx.execute("INSERT OR REPLACE INTO server_clients(client_id, epoch) VALUES (?, ?)", [clientID, epoch])
             }
             for transaction in transactions {
-                let applied = try tx.scalar("SELECT count(*) FROM server_uploads WHERE client_id = ? AND tx_id = ?",
-                                            [clientID, transaction.transactionID]).int64Value ?? 0
-                if applied > 0 { continue }
+                let digest = EmbeddedBackend.digest(transaction)
+                if let applied = try tx.scalar("SELECT digest FROM server_uploads WHERE client_id = ? AND tx_id = ?",
+                                               [clientID, transaction.transactionID]).stringValue {
+                    if applied == digest { continue }  // a retry: applied once already
+                    let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
+                    throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
+                }
                 let txn = try tx.scalar("SELECT coalesce(max(txn), 0) + 1 FROM server_uploads").int64Value ?? 1
                 for entry in transaction.entries { try apply(entry, txn: txn, in: tx) }
-                try tx.execute("INSERT INTO server_uploads(client_id, tx_id, txn) VALUES (?, ?, ?)",
-                               [clientID, transaction.transactionID, txn])
+                try tx.execute("INSERT INTO server_uploads(client_id, tx_id, txn, digest) VALUES (?, ?, ?, ?)",
+                               [clientID, transaction.transactionID, txn, digest])
             }
         }
+    }
+
+    /// A 64-bit FNV-1a digest of a transaction's entries, telling a retry (same entries) from a
+    /// different transaction under a reused id.
+    static func digest(_ transaction: CrudTransaction) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for entry in transaction.entries {
+            for byte in entry.jsonText.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+            hash ^= 0x0a
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
     }
 
     private func apply(_ entry: CrudEntry, txn: Int64, in tx: Transaction) throws {

@@ -39,6 +39,13 @@ enum SchemaInstaller {
             if let old = stored?.table(named: table.name), old.dataTableName != table.dataTableName {
                 try tx.execute(table.createDataTable)
                 try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM \(old.quotedDataTable)")
+                if old.localOnly {
+                    // Rows that stayed on this host until now are synced from now on: queue them.
+                    try tx.execute("""
+                        INSERT INTO ps_crud(tx_id, data) SELECT \(InternalTables.nextTransactionID),
+                        json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(old.quotedDataTable)
+                        """, [table.name])
+                }
                 try tx.execute("DROP TABLE \(old.quotedDataTable)")
             }
             try tx.execute(table.createDataTable)

@@ -31,10 +31,17 @@ struct SyncPass {
     }
 
     func upload(into result: inout Result) throws {
+        var renumberings = 0
         while true {
             let transactions = try database.crudTransactions(limit: uploadBatch)
             if transactions.isEmpty { return }
-            try backend.upload(transactions, clientID: clientID, epoch: epoch)
+            do {
+                try backend.upload(transactions, clientID: clientID, epoch: epoch)
+            } catch TandemError.transactionConflict(_, _, let highest) where renumberings < 3 {
+                renumberings += 1
+                try renumberQueue(after: highest)
+                continue
+            }
             try database.write { tx in
                 try Fence.check(tx, epoch: epoch)
                 try UploadQueueRows.complete(transactions, in: tx)
@@ -43,6 +50,18 @@ struct SyncPass {
             result.transactions += transactions.count
             result.entries += entries
             onEvent(.uploaded(transactions: transactions.count, entries: entries))
+        }
+    }
+
+    /// Moves every queued transaction id past `highest` (order and grouping kept), so that a
+    /// restored or copied database stops reusing ids the backend has applied.
+    func renumberQueue(after highest: Int64) throws {
+        try database.write { tx in
+            try Fence.check(tx, epoch: epoch)
+            guard let lowest = try tx.scalar("SELECT tx_id FROM ps_crud ORDER BY id LIMIT 1").int64Value, lowest <= highest else { return }
+            let shift = highest + 1 - lowest
+            try tx.execute("UPDATE ps_crud SET tx_id = tx_id + ?", [shift])
+            try tx.execute("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = 'next_tx'", [shift])
         }
     }
 
@@ -90,33 +109,53 @@ struct SyncPass {
 
 /// Applies downloaded row states directly to the data tables: no view, no trigger, no CRUD
 /// entry, so downloads are never uploaded again.
+///
+/// Where a change goes:
+/// - a declared synced table: its `ps_data__` table;
+/// - a table that is not declared but whose `ps_data__` table remains (it was dropped from the
+///   schema, data kept): that table, so it is current if the table is declared again;
+/// - otherwise, and for local-only and insert-only tables: `ps_untyped`, from which a schema
+///   upgrade that declares the table as synced moves the rows in.
 struct ChangeApplier {
     let schema: Schema
 
     func apply(_ changes: [ServerChange], in tx: Transaction) throws {
+        var keptTables: [String: Bool] = [:]
         for change in changes {
-            guard let table = schema.table(named: change.table) else {
+            let target: String
+            if let table = schema.table(named: change.table), !table.localOnly, !table.insertOnly {
+                target = table.dataTableName
+            } else if schema.table(named: change.table) == nil, try keptDataTable(change.table, in: tx, cache: &keptTables) {
+                target = "ps_data__" + change.table
+            } else {
                 try applyUntyped(change, in: tx)
                 continue
             }
-            if table.localOnly || table.insertOnly { continue }
+            let quoted = SQLText.identifier(target)
             switch change.op {
             case .put:
                 guard let data = change.data else {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
                 }
                 do {
-                    try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) VALUES (?, json(?))", [change.rowID, data])
+                    try tx.execute("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
                 } catch let error as SQLiteError where error.code == .error {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
                 }
             case .delete:
-                try tx.execute("DELETE FROM \(table.quotedDataTable) WHERE id = ?", [change.rowID])
+                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
             }
         }
     }
 
-    /// Rows of tables this database does not declare are kept in `ps_untyped`.
+    private func keptDataTable(_ name: String, in tx: Transaction, cache: inout [String: Bool]) throws -> Bool {
+        if let known = cache[name] { return known }
+        let exists = (try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", ["ps_data__" + name]).int64Value ?? 0) > 0
+        cache[name] = exists
+        return exists
+    }
+
+    /// Rows of tables this database does not keep locally wait in `ps_untyped`.
     private func applyUntyped(_ change: ServerChange, in tx: Transaction) throws {
         switch change.op {
         case .put:
