@@ -38,6 +38,8 @@ public final class EmbeddedBackend: SyncBackend {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw TandemError.invalidBackend("the directory '\(directory)' of the backend file '\(path)' does not exist")
         }
+        // A file that is some other SQLite database is refused before anything is changed in it.
+        try EmbeddedBackend.refuseForeignFile(path: path, configuration: configuration)
         // Create-or-validate in one write transaction, so that processes starting together agree.
         database = try SharedDatabase(path: path, configuration: configuration) { writer, _, path in
             guard let writer else { throw TandemError.readOnly(path: path) }
@@ -67,6 +69,23 @@ public final class EmbeddedBackend: SyncBackend {
     }
 
     deinit { database.removeChangeHandler(token) }
+
+    private static func refuseForeignFile(path: String, configuration: Configuration) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
+        guard size > 0 else { return }
+        var probe = configuration
+        probe.readOnly = true
+        let connection = try Opening.open(path: path, configuration: probe, configure: Opening.configureReader)
+        let transaction = Transaction(connection: connection, isReadOnly: true)
+        if let stored = try SchemaInstaller.storedSchema(transaction) {
+            guard stored.tables.isEmpty else {
+                throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+            }
+            return
+        }
+        let foreign = try transaction.scalar("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'ps\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").int64Value ?? 0
+        if foreign > 0 { throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend") }
+    }
 
     /// The server database's own id (its `ps_kv` client id, made when the file was created).
     public var identifier: String { serverID }

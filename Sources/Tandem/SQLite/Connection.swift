@@ -63,7 +63,7 @@ final class Connection {
         let rc = sql.withCString { start -> Int32 in
             var tail: UnsafePointer<CChar>?
             let rc = sqlite3_prepare_v3(handle, start, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, &tail)
-            trailing = tail.map { !Connection.isBlank($0) } ?? false
+            trailing = tail.map { !Connection.onlyCommentsFollow($0, in: handle) } ?? false
             return rc
         }
         guard rc == SQLITE_OK else { throw explainRefusal(error(rc, sql: sql), sql: sql) }
@@ -127,6 +127,16 @@ final class Connection {
 
     private static func trimmed(_ text: String) -> String {
         String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+
+    /// True when nothing but white space and comments follows (SQLite prepares those to no statement).
+    private static func onlyCommentsFollow(_ pointer: UnsafePointer<CChar>, in handle: OpaquePointer) -> Bool {
+        if isBlank(pointer) { return true }
+        var stmt: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let rc = sqlite3_prepare_v2(handle, pointer, -1, &stmt, &tail)
+        defer { sqlite3_finalize(stmt) }
+        return rc == SQLITE_OK && stmt == nil && (tail.map { isBlank($0) } ?? true)
     }
 
     /// True when only white space follows (comments count as text: SQLite prepares them to no statement).
