@@ -109,6 +109,24 @@ import Testing
         #expect(try runTandem(["query", db.path, "SELECT 1", "-h"]).stdout.hasPrefix("Usage: tandem query"))
     }
 
+    @Test func aTrailingCommentIsNotASecondStatement() throws {
+        #expect(try runTandem(["query", db.path, "SELECT 1 AS one; -- a comment", "--json"]).stdout == #"[{"one":1}]"#)
+        let two = try runTandem(["query", db.path, "SELECT 1; SELECT 2"])
+        #expect(two.status == 1 && two.stderr.contains("only one statement is allowed here"))
+    }
+
+    @Test func aPlainSQLiteFileIsRefusedAsABackendAndLeftUntouched() throws {
+        let plain = dir.path("plain.db")
+        let create = try Spawned(executable: "/usr/bin/sqlite3", [plain, "CREATE TABLE q(a)"])
+        try create.wait()
+        let before = try Data(contentsOf: URL(fileURLWithPath: plain))
+        let result = try runTandem(["sync", db.path, "--backend", "sqlite:" + plain])
+        #expect(result.status == 1 && result.stderr.contains("is an SQLite database but not a Tandem backend"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plain)) == before)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("plain.db") }
+        #expect(files == ["plain.db"])
+    }
+
     @Test func tableOutputKeepsCharactersOutsideTheBasicPlane() {
         let text = Output.table([Row(columns: ["v"], values: [.text("ab🎉cd")])])
         #expect(text.contains("ab🎉cd"))
