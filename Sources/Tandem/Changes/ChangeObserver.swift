@@ -62,7 +62,7 @@ final class ChangeObserver: @unchecked Sendable {
             s.ownSequences.insert(commit.sequence)
             return Array(s.subscribers.values)
         }
-        let change = DatabaseChange(rawTables: commit.tables)
+        let change = commit.tables.contains(InternalTables.anyTable) ? .unknown : DatabaseChange(rawTables: commit.tables)
         for handler in handlers { handler(change, false) }
     }
 
@@ -138,6 +138,7 @@ final class ChangeObserver: @unchecked Sendable {
             }
             s.ownSequences = s.ownSequences.filter { $0 > s.lastSequence }
             if first { return nil }
+            if tables.contains(InternalTables.anyTable) { return .unknown }
             if !tables.isEmpty { return DatabaseChange(rawTables: tables) }
             if rows.isEmpty && versionChanged { return .unknown }
             return nil

@@ -67,11 +67,12 @@ final class Writer: @unchecked Sendable {
 
         try connection.control(.beginImmediate)
         _ = connection.takeChangedTables()
+        let changesBefore = connection.totalChanges
         let value: T
         let commit: Commit?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
-            commit = try recordChanges()
+            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore)
             try connection.control(.commit)
         } catch {
             connection.rollbackIfNeeded()
@@ -86,9 +87,14 @@ final class Writer: @unchecked Sendable {
 
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and
     /// stamps every changed table with the next change sequence number (all in `ps_state`).
-    private func recordChanges() throws -> Commit? {
-        let tables = connection.takeChangedTables()
-        guard !tables.isEmpty else { return nil }
+    private func recordChanges(rowsChanged: Bool) throws -> Commit? {
+        var tables = connection.takeChangedTables()
+        if tables.isEmpty {
+            // Rows changed that the update hook does not report (WITHOUT ROWID tables, a
+            // truncating DELETE): stamp "any table", which observers treat as unknown.
+            guard rowsChanged else { return nil }
+            tables = [InternalTables.anyTable]
+        }
         if tables.contains(InternalTables.crud) {
             try connection.execute("UPDATE ps_state SET value = value + 1 WHERE key = 'next_tx'")
         }

@@ -10,6 +10,8 @@ enum InternalTables {
     /// - `changed:<table>`: the sequence number of the last commit that changed `<table>`.
     static let state = "ps_state"
     static let changedPrefix = "changed:"
+    /// The stamp for a commit whose changed tables are not known: every live query refreshes.
+    static let anyTable = "*"
 
     static let ddl = """
         CREATE TABLE IF NOT EXISTS ps_kv(key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
