@@ -90,6 +90,9 @@ public final class EmbeddedBackend: SyncBackend {
     /// The server database's own id (its `ps_kv` client id, made when the file was created).
     public var identifier: String { serverID }
 
+    /// Applies each transaction once per (client id, transaction id) in one server transaction.
+    /// - Throws: ``TandemError/staleEpoch(held:current:)`` for an older epoch than one seen for the client;
+    ///   ``TandemError/transactionConflict(clientID:transactionID:highest:)`` for other entries under an applied pair.
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
         try database.write { tx in
             let seen = try tx.scalar("SELECT epoch FROM server_clients WHERE client_id = ?", [clientID]).int64Value ?? 0
@@ -147,6 +150,7 @@ public final class EmbeddedBackend: SyncBackend {
             """, [txn, entry.op == .delete ? "DELETE" : "PUT", entry.table, entry.rowID, entry.table, entry.rowID])
     }
 
+    /// Changes after `cursor` (a version number as text; `""` for all), at most about `limit`, whole server transactions.
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
         let after = try parse(cursor)
         return try database.read { tx in
@@ -168,6 +172,8 @@ public final class EmbeddedBackend: SyncBackend {
         }
     }
 
+    /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout` seconds.
+    /// - Throws: ``TandemError/closed(path:)`` after ``close()``.
     public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
         let after = try parse(cursor)
         let deadline = Date(timeIntervalSinceNow: timeout)

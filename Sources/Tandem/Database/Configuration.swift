@@ -33,5 +33,6 @@ public struct Configuration: Sendable {
     /// latency), higher gives more throughput under contention. Default 4.
     public var writeLockStreakLimit = 4
 
+    /// The defaults: read-write, 5 s open timeout, 5000 ms busy timeout, `synchronous=NORMAL`, mode 0600.
     public init() {}
 }

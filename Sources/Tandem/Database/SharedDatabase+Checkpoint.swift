@@ -14,8 +14,11 @@ extension SharedDatabase {
 
     /// The result of ``checkpoint(_:maximumWaitMilliseconds:)``: frames in the WAL, and frames copied into the database.
     public struct CheckpointResult: Sendable, Equatable {
+        /// True when a reader kept the checkpoint from completing within the wait.
         public let busy: Bool
+        /// Frames in the WAL when the checkpoint ran.
         public let walFrames: Int
+        /// Frames copied back into the database file.
         public let checkpointedFrames: Int
     }
 

@@ -19,6 +19,7 @@ import Foundation
 public final class SharedDatabase: Sendable {
     /// The database file path.
     public let path: String
+    /// How the database was opened (timeouts, file mode, read-only).
     public let configuration: Configuration
     /// The declared schema: the one given at open, or the one stored in the file.
     public let schema: Schema

@@ -178,6 +178,7 @@ extension SharedDatabase {
         try observer.subscribe { change, _ in handler(change) }
     }
 
+    /// Stops calling the handler registered with ``addChangeHandler(_:)`` under `token`.
     public func removeChangeHandler(_ token: UInt64) {
         observer.unsubscribe(token)
     }

@@ -41,6 +41,7 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True for SQL NULL.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
     public var description: String {
@@ -72,6 +73,7 @@ public protocol DatabaseValueConvertible: Sendable {
 }
 
 extension DatabaseValue: DatabaseValueConvertible {
+    /// The value itself.
     public var databaseValue: DatabaseValue { self }
 }
 extension String: DatabaseValueConvertible {

@@ -5,6 +5,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     /// Values, one per column.
     public let values: [DatabaseValue]
 
+    /// A row of `columns` (names) and `values`, the same count, in select order.
     public init(columns: [String], values: [DatabaseValue]) {
         self.columns = columns
         self.values = values

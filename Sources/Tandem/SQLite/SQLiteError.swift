@@ -10,7 +10,9 @@ import CSQLite
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// A primary SQLite result code (the low 8 bits of an extended code).
     public struct Code: RawRepresentable, Hashable, Sendable {
+        /// The primary result code, e.g. 5 for `SQLITE_BUSY`.
         public var rawValue: Int32
+        /// Keeps the low 8 bits, so an extended code maps to its primary code.
         public init(rawValue: Int32) { self.rawValue = rawValue & 0xff }
         public static let error = Code(rawValue: SQLITE_ERROR)
         public static let busy = Code(rawValue: SQLITE_BUSY)
@@ -36,8 +38,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The database file, when known.
     public let path: String?
 
+    /// The primary result code of ``extendedCode``.
     public var code: Code { Code(rawValue: extendedCode) }
 
+    /// An error as SQLite reports it, with the SQL and the database path when known.
     public init(extendedCode: Int32, message: String, sql: String? = nil, path: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message

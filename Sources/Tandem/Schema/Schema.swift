@@ -15,8 +15,10 @@ import Foundation
 ///
 /// As JSON: `{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"}],"indexes":[…],"localOnly":false,"insertOnly":false}]}`.
 public struct Schema: Codable, Sendable, Equatable {
+    /// The declared tables, each a view over its data table.
     public var tables: [Table]
 
+    /// A schema of `tables`; ``validate()`` checks it (opening a database does).
     public init(tables: [Table]) { self.tables = tables }
 
     enum CodingKeys: String, CodingKey { case tables }
@@ -62,6 +64,7 @@ public struct Schema: Codable, Sendable, Equatable {
         return (try? encoder.encode(self)) ?? Data("{}".utf8)
     }
 
+    /// The table with this exact name, or nil.
     public func table(named name: String) -> Table? { tables.first { $0.name == name } }
 
     private static func describe(_ error: DecodingError) -> String {
@@ -85,14 +88,17 @@ public struct Schema: Codable, Sendable, Equatable {
 
 /// A synced, local-only or insert-only table.
 public struct Table: Codable, Sendable, Equatable {
+    /// The table's name, which is also its view's name.
     public var name: String
     public var columns: [Column]
+    /// Expression indexes on the data table.
     public var indexes: [Index]
     /// Rows stay on this host: no CRUD entries, never synced. Stored in `ps_data_local__<name>`.
     public var localOnly: Bool
     /// Inserts are only queued for upload; no local row is kept, updates and deletes fail.
     public var insertOnly: Bool
 
+    /// A table; `id TEXT` is implicit.
     public init(name: String, columns: [Column], indexes: [Index] = [], localOnly: Bool = false, insertOnly: Bool = false) {
         self.name = name
         self.columns = columns
@@ -126,16 +132,21 @@ public struct Column: Codable, Sendable, Equatable {
     /// The column affinities Tandem declares; views `CAST` stored JSON values to them.
     public enum ColumnType: String, Codable, Sendable { case text, integer, real }
 
+    /// The column's name.
     public var name: String
     public var type: ColumnType
 
+    /// A column of `type`.
     public init(name: String, type: ColumnType) {
         self.name = name
         self.type = type
     }
 
+    /// A `text` column.
     public static func text(_ name: String) -> Column { Column(name: name, type: .text) }
+    /// An `integer` column.
     public static func integer(_ name: String) -> Column { Column(name: name, type: .integer) }
+    /// A `real` column.
     public static func real(_ name: String) -> Column { Column(name: name, type: .real) }
 
     enum CodingKeys: String, CodingKey { case name, type }
@@ -154,9 +165,11 @@ public struct Column: Codable, Sendable, Equatable {
 
 /// An index over one or more columns, created as an expression index on the data table.
 public struct Index: Codable, Sendable, Equatable {
+    /// The index's name, unique within its table.
     public var name: String
     public var columns: [String]
 
+    /// An index over `columns` (names of declared columns, or `id`), in order.
     public init(name: String, columns: [String]) {
         self.name = name
         self.columns = columns

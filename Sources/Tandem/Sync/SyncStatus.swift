@@ -23,6 +23,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// The current epoch (fencing token); each new owner increments it.
     public var epoch: Int64 = 0
 
+    /// A status with nothing synced yet and no owner.
     public init() {}
 
     enum CodingKeys: String, CodingKey {

@@ -2,10 +2,14 @@ import Foundation
 
 /// A failed system call, naming the call and the path: `open(2) failed for '/x/app.db-notify': Permission denied`.
 public struct SystemError: Error, Sendable, CustomStringConvertible {
+    /// The failed call, e.g. `open(2)`.
     public let call: String
+    /// The file the call was about, when there is one.
     public let path: String?
+    /// The `errno` value.
     public let errno: Int32
 
+    /// An error for `call` on `path` with `errno`.
     public init(call: String, path: String?, errno: Int32) {
         self.call = call
         self.path = path

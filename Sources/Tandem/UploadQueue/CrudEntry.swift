@@ -5,6 +5,7 @@ import Foundation
 ///
 /// Related documentation: https://docs.powersync.com/client-sdk-references/swift (CrudEntry)
 public struct CrudEntry: Sendable, Hashable, Codable {
+    /// The kind of change, as in PowerSync's CRUD entries.
     public enum Operation: String, Sendable, Codable {
         /// Insert or replace the whole row.
         case put = "PUT"
@@ -16,7 +17,9 @@ public struct CrudEntry: Sendable, Hashable, Codable {
     /// The `ps_crud` row id: increasing, never reused.
     public let id: Int64
     /// The local write transaction the entry belongs to.
+    /// The local write transaction's id (`tx_id`), the upload's idempotency key with the client id.
     public let transactionID: Int64
+    /// PUT, PATCH or DELETE.
     public let op: Operation
     /// The table name (`type` in the JSON).
     public let table: String
@@ -25,6 +28,7 @@ public struct CrudEntry: Sendable, Hashable, Codable {
     /// Column values: every column for PUT, the changed ones for PATCH, nil for DELETE.
     public let data: [String: JSONValue]?
 
+    /// An entry as stored in `ps_crud`.
     public init(id: Int64, transactionID: Int64, op: Operation, table: String, rowID: String, data: [String: JSONValue]?) {
         self.id = id
         self.transactionID = transactionID
@@ -63,8 +67,10 @@ public struct CrudEntry: Sendable, Hashable, Codable {
 /// The CRUD entries of one local write transaction, uploaded as one unit.
 public struct CrudTransaction: Sendable, Hashable {
     public let transactionID: Int64
+    /// The entries in the order they were written.
     public let entries: [CrudEntry]
 
+    /// A transaction of `entries`, all with this `transactionID`.
     public init(transactionID: Int64, entries: [CrudEntry]) {
         self.transactionID = transactionID
         self.entries = entries
