@@ -9,7 +9,13 @@ extension Table {
 
     /// `json_object('a', NEW."a", …)`.
     private func jsonObject(of row: String) -> String {
-        "json_object(" + columns.map { "\(SQLText.literal($0.name)), \(row).\(SQLText.identifier($0.name))" }.joined(separator: ", ") + ")"
+        "json_object(" + columns.map { "\(SQLText.literal($0.name)), \(Table.jsonValue("\(row).\(SQLText.identifier($0.name))"))" }.joined(separator: ", ") + ")"
+    }
+
+    /// A value for SQLite's JSON functions that keeps every digit of a real: they print reals
+    /// with 15 significant digits, which does not round-trip a double; 17 do.
+    static func jsonValue(_ expression: String) -> String {
+        "CASE WHEN typeof(\(expression)) = 'real' THEN json(printf('%!.17g', \(expression))) ELSE \(expression) END"
     }
 
     var createDataTable: String {
@@ -68,7 +74,7 @@ extension Table {
             return triggers
         }
 
-        let sets = columns.map { "\(SQLText.literal("$." + $0.name)), NEW.\(SQLText.identifier($0.name))" }.joined(separator: ", ")
+        let sets = columns.map { "\(SQLText.literal("$." + $0.name)), \(Table.jsonValue("NEW.\(SQLText.identifier($0.name))"))" }.joined(separator: ", ")
         var updateBody = """
             SELECT CASE WHEN OLD.id IS NOT NEW.id THEN RAISE(ABORT, \(SQLText.literal("\(name).id cannot be changed"))) END;
             UPDATE \(quotedDataTable) SET data = json_set(coalesce(data, '{}'), \(sets)) WHERE id = OLD.id;
@@ -80,7 +86,7 @@ extension Table {
             }.joined(separator: " UNION ALL ")
             updateBody += """
                 INSERT INTO ps_crud(tx_id, data) SELECT \(crudTx), json_object('op', 'PATCH', 'type', \(nameLiteral), \
-                'id', OLD.id, 'data', json(p.patch)) FROM (SELECT json_group_object(k, v) AS patch, count(*) AS n FROM (\(changed))) AS p WHERE p.n > 0;
+                'id', OLD.id, 'data', json(p.patch)) FROM (SELECT json_group_object(k, \(Table.jsonValue("v"))) AS patch, count(*) AS n FROM (\(changed))) AS p WHERE p.n > 0;
                 """
         }
         triggers.append("CREATE TRIGGER \(trigger("update")) INSTEAD OF UPDATE ON \(quotedName) FOR EACH ROW BEGIN \(updateBody) END")
