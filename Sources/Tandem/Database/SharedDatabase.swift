@@ -47,12 +47,18 @@ public final class SharedDatabase: Sendable {
     ///   ``TandemError/invalidSchema(_:)`` for a bad schema or a name collision.
     public convenience init(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws {
         try self.init(path: path, configuration: configuration, requireStoredSchema: schema == nil) { writer, readers, path in
-            let stored = try readers.read { try SchemaInstaller.storedSchema(Transaction(connection: $0, isReadOnly: true)) }
+            let (stored, current) = try readers.read { connection -> (Schema?, Bool) in
+                let tx = Transaction(connection: connection, isReadOnly: true)
+                let stored = try SchemaInstaller.storedSchema(tx)
+                return (stored, stored == nil ? true : try SchemaInstaller.layoutIsCurrent(tx))
+            }
             if let schema, schema != stored {
                 guard let writer else {
                     throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
                 }
                 _ = try writer.write { try SchemaInstaller.install(schema, in: $0) }
+            } else if let stored, !current, let writer {
+                _ = try writer.write { try SchemaInstaller.install(stored, in: $0) }  // views and triggers of an older Tandem
             }
             guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
             return resolved

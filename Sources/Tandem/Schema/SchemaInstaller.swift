@@ -6,6 +6,14 @@ import Foundation
 /// without it. Upgrading regenerates views, triggers and indexes; row data is never migrated
 /// (new columns read NULL, removed columns keep their stored values).
 enum SchemaInstaller {
+    /// The version of the generated views and triggers. A file written by an older Tandem gets
+    /// them regenerated (no data migration) the next time a writer opens it.
+    static let layoutVersion: Int64 = 2
+
+    static func layoutIsCurrent(_ tx: Transaction) throws -> Bool {
+        try tx.scalar("SELECT value FROM ps_kv WHERE key = 'layout'").int64Value == layoutVersion
+    }
+
     static func storedSchema(_ tx: Transaction) throws -> Schema? {
         let hasKV = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ps_kv'").int64Value ?? 0
         guard hasKV > 0, let json = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'schema'").stringValue else { return nil }
@@ -22,7 +30,7 @@ enum SchemaInstaller {
         try schema.validate()
         try tx.execute(InternalTables.ddl)
         let stored = try storedSchema(tx)
-        if stored == schema { return }
+        if stored == schema, try layoutIsCurrent(tx) { return }
         let path = tx.connection.path
 
         let ours = Set((stored?.tables ?? []).map { $0.name.lowercased() })
@@ -58,7 +66,8 @@ enum SchemaInstaller {
             try tx.execute(table.createView)
             for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
         }
-        try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('schema', ?)", [String(decoding: schema.jsonData(), as: UTF8.self)])
+        try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('schema', ?), ('layout', ?)",
+                       [String(decoding: schema.jsonData(), as: UTF8.self), layoutVersion])
     }
 
     private static func dropObjects(of table: Table, in tx: Transaction) throws {
