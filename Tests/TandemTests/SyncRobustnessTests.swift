@@ -96,9 +96,10 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
         #expect(!FileLock.isHeld(path: holder.ownerLockPath))
     }
 
-    /// When the backend refuses the epoch (a client file restored from a backup), the owner
-    /// reports it and lets ownership go instead of holding it without syncing.
-    @Test func aRefusedEpochReleasesOwnership() async throws {
+    /// When the backend has seen a newer epoch for this client (the file was restored from a
+    /// backup), the owner steps down, raises the local epoch, wins the election again above the
+    /// backend's epoch, and uploads.
+    @Test func aClientBehindTheBackendsEpochRecovers() async throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
@@ -106,10 +107,44 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
         try db.execute("INSERT INTO notes(id, title) VALUES ('n', 'x')")
         let session = try db.sync(with: backend)
         var events: [SyncEvent] = []
-        for await event in session.events { events.append(event) }
+        for await event in session.events {
+            events.append(event)
+            if case .uploaded = event { break }
+        }
         #expect(events.contains { if case .lostOwnership = $0 { return true } else { return false } }, "\(events)")
-        #expect(events.last == .stopped)
+        #expect(events.contains(.becameOwner(epoch: 101)), "\(events)")
+        #expect(try backend.rows().map(\.id) == ["n"])
+        session.stop()
         #expect(!FileLock.isHeld(path: db.ownerLockPath))
+    }
+
+    /// A batch that mixes retries of applied transactions with new ones under reused ids (a
+    /// restored file) renumbers only the new ones: the retries are not applied a second time.
+    @Test func renumberingKeepsRetriesOut() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db"), backup = dir.path("backup.db")
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        do {
+            let a = try SharedDatabase(path: path, schema: notesSchema)
+            try a.execute("INSERT INTO notes(id, title) VALUES ('x', 'from a')")
+            try sqliteShell(path, ".backup '\(backup)'")  // tx 1 still queued in the backup
+            _ = try a.syncOnce(with: backend)
+            _ = try b.syncOnce(with: backend)
+            try b.execute("UPDATE notes SET title = 'from b' WHERE id = 'x'")
+            _ = try b.syncOnce(with: backend)
+            try a.execute("INSERT INTO notes(id, title) VALUES ('y', 'a again')")
+            _ = try a.syncOnce(with: backend)
+        }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try FileManager.default.copyItem(atPath: backup, toPath: path)
+        let restored = try SharedDatabase(path: path)
+        try restored.execute("INSERT INTO notes(id, title) VALUES ('z', 'after restore')")
+        _ = try restored.syncOnce(with: backend)
+        let server = try backend.rows()
+        #expect(server.map(\.id) == ["x", "y", "z"])
+        let uploads = try SharedDatabase(path: dir.path("server.db")).fetchAll("SELECT client_id, tx_id, txn, digest FROM server_uploads")
+        #expect(server.first?.data.contains("from b") == true, "a retry overwrote a newer write: \(server) \(uploads)")
     }
 
     @Test func aNestedWriteOnOneThreadThrows() throws {

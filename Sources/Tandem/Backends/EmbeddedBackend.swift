@@ -15,7 +15,8 @@ import Synchronization
 public final class EmbeddedBackend: SyncBackend {
     private let database: SharedDatabase
     private let wake = Signal()
-    private let closed = Atomic<Bool>(false)
+    /// Incremented by ``close()``; a wait that sees it change returns early.
+    private let interruptions = Atomic<Int>(0)
     private let token: UInt64
     private let serverID: String
 
@@ -58,6 +59,9 @@ public final class EmbeddedBackend: SyncBackend {
                     try SchemaInstaller.install(Schema(tables: []), in: tx)
                 }
                 try tx.execute(EmbeddedBackend.ddl)
+                // Server files from before upload digests: add the column (unknown digests count as retries).
+                let hasDigest = try tx.scalar("SELECT count(*) FROM pragma_table_info('server_uploads') WHERE name = 'digest'").int64Value ?? 0
+                if hasDigest == 0 { try tx.execute("ALTER TABLE server_uploads ADD COLUMN digest TEXT NOT NULL DEFAULT ''") }
                 return Schema(tables: [])
             }.0
         }
@@ -104,7 +108,7 @@ public final class EmbeddedBackend: SyncBackend {
                 let digest = EmbeddedBackend.digest(transaction)
                 if let applied = try tx.scalar("SELECT digest FROM server_uploads WHERE client_id = ? AND tx_id = ?",
                                                [clientID, transaction.transactionID]).stringValue {
-                    if applied == digest { continue }  // a retry: applied once already
+                    if applied == digest || applied.isEmpty { continue }  // a retry: applied once already
                     let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
                 }
@@ -172,25 +176,26 @@ public final class EmbeddedBackend: SyncBackend {
         }
     }
 
-    /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout` seconds.
-    /// - Throws: ``TandemError/closed(path:)`` after ``close()``.
+    /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout` seconds, or
+    /// until ``close()``.
     public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
         let after = try parse(cursor)
         let deadline = Date(timeIntervalSinceNow: timeout)
-        while !closed.load(ordering: .relaxed) {
+        let generation = interruptions.load(ordering: .relaxed)
+        while interruptions.load(ordering: .relaxed) == generation {
             let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
             if newest > after { return String(newest) }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { return nil }
             wake.wait(timeout: remaining)
         }
-        throw TandemError.closed(path: database.path)
+        return nil
     }
 
-    /// Ends pending and later ``waitForChanges(after:timeout:)`` calls (they throw
-    /// ``TandemError/closed(path:)``); uploads and fetches keep working.
+    /// Ends pending ``waitForChanges(after:timeout:)`` calls early (they return nil). Later
+    /// calls wait as usual, so a backend can be handed to a new sync session.
     public func close() {
-        closed.store(true, ordering: .relaxed)
+        interruptions.add(1, ordering: .relaxed)
         wake.raise()
     }
 

@@ -48,18 +48,23 @@ enum SchemaInstaller {
                 try tx.execute(table.createDataTable)
                 try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM \(old.quotedDataTable)")
                 if old.localOnly {
-                    // Rows that stayed on this host until now are synced from now on: queue them.
+                    // Rows that stayed on this host until now are synced from now on: queue them,
+                    // except rows the server changed meanwhile (waiting in ps_untyped), whose
+                    // server state wins below.
                     try tx.execute("""
                         INSERT INTO ps_crud(tx_id, data) SELECT \(InternalTables.nextTransactionID),
                         json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(old.quotedDataTable)
-                        """, [table.name])
+                        WHERE id NOT IN (SELECT id FROM ps_untyped WHERE type = ?)
+                        """, [table.name, table.name])
                 }
                 try tx.execute("DROP TABLE \(old.quotedDataTable)")
             }
             try tx.execute(table.createDataTable)
             try checkDataTable(table, in: tx)
-            if !table.localOnly && !table.insertOnly {
-                // Rows downloaded before this table was declared wait in ps_untyped.
+            let wasSynced = stored?.table(named: table.name).map { !$0.localOnly && !$0.insertOnly } ?? false
+            if !table.localOnly && !table.insertOnly && !wasSynced {
+                // Rows downloaded before this table was declared (or while it was local-only or
+                // insert-only) wait in ps_untyped.
                 try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
                 try tx.execute("DELETE FROM ps_untyped WHERE type = ?", [table.name])
             }

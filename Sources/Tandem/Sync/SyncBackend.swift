@@ -26,7 +26,7 @@ public protocol SyncBackend: Sendable {
     ///   from it), or nil on timeout.
     func waitForChanges(after cursor: String, timeout: Double) throws -> String?
 
-    /// Ends a pending ``waitForChanges(after:timeout:)`` early and releases resources.
+    /// Ends pending ``waitForChanges(after:timeout:)`` calls early. The backend stays usable.
     func close()
 }
 

@@ -9,7 +9,7 @@ struct SyncPass {
     var uploadBatch = 64
     var downloadBatch = 1000
     /// Most changes applied in one transaction; a larger backlog is applied in several.
-    var maximumApply = 50_000
+    var maximumApply = 10_000
     var onEvent: (SyncEvent) -> Void = { _ in }
 
     struct Result {
@@ -37,10 +37,19 @@ struct SyncPass {
             if transactions.isEmpty { return }
             do {
                 try backend.upload(transactions, clientID: clientID, epoch: epoch)
-            } catch TandemError.transactionConflict(_, _, let highest) where renumberings < 3 {
+            } catch TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3 {
                 renumberings += 1
-                try renumberQueue(after: highest)
+                try renumberQueue(from: conflicting, after: highest)
                 continue
+            } catch TandemError.staleEpoch(let held, let current) where held == epoch && current > epoch {
+                // The backend saw a newer epoch for this client from a copy of this file (a
+                // restored backup). Raise the local epoch to it: this owner steps down and the
+                // next election (this process offers again) starts above the backend's.
+                try database.write { tx in
+                    try Fence.check(tx, epoch: epoch)
+                    try tx.execute("UPDATE ps_kv SET value = ? WHERE key = 'epoch'", [current])
+                }
+                throw TandemError.staleEpoch(held: held, current: current)
             }
             try database.write { tx in
                 try Fence.check(tx, epoch: epoch)
@@ -53,14 +62,15 @@ struct SyncPass {
         }
     }
 
-    /// Moves every queued transaction id past `highest` (order and grouping kept), so that a
-    /// restored or copied database stops reusing ids the backend has applied.
-    func renumberQueue(after highest: Int64) throws {
+    /// Moves the queued transaction ids from `conflicting` on past `highest` (order and grouping
+    /// kept), so that a restored or copied database stops reusing ids the backend has applied.
+    func renumberQueue(from conflicting: Int64, after highest: Int64) throws {
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
-            guard let lowest = try tx.scalar("SELECT tx_id FROM ps_crud ORDER BY id LIMIT 1").int64Value, lowest <= highest else { return }
-            let shift = highest + 1 - lowest
-            try tx.execute("UPDATE ps_crud SET tx_id = tx_id + ?", [shift])
+            // Earlier transactions in the queue were retries the backend skipped; keep their ids.
+            guard conflicting <= highest else { return }
+            let shift = highest + 1 - conflicting
+            try tx.execute("UPDATE ps_crud SET tx_id = tx_id + ? WHERE tx_id >= ?", [shift, conflicting])
             try tx.execute("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = 'next_tx'", [shift])
         }
     }
@@ -72,6 +82,8 @@ struct SyncPass {
     func download(into result: inout Result) throws -> Bool {
         var cursor = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue ?? "" }
         while true {
+            // Local writes first: do not fetch what could not be applied.
+            if try database.pendingUploadCount() > 0 { return false }
             var changes: [ServerChange] = []
             var next = cursor
             var more = true

@@ -8,21 +8,38 @@ import Synchronization
 public final class SyncSession: Sendable {
     private struct State {
         var engine: SyncEngine?
+        var election: OwnerElection?
         var stopped = false
     }
 
     /// Events in order: ``SyncEvent/becameOwner(epoch:)``, uploads, downloads, errors, ``SyncEvent/stopped``.
+    /// After ``SyncEvent/lostOwnership(_:)`` the process offers itself again.
     public let events: AsyncStream<SyncEvent>
     private let continuation: AsyncStream<SyncEvent>.Continuation
-    private let election: OwnerElection
+    private let database: SharedDatabase
     private let backend: any SyncBackend
+    private let backendName: String
     private let state = Mutex(State())
 
     init(database: SharedDatabase, backend: any SyncBackend, backendName: String) throws {
         (events, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        self.database = database
         self.backend = backend
+        self.backendName = backendName
+        try offer()
+    }
+
+    deinit { stop() }
+
+    /// Joins the election; when this process becomes owner, starts the sync engine.
+    private func offer() throws {
         let election = try OwnerElection(database: database)
-        self.election = election
+        let proceed = state.withLock { s -> Bool in
+            guard !s.stopped else { return false }
+            s.election = election
+            return true
+        }
+        guard proceed else { return }
         let continuation = self.continuation
         election.start(onOwner: { [weak self] epoch in
             guard let self else { return election.release() }
@@ -31,16 +48,16 @@ public final class SyncSession: Sendable {
                 let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch) { [weak self] event in
                     continuation.yield(event)
                     if case .lostOwnership = event, let self {
-                        // The engine's loop has ended; stop from another thread (stop waits for that loop).
-                        DispatchQueue.global().async { self.stop() }
+                        // The engine's loop has ended; step down from another thread (stopping waits for that loop).
+                        DispatchQueue.global().async { self.stepDown(election) }
                     }
                 }
-                let proceed = state.withLock { s -> Bool in
+                let started = state.withLock { s -> Bool in
                     guard !s.stopped else { return false }
                     s.engine = engine
                     return true
                 }
-                guard proceed else { return }  // stop() came first and released ownership
+                guard started else { return }  // stop() came first and released ownership
                 try engine.start()
             } catch {
                 // Never keep ownership without syncing: let a stand-by take over.
@@ -53,21 +70,33 @@ public final class SyncSession: Sendable {
         })
     }
 
-    deinit { stop() }
+    /// After losing ownership: stop the engine, let the lock go, and offer again.
+    private func stepDown(_ election: OwnerElection) {
+        let engine = state.withLock { s -> SyncEngine? in
+            defer { s.engine = nil }
+            return s.engine
+        }
+        engine?.stop()
+        election.release()
+        do { try offer() } catch {
+            continuation.yield(.error("\(error)"))
+            stop()
+        }
+    }
 
     /// The current epoch when this process owns sync, else nil.
-    public var epoch: Int64? { election.epoch }
+    public var epoch: Int64? { state.withLock { $0.election }?.epoch }
 
     /// Stops syncing and releases ownership. Blocks until the sync loop's last write finished.
     public func stop() {
-        let (engine, first) = state.withLock { s -> (SyncEngine?, Bool) in
-            defer { s.stopped = true; s.engine = nil }
-            return (s.engine, !s.stopped)
+        let (engine, election, first) = state.withLock { s -> (SyncEngine?, OwnerElection?, Bool) in
+            defer { s.stopped = true; s.engine = nil; s.election = nil }
+            return (s.engine, s.election, !s.stopped)
         }
         guard first else { return }
         engine?.stop()
         if engine == nil { backend.close() }
-        election.release()
+        election?.release()
         continuation.yield(.stopped)
         continuation.finish()
     }
@@ -98,6 +127,20 @@ extension SharedDatabase {
     public func syncOnce(with backend: any SyncBackend, backendName: String = "") throws -> (transactions: Int, entries: Int, downloaded: Int) {
         guard writer != nil else { throw TandemError.readOnly(path: path) }
         try bind(to: backend, name: backendName)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try syncPassOnce(with: backend)
+            } catch TandemError.staleEpoch where attempt == 1 {
+                // The backend had seen a newer epoch (a restored file): the pass raised the local
+                // epoch to it, so a second election starts above it.
+                continue
+            }
+        }
+    }
+
+    private func syncPassOnce(with backend: any SyncBackend) throws -> (transactions: Int, entries: Int, downloaded: Int) {
         let election = try OwnerElection(database: self)
         guard let epoch = try election.tryAcquire() else {
             let pid = try? read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value }
