@@ -3,6 +3,12 @@ import Synchronization
 import Testing
 @testable import Tandem
 
+/// Replaces a closed database file (and its WAL) with a backup copy, as restoring from a backup does.
+private func restore(_ backup: String, to path: String) throws {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    try FileManager.default.copyItem(atPath: backup, toPath: path)
+}
+
 private func sqliteShell(_ path: String, _ sql: String) throws {
     let shell = try Spawned(executable: "/usr/bin/sqlite3", [path, sql])
     guard try shell.wait() == 0 else { throw TestFailure("sqlite3 failed: \(sql): \(shell.stderr)") }
@@ -136,8 +142,7 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
             try a.execute("INSERT INTO notes(id, title) VALUES ('y', 'a again')")
             _ = try a.syncOnce(with: backend)
         }
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        try FileManager.default.copyItem(atPath: backup, toPath: path)
+        try restore(backup, to: path)
         let restored = try SharedDatabase(path: path)
         try restored.execute("INSERT INTO notes(id, title) VALUES ('z', 'after restore')")
         _ = try restored.syncOnce(with: backend)
@@ -183,8 +188,7 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
             try a.execute("INSERT INTO notes(id, title) VALUES ('a2', 'x')")
             _ = try a.syncOnce(with: backend)
         }
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        try FileManager.default.copyItem(atPath: backup, toPath: path)
+        try restore(backup, to: path)
         let restored = try SharedDatabase(path: path)
         try restored.execute("INSERT INTO notes(id, title) VALUES ('after_restore', 'x')")
         _ = try restored.syncOnce(with: backend)
