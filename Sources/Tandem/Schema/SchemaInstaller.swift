@@ -68,6 +68,12 @@ enum SchemaInstaller {
                 try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
                 try tx.execute("DELETE FROM ps_untyped WHERE type = ?", [table.name])
             }
+            if table.insertOnly && wasSynced {
+                // An insert-only table keeps no local rows: the synced rows (server state) wait in
+                // ps_untyped, where downloads keep them current, for a switch back to synced.
+                try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) SELECT ?, id, data FROM \(table.quotedDataTable)", [table.name])
+                try tx.execute("DELETE FROM \(table.quotedDataTable)")
+            }
             try tx.execute(table.createView)
             for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
         }
