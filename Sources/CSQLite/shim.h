@@ -1,6 +1,9 @@
 #ifndef TANDEM_CSQLITE_SHIM_H
 #define TANDEM_CSQLITE_SHIM_H
 
+/* Debian's libsqlite3 is built with the preupdate hook, which, unlike the update hook, also
+   reports changes to WITHOUT ROWID tables. */
+#define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include <sqlite3.h>
 
 /// SQLITE_TRANSIENT is a macro over a function-pointer cast that Swift cannot import.

@@ -81,4 +81,15 @@ import Testing
         try watcher.waitForLine(timeout: 0.5, "the new count") { $0 == #"[{"n":1}]"# }
         watcher.signal(SIGTERM)
     }
+
+    /// A transaction that writes a WITHOUT ROWID table and a view-backed table stamps both.
+    @Test func aMixedTransactionStampsBothTables() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try db.execute("CREATE TABLE plain_kv(k TEXT PRIMARY KEY, v) WITHOUT ROWID")
+        var changes = try db.changes().makeAsyncIterator()
+        try db.execute("INSERT INTO plain_kv(k, v) VALUES ('a', 1); INSERT INTO notes(title) VALUES ('n')")
+        let change = try #require(await changes.next())
+        #expect(change.tables == ["plain_kv", "notes", "ps_crud"])
+    }
 }

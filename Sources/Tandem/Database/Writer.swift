@@ -89,9 +89,10 @@ final class Writer: @unchecked Sendable {
     /// stamps every changed table with the next change sequence number (all in `ps_state`).
     private func recordChanges(rowsChanged: Bool) throws -> Commit? {
         var tables = connection.takeChangedTables()
+        tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
-            // Rows changed that the update hook does not report (WITHOUT ROWID tables, a
-            // truncating DELETE): stamp "any table", which observers treat as unknown.
+            // Rows changed that the preupdate hook did not report: stamp "any table", which
+            // observers treat as unknown.
             guard rowsChanged else { return nil }
             tables = [InternalTables.anyTable]
         }

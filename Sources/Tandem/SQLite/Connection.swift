@@ -190,15 +190,15 @@ final class Connection {
 
     // MARK: Change tracking
 
-    /// Starts recording the names of tables whose rows change (SQLite's update hook, which also
-    /// sees changes made by triggers).
+    /// Starts recording the names of tables whose rows change: SQLite's preupdate hook, which
+    /// also sees changes made by triggers and changes to WITHOUT ROWID tables.
     ///
-    /// Related SQLite documentation: https://www.sqlite.org/c3ref/update_hook.html
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/preupdate_blobwrite.html
     func trackChanges() {
         guard !updateHookInstalled else { return }
         updateHookInstalled = true
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_update_hook(handle, { context, _, _, table, _ in
+        sqlite3_preupdate_hook(handle, { context, _, _, _, table, _, _ in
             guard let context, let table else { return }
             let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
             connection.changedTables.insert(String(cString: table))
