@@ -76,7 +76,10 @@ public final class SharedDatabase: Sendable {
         self.configuration = configuration
         if requireStoredSchema {
             guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
-            try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
+        }
+        // Checks the directory and the header; creates a missing file (only when a schema is given).
+        try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
+        if requireStoredSchema {
             var probe = configuration
             probe.readOnly = true
             let connection = try Opening.open(path: path, configuration: probe, configure: Opening.configureReader)
@@ -84,7 +87,6 @@ public final class SharedDatabase: Sendable {
                 throw TandemError.notInitialized(path: path)
             }
         }
-        try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
 
         let openReader = { () throws -> Connection in
             var readerConfiguration = configuration
@@ -178,13 +180,5 @@ public final class SharedDatabase: Sendable {
     /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_integrity_check
     public func integrityCheck() throws -> String {
         try readers.read { try $0.fetchAll("PRAGMA integrity_check").compactMap { $0[0].stringValue }.joined(separator: "\n") }
-    }
-}
-
-extension FileLock {
-    func withLock<T>(_ body: () throws -> T) throws -> T {
-        try lock()
-        defer { unlock() }
-        return try body()
     }
 }

@@ -19,8 +19,6 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
     case notOwner(path: String, ownerPID: Int32?)
     /// A backend URL or response is unusable.
     case invalidBackend(String)
-    /// The database was closed.
-    case closed(path: String)
     /// The backend already applied different entries under this (client id, transaction id):
     /// the client file was restored from a backup or copied. `highest` is the highest
     /// transaction id the backend has applied for the client; the sync engine renumbers its
@@ -38,7 +36,6 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
-        case .closed(let path): return "the database '\(path)' is closed"
         case .transactionConflict(let client, let tx, let highest):
             return "the backend already applied different entries as transaction \(tx) of client \(client) (the client database was restored from a backup or copied); queued transactions are renumbered after \(highest)"
         }
