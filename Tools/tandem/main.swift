@@ -1,6 +1,7 @@
 import Foundation
 import TandemCLI
 
+Signals.catchTermination()  // first: from now on SIGINT/SIGTERM stop long-running commands cleanly
 signal(SIGPIPE, SIG_IGN)
 // Test hook: start at a given CLOCK_MONOTONIC microsecond, so that many processes act at one instant.
 if let text = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"], let startAt = Int64(text) {

@@ -135,23 +135,25 @@ public final class EmbeddedBackend: SyncBackend {
         return String(hash, radix: 16)
     }
 
+    /// Applies one entry under the conflict rule (DESIGN.md, "Conflict rule"): PUT writes the
+    /// whole row; PATCH changes the named columns of an existing row; a PATCH of a row that no
+    /// longer exists (another client deleted it) changes nothing, because the delete wins, and
+    /// the row's deletion is logged again so the patching client drops its copy too.
     private func apply(_ entry: CrudEntry, txn: Int64, in tx: Transaction) throws {
         let data = JSONValue.object(entry.data ?? [:]).jsonText
         switch entry.op {
         case .put:
             try tx.execute("INSERT OR REPLACE INTO server_rows(type, id, data) VALUES (?, ?, json(?))", [entry.table, entry.rowID, data])
         case .patch:
-            try tx.execute("""
-                INSERT INTO server_rows(type, id, data) VALUES (?, ?, json(?))
-                ON CONFLICT(type, id) DO UPDATE SET data = json_patch(server_rows.data, excluded.data)
-                """, [entry.table, entry.rowID, data])
+            try tx.execute("UPDATE server_rows SET data = json_patch(data, json(?)) WHERE type = ? AND id = ?", [data, entry.table, entry.rowID])
         case .delete:
             try tx.execute("DELETE FROM server_rows WHERE type = ? AND id = ?", [entry.table, entry.rowID])
         }
         try tx.execute("""
             INSERT INTO server_changes(txn, op, type, id, data)
-            VALUES (?, ?, ?, ?, (SELECT data FROM server_rows WHERE type = ? AND id = ?))
-            """, [txn, entry.op == .delete ? "DELETE" : "PUT", entry.table, entry.rowID, entry.table, entry.rowID])
+            SELECT ?, CASE WHEN data IS NULL THEN 'DELETE' ELSE 'PUT' END, ?, ?, data
+            FROM (SELECT (SELECT data FROM server_rows WHERE type = ? AND id = ?) AS data)
+            """, [txn, entry.table, entry.rowID, entry.table, entry.rowID])
     }
 
     /// Changes after `cursor` (a version number as text; `""` for all), at most about `limit`, whole server transactions.

@@ -4,9 +4,9 @@ import Foundation
 /// Opening a connection: path checks, busy timeout first, WAL with busy-retry until a deadline.
 enum Opening {
     /// The path with symbolic links resolved (so every process finds the same sidecar files),
-    /// after checking that it names a regular file or nothing yet.
+    /// after checking that it names a regular file with one link, or nothing yet.
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` for an empty path, a directory, a FIFO,
-    ///   a device, or a loop of links.
+    ///   a device, a loop of links, or a file with more than one hard link.
     static func resolve(_ given: String) throws -> String {
         guard !given.isEmpty else { throw TandemError.cannotOpen(path: given, reason: "the path is empty") }
         var path = URL(fileURLWithPath: given).standardizedFileURL.path
@@ -15,6 +15,15 @@ enum Opening {
             guard lstat(path, &info) == 0 else { return path }  // nothing there yet
             switch info.st_mode & S_IFMT {
             case S_IFREG:
+                // Each name of a hard-linked file gets its own -wal and -shm, so commits made
+                // through one name are lost at the next checkpoint through the other.
+                guard info.st_nlink <= 1 else {
+                    throw TandemError.cannotOpen(path: given, reason: """
+                        the file has \(info.st_nlink) hard links; SQLite keeps a separate WAL and -shm per name, so \
+                        writers using different names would lose commits (https://www.sqlite.org/howtocorrupt.html#_multiple_links_to_the_same_file). \
+                        Remove the extra links and open it through one name
+                        """)
+                }
                 return path
             case S_IFLNK:
                 guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }

@@ -11,6 +11,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidSQL(sql: String, reason: String)
     /// Arguments do not match the SQL's parameters.
     case invalidArguments(String)
+    /// Text that should be JSON is not, or not of the expected shape.
+    case invalidJSON(String)
     /// The database has no Tandem schema yet (it was never initialised).
     case notInitialized(path: String)
     /// A sync write found a newer epoch: this process is no longer the owner.
@@ -32,6 +34,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidSchema(let m): return "invalid schema: \(m)"
         case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
         case .invalidArguments(let m): return "invalid arguments: \(m)"
+        case .invalidJSON(let m): return "invalid JSON: \(m)"
         case .notInitialized(let path): return "'\(path)' has no Tandem schema; create it with `tandem init \(path) --schema FILE`"
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"

@@ -41,7 +41,7 @@ final class Statement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
             case .real(let d): rc = sqlite3_bind_double(handle, index, d)
-            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, tandem_sqlite_transient())
+            case .text(let s): rc = sqlite3_bind_text(handle, index, s, Int32(s.utf8.count), tandem_sqlite_transient())  // NULs included
             case .blob(let d):
                 rc = d.withUnsafeBytes {
                     sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), tandem_sqlite_transient())
@@ -67,7 +67,11 @@ final class Statement {
         case SQLITE_NULL: return .null
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        case SQLITE_TEXT:
+            // By length, not up to the first NUL: text may hold NUL characters.
+            guard let text = sqlite3_column_text(handle, column) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         default:
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }

@@ -73,3 +73,18 @@ extension Schema {
         }
     }
 }
+
+extension Schema {
+    /// The columns declared in both schemas whose type differs, as `table.column changed type
+    /// from A to B` lines. Stored values are never converted: the view reads them as the new type,
+    /// and declaring the old type again reads them as before.
+    public func typeChanges(from old: Schema) -> [String] {
+        tables.flatMap { table -> [String] in
+            guard let before = old.table(named: table.name) else { return [] }
+            return table.columns.compactMap { column in
+                guard let previous = before.columns.first(where: { $0.name == column.name }), previous.type != column.type else { return nil }
+                return "\(table.name).\(column.name) changed type from \(previous.type.rawValue) to \(column.type.rawValue)"
+            }
+        }
+    }
+}

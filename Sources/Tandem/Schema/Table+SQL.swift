@@ -3,19 +3,57 @@ extension Table {
     var quotedName: String { SQLText.identifier(name) }
     var quotedDataTable: String { SQLText.identifier(dataTableName) }
 
+    /// The column's value from the row's JSON, as the view shows it (and indexes store it).
+    ///
+    /// SQLite 3.40's JSON functions cut a string at an escaped NUL (`\u0000`). A row whose JSON
+    /// holds one takes a slower path for text columns: the escapes are swapped for a private-use
+    /// marker (U+E000, itself escaped as U+E000 '1'), the string is decoded, and the markers are
+    /// swapped back, so the text reads back with its NUL characters.
     private func extract(_ column: Column, from source: String = "data") -> String {
-        "CAST(\(source) ->> \(SQLText.literal("$." + column.name)) AS \(column.type.rawValue.uppercased()))"
+        let path = SQLText.literal("$." + column.name)
+        let type = column.type.rawValue.uppercased()
+        let fast = "CAST(\(source) ->> \(path) AS \(type))"
+        guard column.type == .text else { return fast }
+        let marker = "char(57344)"
+        let encoded = "replace(replace(replace(\(source) -> \(path), \(marker), \(marker) || '1'), '\\\\', \(marker) || '2'), '\\u0000', \(marker) || '0')"
+        let decoded = "replace(replace(replace(json_extract(\(encoded), '$'), \(marker) || '0', char(0)), \(marker) || '2', '\\'), \(marker) || '1', \(marker))"
+        return "(CASE WHEN instr(\(source), '\\u0000') = 0 THEN \(fast) ELSE CAST(\(decoded) AS TEXT) END)"
     }
 
-    /// `json_object('a', NEW."a", …)`.
+    /// `json_object('a', <NEW."a">, …)`, every value through ``jsonValue(_:column:)``.
     private func jsonObject(of row: String) -> String {
-        "json_object(" + columns.map { "\(SQLText.literal($0.name)), \(Table.jsonValue("\(row).\(SQLText.identifier($0.name))"))" }.joined(separator: ", ") + ")"
+        "json_object(" + columns.map { "\(SQLText.literal($0.name)), \(jsonValue("\(row).\(SQLText.identifier($0.name))", column: $0.name))" }.joined(separator: ", ") + ")"
     }
 
-    /// A value for SQLite's JSON functions that keeps every digit of a real: they print reals
-    /// with 15 significant digits, which does not round-trip a double; 17 do.
-    static func jsonValue(_ expression: String) -> String {
-        "CASE WHEN typeof(\(expression)) = 'real' THEN json(printf('%!.17g', \(expression))) ELSE \(expression) END"
+    /// A value for SQLite's JSON functions that reads back exactly as it was written.
+    ///
+    /// SQLite 3.40's JSON functions print reals with 15 significant digits, which does not
+    /// round-trip a double, and its `printf` loses the sign of -0.0 and, with 17 digits, the last
+    /// digit of some reals of very large or small magnitude. So a real is written with 15 digits
+    /// when those read back as the same double (`2.5`, `0.1`), else with 18 (always exact);
+    /// -0.0 as `-0.0`. A BLOB or an infinite real, which JSON cannot hold, aborts the statement
+    /// with a message naming the column. Used in triggers only (`RAISE` needs one).
+    func jsonValue(_ expression: String, column: String) -> String {
+        "CASE typeof(\(expression)) WHEN 'real' THEN json(\(realLiteral(expression, column: column))) WHEN 'blob' THEN \(blobError(column)) ELSE \(expression) END"
+    }
+
+    /// The same value as JSON text (`json_quote` for all but reals), for a value that passes
+    /// through a subquery, which drops the JSON subtype: `json(…)` of it is ``jsonValue(_:column:)``.
+    func jsonLiteral(_ expression: String, column: String) -> String {
+        "CASE typeof(\(expression)) WHEN 'real' THEN \(realLiteral(expression, column: column)) WHEN 'blob' THEN \(blobError(column)) ELSE json_quote(\(expression)) END"
+    }
+
+    private func realLiteral(_ e: String, column: String) -> String {
+        let infinite = SQLText.literal("\(name).\(column): an infinite real cannot be stored (JSON has no representation for it)")
+        return """
+            (CASE WHEN \(e) = 0 THEN (CASE WHEN atan2(\(e), -1) < 0 THEN '-0.0' ELSE '0.0' END) \
+            WHEN abs(\(e)) > 1.7976931348623157e308 THEN RAISE(ABORT, \(infinite)) \
+            WHEN json_extract(printf('%!.15g', \(e)), '$') = \(e) THEN printf('%!.15g', \(e)) ELSE printf('%!.18g', \(e)) END)
+            """
+    }
+
+    private func blobError(_ column: String) -> String {
+        "RAISE(ABORT, \(SQLText.literal("\(name).\(column): a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")))"
     }
 
     var createDataTable: String {
@@ -74,19 +112,29 @@ extension Table {
             return triggers
         }
 
-        let sets = columns.map { "\(SQLText.literal("$." + $0.name)), \(Table.jsonValue("NEW.\(SQLText.identifier($0.name))"))" }.joined(separator: ", ")
+        // Only the columns whose values changed are written, locally (json_patch) and in the
+        // PATCH entry, from one patch object: a column the statement did not change keeps its
+        // stored value exactly, whatever type the view shows it as.
+        let changed = columns.map { c in
+            let q = SQLText.identifier(c.name)
+            return "SELECT \(SQLText.literal(c.name)) AS k, \(jsonLiteral("NEW.\(q)", column: c.name)) AS v WHERE OLD.\(q) IS NOT NEW.\(q)"
+        }.joined(separator: " UNION ALL ")
+        let patch = "(SELECT json_group_object(k, json(v)) AS patch, count(*) AS n FROM (\(changed)))"
         var updateBody = """
             SELECT CASE WHEN OLD.id IS NOT NEW.id THEN RAISE(ABORT, \(SQLText.literal("\(name).id cannot be changed"))) END;
-            UPDATE \(quotedDataTable) SET data = json_set(coalesce(data, '{}'), \(sets)) WHERE id = OLD.id;
             """
-        if !localOnly {
-            let changed = columns.map { c in
-                let q = SQLText.identifier(c.name)
-                return "SELECT \(SQLText.literal(c.name)) AS k, NEW.\(q) AS v WHERE OLD.\(q) IS NOT NEW.\(q)"
-            }.joined(separator: " UNION ALL ")
+        if localOnly {
+            let anyChanged = columns.map { "OLD.\(SQLText.identifier($0.name)) IS NOT NEW.\(SQLText.identifier($0.name))" }.joined(separator: " OR ")
+            updateBody += """
+                UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT p.patch FROM \(patch) AS p)) \
+                WHERE id = OLD.id AND (\(anyChanged));
+                """
+        } else {
             updateBody += """
                 INSERT INTO ps_crud(tx_id, data) SELECT \(crudTx), json_object('op', 'PATCH', 'type', \(nameLiteral), \
-                'id', OLD.id, 'data', json(p.patch)) FROM (SELECT json_group_object(k, \(Table.jsonValue("v"))) AS patch, count(*) AS n FROM (\(changed))) AS p WHERE p.n > 0;
+                'id', OLD.id, 'data', json(p.patch)) FROM \(patch) AS p WHERE p.n > 0;
+                UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT data -> '$.data' FROM ps_crud WHERE id = last_insert_rowid())) \
+                WHERE id = OLD.id AND changes() > 0;
                 """
         }
         triggers.append("CREATE TRIGGER \(trigger("update")) INSTEAD OF UPDATE ON \(quotedName) FOR EACH ROW BEGIN \(updateBody) END")

@@ -51,10 +51,7 @@ struct SyncPass {
                 }
                 throw TandemError.staleEpoch(held: held, current: current)
             }
-            try database.write { tx in
-                try Fence.check(tx, epoch: epoch)
-                try UploadQueueRows.complete(transactions, in: tx)
-            }
+            try database.complete(transactions, epoch: epoch)
             let entries = transactions.reduce(0) { $0 + $1.entries.count }
             result.transactions += transactions.count
             result.entries += entries

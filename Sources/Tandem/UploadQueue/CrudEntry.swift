@@ -38,22 +38,21 @@ public struct CrudEntry: Sendable, Hashable, Codable {
         self.data = data
     }
 
-    private struct Stored: Codable {
-        var op: Operation
-        var type: String
-        var id: String
-        var data: [String: JSONValue]?
-    }
-
-    /// Decodes the JSON text stored in `ps_crud.data`.
-    /// - Throws: ``TandemError/invalidSQL(sql:reason:)`` naming the entry when it is not valid.
+    /// Decodes the JSON text stored in `ps_crud.data`, keeping each number's kind (see ``JSONValue``).
+    /// - Throws: ``TandemError/invalidJSON(_:)`` naming the entry when it is not valid.
     init(id: Int64, transactionID: Int64, json: String) throws {
-        do {
-            let stored = try JSONDecoder().decode(Stored.self, from: Data(json.utf8))
-            self.init(id: id, transactionID: transactionID, op: stored.op, table: stored.type, rowID: stored.id, data: stored.data)
-        } catch {
-            throw TandemError.invalidSQL(sql: "ps_crud id \(id)", reason: "the CRUD entry is not valid JSON of the expected shape: \(json)")
+        guard case .object(let object)? = try? JSONValue(parsing: json),
+              case .string(let opText)? = object["op"], let op = Operation(rawValue: opText),
+              case .string(let table)? = object["type"], case .string(let rowID)? = object["id"] else {
+            throw TandemError.invalidJSON("upload queue entry \(id) is not a CRUD entry of the expected shape: \(json.prefix(200))")
         }
+        var data: [String: JSONValue]?
+        switch object["data"] {
+        case .object(let columns)?: data = columns
+        case nil, .null?: data = nil
+        default: throw TandemError.invalidJSON("upload queue entry \(id) has data that is not an object: \(json.prefix(200))")
+        }
+        self.init(id: id, transactionID: transactionID, op: op, table: table, rowID: rowID, data: data)
     }
 
     /// The entry's JSON in `ps_crud`'s shape.

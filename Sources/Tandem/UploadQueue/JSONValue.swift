@@ -1,6 +1,12 @@
 import Foundation
 
 /// A JSON value, as carried in CRUD entries and sync changes.
+///
+/// Numbers keep their kind: `2` is ``integer(_:)`` and `2.0` is ``double(_:)``, in both
+/// directions. ``init(parsing:)`` reads JSON text that way and ``jsonText`` writes it back that
+/// way (reals in Swift's shortest form that reads back as the same `Double`, such as `2.0`,
+/// `-0.0` or `1.7976931348623157e+308`). Use these two, not `JSONDecoder`/`JSONEncoder`, where
+/// a value's kind matters: those decode `2.0` as an integer first and encode `2.0` as `2`.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
@@ -9,6 +15,49 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
+
+    /// Parses JSON text, keeping each number's kind (a literal with a fraction or an exponent is
+    /// a real; an integer literal outside Int64's range is a real, as in SQLite's JSON functions).
+    /// - Throws: ``TandemError/invalidJSON(_:)`` when `text` is not JSON.
+    ///
+    /// Related documentation: https://www.sqlite.org/json1.html (how SQLite reads JSON numbers)
+    public init(parsing text: String) throws {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        } catch {
+            throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))")
+        }
+        self = JSONValue(foundation: object)
+    }
+
+    private init(foundation object: Any) {
+        switch object {
+        case is NSNull:
+            self = .null
+        case let array as [Any]:
+            self = .array(array.map(JSONValue.init(foundation:)))
+        case let dictionary as [String: Any]:
+            self = .object(dictionary.mapValues(JSONValue.init(foundation:)))
+        case let decimal as NSDecimalNumber:
+            // Foundation reads integers just outside Int's range as decimals.
+            let text = decimal.stringValue
+            if let integer = Int64(text) { self = .integer(integer) } else { self = .double(Double(text) ?? decimal.doubleValue) }
+        case let number as NSNumber:
+            switch UInt8(bitPattern: number.objCType.pointee) {
+            case UInt8(ascii: "c"), UInt8(ascii: "B"): self = .bool(number.boolValue)
+            case UInt8(ascii: "d"), UInt8(ascii: "f"): self = .double(number.doubleValue)
+            case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
+                let unsigned = number.uint64Value
+                self = unsigned <= UInt64(Int64.max) ? .integer(Int64(unsigned)) : .double(Double(unsigned))
+            default: self = .integer(number.int64Value)
+            }
+        case let string as String:  // after the numbers: Foundation bridges NSDecimalNumber to String
+            self = .string(string)
+        default:
+            self = .string(String(describing: object))
+        }
+    }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
@@ -34,11 +83,64 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
-    /// The value as compact JSON text with sorted keys.
+    /// The value as compact JSON text with sorted keys; reals keep a fraction or an exponent
+    /// (`2.0`), so that they read back as reals. A non-finite real, which JSON cannot hold, is `null`.
     public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        var text = ""
+        write(to: &text)
+        return text
+    }
+
+    private func write(to text: inout String) {
+        switch self {
+        case .null: text += "null"
+        case .bool(let b): text += b ? "true" : "false"
+        case .integer(let i): text += String(i)
+        case .double(let d): text += JSONValue.realText(d) ?? "null"
+        case .string(let s): JSONValue.writeString(s, to: &text)
+        case .array(let values):
+            text += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { text += "," }
+                value.write(to: &text)
+            }
+            text += "]"
+        case .object(let members):
+            text += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { text += "," }
+                JSONValue.writeString(key, to: &text)
+                text += ":"
+                members[key]!.write(to: &text)
+            }
+            text += "}"
+        }
+    }
+
+    /// A real as a JSON number that reads back as the same `Double`: Swift's shortest
+    /// round-trip form, which always has a fraction or an exponent (`2.0`, `-0.0`, `1e-320`).
+    /// Nil for infinities and NaN.
+    static func realText(_ value: Double) -> String? {
+        guard value.isFinite else { return nil }
+        return value.description
+    }
+
+    /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
+    static func writeString(_ string: String, to text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
+                text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
     }
 
     public var description: String { jsonText }

@@ -28,9 +28,16 @@ extension SharedDatabase {
         }
     }
 
-    /// Removes uploaded transactions from the queue.
-    public func complete(_ transactions: [CrudTransaction]) throws {
-        try write { try UploadQueueRows.complete(transactions, in: $0) }
+    /// Removes uploaded transactions from the queue, fenced like every other sync write: only
+    /// the owner, with the epoch it was elected with, can do it, so no other process can drop
+    /// queued writes while the owner uploads them.
+    /// - Parameter epoch: the owner's epoch (fencing token).
+    /// - Throws: ``TandemError/staleEpoch(held:current:)`` when `epoch` is not the current one; nothing is removed.
+    public func complete(_ transactions: [CrudTransaction], epoch: Int64) throws {
+        try write { tx in
+            try Fence.check(tx, epoch: epoch)
+            try UploadQueueRows.complete(transactions, in: tx)
+        }
     }
 }
 

@@ -21,16 +21,18 @@ enum AppCommand {
         let args = try Arguments(words, flags: ["json"], options: ["backend"])
         try args.require(["DB"])
         guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
+        // A signal before the session exists ends the process at once (nothing to release yet);
+        // after, stopping finishes the event stream, so the loop below prints the last events and returns.
+        let state = Mutex<(stopping: Bool, session: SyncSession?)>((false, nil))
+        Signals.onTerminate {
+            guard let running = state.withLock({ s -> SyncSession? in s.stopping = true; return s.session }) else { exit(0) }
+            running.stop()
+        }
         let db = try openDatabase(args.positionals[0])
         let backend = try openBackend(url: url)
         let json = args.has("json")
         let session = try db.sync(with: backend, backendName: url)
-        // Stopping finishes the event stream, so the loop below prints the last events and returns.
-        let stopping = Mutex(false)
-        Signals.onTerminate {
-            stopping.withLock { $0 = true }
-            session.stop()
-        }
+        if state.withLock({ s -> Bool in s.session = session; return s.stopping }) { session.stop() }
         let pid = getpid()
         if let owner = try db.syncStatus().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
@@ -39,7 +41,7 @@ enum AppCommand {
             emit(json ? jsonLine(event) : "[pid \(pid)] \(event)")
         }
         // The session ends by itself only when sync could not go on (it says why above).
-        return stopping.withLock { $0 } ? 0 : 1
+        return state.withLock { $0.stopping } ? 0 : 1
     }
 
     private static func emit(_ line: String) {

@@ -16,8 +16,8 @@ enum ChangesCommand {
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["json"])
         try args.require(["DB"])
-        let db = try openDatabase(args.positionals[0], readOnly: true)
         Signals.onTerminate { exit(0) }
+        let db = try openDatabase(args.positionals[0], readOnly: true)
         let changes = try db.changes()
         let json = args.has("json")
         Output.write(json ? "{\"ready\":true}\n" : "ready\n")

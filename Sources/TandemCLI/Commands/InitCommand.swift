@@ -21,15 +21,29 @@ enum InitCommand {
         try args.require(["DB"])
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
-        let db = try SharedDatabase(path: args.positionals[0], schema: schema)
+        let path = args.positionals[0]
+        let previous = FileManager.default.fileExists(atPath: path) ? try? storedSchema(path) : nil
+        let typeChanges = previous.map { schema.typeChanges(from: $0) } ?? []
+        let db = try SharedDatabase(path: path, schema: schema)
         let tables = schema.tables.map(\.name)
         if args.has("json") {
             Output.write(Output.object([("path", JSONValue.string(db.path).jsonText),
                                         ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
-                                        ("journal_mode", JSONValue.string(try db.journalMode()).jsonText)]) + "\n")
+                                        ("journal_mode", JSONValue.string(try db.journalMode()).jsonText),
+                                        ("type_changes", JSONValue.array(typeChanges.map { .string($0) }).jsonText)]) + "\n")
         } else {
             Output.write("initialised \(db.path): \(tables.isEmpty ? "no tables" : tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
+            for change in typeChanges {
+                Output.write("\(change): stored values are kept and read as \(change.split(separator: " ").last ?? "")\n")
+            }
         }
         return 0
+    }
+
+    /// The schema stored in an existing Tandem file, read without changing it.
+    private static func storedSchema(_ path: String) throws -> Schema {
+        var configuration = Configuration()
+        configuration.readOnly = true
+        return try SharedDatabase(path: path, configuration: configuration).schema
     }
 }
