@@ -172,10 +172,10 @@ struct SyncFixture {
         try f.b.write { try $0.execute("UPDATE ps_kv SET value = 7 WHERE key = 'epoch'") }
         var result = SyncPass.Result()
         let staleB = SyncPass(database: f.b, backend: backend, epoch: 6, clientID: try f.b.clientID())
-        #expect(throws: TandemError.staleEpoch(held: 6, current: 7)) { _ = try staleB.download(into: &result) }
+        #expect(throws: TandemError.staleEpoch(held: 6, current: 7)) { try staleB.download(into: &result) }
         #expect(try count(f.b, "SELECT count(*) FROM notes") == 0)
         let current = SyncPass(database: f.b, backend: backend, epoch: 7, clientID: try f.b.clientID())
-        #expect(try current.download(into: &result))
+        try current.download(into: &result)  // never deferred now: the count below shows it applied
         #expect(try count(f.b, "SELECT count(*) FROM notes") == 1)
         stale.release()
     }

@@ -18,6 +18,7 @@ enum InternalTables {
         CREATE TABLE IF NOT EXISTS ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS ps_state(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
         INSERT OR IGNORE INTO ps_state(key, value) VALUES ('next_tx', 1), ('seq', 0);
+        CREATE TABLE IF NOT EXISTS ps_download(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, type TEXT NOT NULL, id TEXT NOT NULL, data TEXT);
         CREATE TABLE IF NOT EXISTS ps_untyped(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT, PRIMARY KEY(type, id));
         INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('client_id', uuid());
         INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('epoch', 0);

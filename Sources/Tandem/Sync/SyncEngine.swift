@@ -72,7 +72,7 @@ final class SyncEngine: Sendable {
             do {
                 let pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
                 let result = try pass.run()
-                if result.downloadDeferred { signal.raise() }
+                if result.moreToUpload { signal.raise() }
                 backoff.reset()
                 try recordSuccess()
                 checkpointIfLarge()

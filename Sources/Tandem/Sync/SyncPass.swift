@@ -1,6 +1,11 @@
 import Foundation
 
 /// One upload-then-download pass of the owner, with every local write fenced by the epoch.
+///
+/// A pass uploads what was queued when it began (so a writer that keeps committing cannot hold
+/// it in uploads for ever), then downloads. Downloads never wait for an empty queue: a row with
+/// an entry still queued keeps its local state, because the backend's answer to that entry (the
+/// row's state after it, which every client downloads) comes later in the change log.
 struct SyncPass {
     let database: SharedDatabase
     let backend: any SyncBackend
@@ -8,33 +13,32 @@ struct SyncPass {
     let clientID: String
     var uploadBatch = 64
     var downloadBatch = 1000
-    /// Most changes applied in one transaction; a larger backlog is applied in several.
+    /// Most changes held in memory while fetching a backlog; a larger backlog is staged in
+    /// `ps_download` and still applied in one transaction.
     var maximumApply = 10_000
     var onEvent: (SyncEvent) -> Void = { _ in }
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
-        /// Local writes kept arriving, so the download was not applied yet; run again soon.
-        var downloadDeferred = false
+        /// Local writes arrived during the pass: run again soon.
+        var moreToUpload = false
     }
 
-    /// Uploads the whole queue, then downloads until the backend has nothing newer. When a local
-    /// write arrives before a download can be applied, uploads again first (at most a few rounds).
     func run() throws -> Result {
         var result = Result()
-        for _ in 0..<8 {
-            try upload(into: &result)
-            if try download(into: &result) { return result }
-        }
-        result.downloadDeferred = true
+        try upload(into: &result)
+        try download(into: &result)
+        result.moreToUpload = try database.pendingUploadCount() > 0
         return result
     }
 
+    /// Uploads the queue as it was when the pass began, in batches of whole transactions.
     func upload(into result: inout Result) throws {
+        let last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
         var renumberings = 0
         while true {
             let transactions = try database.crudTransactions(limit: uploadBatch)
-            if transactions.isEmpty { return }
+            guard let first = transactions.first, first.entries.first.map({ $0.id <= last }) ?? false else { return }
             do {
                 try backend.upload(transactions, clientID: clientID, epoch: epoch)
             } catch TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3 {
@@ -72,46 +76,63 @@ struct SyncPass {
         }
     }
 
-    /// Fetches everything newer than the cursor (up to ``maximumApply`` changes) and applies it
-    /// in one write transaction, so the database never shows an older server state between
-    /// batches (one row's old value from an early batch over this client's own newer write).
-    /// Returns false when the upload queue was not empty, so nothing was applied.
-    func download(into result: inout Result) throws -> Bool {
-        var cursor = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue ?? "" }
-        while true {
-            // Local writes first: do not fetch what could not be applied.
-            if try database.pendingUploadCount() > 0 { return false }
-            var changes: [ServerChange] = []
-            var next = cursor
-            var more = true
-            while more && changes.count < maximumApply {
-                let batch = try backend.fetchChanges(after: next, limit: downloadBatch)
-                if batch.changes.isEmpty && batch.nextCursor == next { more = false; break }
-                changes += batch.changes
-                next = batch.nextCursor
-                more = batch.hasMore
-            }
-            if next == cursor { return true }
-            let applied = try database.write { tx -> Bool in
-                try Fence.check(tx, epoch: epoch)
-                guard (try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0) == 0 else { return false }
-                try ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema).apply(changes, in: tx)
-                try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [next])
-                // While more changes follow (a backlog over `maximumApply`), `downloading` shows in the status.
-                if more {
-                    try tx.execute("INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('downloading', 1)")
-                } else {
-                    try tx.execute("DELETE FROM ps_kv WHERE key = 'downloading'")
+    /// Fetches everything newer than the cursor and applies it in one write transaction, so no
+    /// reader ever sees an early part of a backlog (one row's older value over this client's own
+    /// newer write, which a later part of the backlog carries), however large the backlog is:
+    /// past ``maximumApply`` changes the fetched ones wait in `ps_download` (invisible to
+    /// queries) until the rest has arrived.
+    func download(into result: inout Result) throws {
+        let cursor = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue ?? "" }
+        var changes: [ServerChange] = []
+        var staged = 0
+        var next = cursor
+        var more = true
+        defer { if staged > 0 { try? database.write { try $0.execute("DELETE FROM ps_download") } } }
+        while more {
+            let batch = try backend.fetchChanges(after: next, limit: downloadBatch)
+            if batch.changes.isEmpty && batch.nextCursor == next { break }
+            changes += batch.changes
+            next = batch.nextCursor
+            more = batch.hasMore
+            if more && changes.count >= maximumApply {
+                try stage(changes, after: staged)
+                staged += changes.count
+                changes = []
+                try database.write { tx in
+                    try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('downloading', 1)")
                 }
-                return true
             }
-            if !applied { return false }
-            cursor = next
-            if !changes.isEmpty {
-                result.downloaded += changes.count
-                onEvent(.downloaded(changes: changes.count))
+        }
+        if next == cursor { return }
+        try database.write { tx in
+            try Fence.check(tx, epoch: epoch)
+            let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try ChangeApplier.pendingRows(in: tx))
+            if staged > 0 {
+                try tx.connection.forEachRow("SELECT op, type, id, data FROM ps_download ORDER BY seq") { row in
+                    try applier.apply([ServerChange(op: row[0].stringValue == "DELETE" ? .delete : .put, table: row[1].stringValue ?? "",
+                                                    rowID: row[2].stringValue ?? "", data: row[3].stringValue)], in: tx)
+                    return true
+                }
+                try tx.execute("DELETE FROM ps_download")
             }
-            if !more { return true }
+            try applier.apply(changes, in: tx)
+            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [next])
+            try tx.execute("DELETE FROM ps_kv WHERE key = 'downloading'")
+        }
+        let count = changes.count + staged
+        staged = 0  // applied: nothing left to clear
+        result.downloaded += count
+        if count > 0 { onEvent(.downloaded(changes: count)) }
+    }
+
+    /// Keeps fetched changes in `ps_download`, numbered after the ones staged before.
+    private func stage(_ changes: [ServerChange], after count: Int) throws {
+        try database.write { tx in
+            try Fence.check(tx, epoch: epoch)
+            for (offset, change) in changes.enumerated() {
+                try tx.execute("INSERT INTO ps_download(seq, op, type, id, data) VALUES (?, ?, ?, ?, ?)",
+                               [count + offset, change.op.rawValue, change.table, change.rowID, change.data])
+            }
         }
     }
 }
@@ -127,10 +148,20 @@ struct SyncPass {
 ///   upgrade that declares the table as synced moves the rows in.
 struct ChangeApplier {
     let schema: Schema
+    /// Rows (table, id) with entries still in the upload queue: their downloaded states are
+    /// skipped, since the backend's answer to those entries comes later.
+    var pending: Set<[String]> = []
+
+    /// The rows that have entries in the upload queue.
+    static func pendingRows(in tx: Transaction) throws -> Set<[String]> {
+        Set(try tx.fetchAll("SELECT DISTINCT data ->> '$.type', data ->> '$.id' FROM \(InternalTables.crud)").map {
+            [$0[0].stringValue ?? "", $0[1].stringValue ?? ""]
+        })
+    }
 
     func apply(_ changes: [ServerChange], in tx: Transaction) throws {
         var keptTables: [String: Bool] = [:]
-        for change in changes {
+        for change in changes where !pending.contains([change.table, change.rowID]) {
             let target: String
             if let table = schema.table(named: change.table), !table.localOnly, !table.insertOnly {
                 target = table.dataTableName

@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+
+@Suite struct DownloadTests {
+    /// A backlog larger than one apply batch never shows, even for a moment, an older server
+    /// value of a row over this client's own newer edit that it had already uploaded.
+    @Test func aLargeBacklogNeverShowsOlderValues() throws {
+        let dir = try TemporaryDirectory()
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        // B writes x three times, each with fillers around it; then A edits x and uploads.
+        for round in 0..<3 {
+            try b.execute("INSERT OR REPLACE INTO notes(id, title) VALUES ('x', ?)", ["old \(round)"])
+            for i in 0..<4 { try b.execute("INSERT INTO notes(id, title) VALUES (?, 'filler')", ["f\(round)-\(i)"]) }
+        }
+        _ = try b.syncOnce(with: backend)
+        try a.execute("INSERT OR REPLACE INTO notes(id, title) VALUES ('x', 'mine')")
+        var upload = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
+        var result = SyncPass.Result()
+        try upload.upload(into: &result)
+        #expect(try a.pendingUploadCount() == 0)
+        // Now A downloads B's 15 changes and its own, two at a time, at most three in memory.
+        let seen = Mutex<Set<String>>([])
+        let token = try a.addChangeHandler { _ in
+            let title = (try? a.read { try $0.scalar("SELECT title FROM notes WHERE id = 'x'").stringValue }) ?? nil
+            seen.withLock { _ = $0.insert(title ?? "nil") }
+        }
+        defer { a.removeChangeHandler(token) }
+        upload.downloadBatch = 2
+        upload.maximumApply = 3
+        try upload.download(into: &result)
+        #expect(result.downloaded == 16)
+        #expect(seen.withLock { $0 } == ["mine"])
+        #expect(try count(a, "SELECT count(*) FROM notes") == 13)
+        #expect(try count(a, "SELECT count(*) FROM ps_download") == 0)
+    }
+
+    /// While a helper process commits 2,000 transactions/s on A, another client's change shows
+    /// on A within 2 s; after the burst ends, within 1 s.
+    @Test func downloadsDoNotStarveWhileAWriterIsBusy() throws {
+        let dir = try TemporaryDirectory()
+        let a = try makeStressDatabase(dir.path("a.db")), b = try makeStressDatabase(dir.path("b.db"))
+        let url = "sqlite:" + dir.path("server.db")
+        var apps: [Spawned] = []
+        for db in [a, b] {
+            let app = try Spawned(["app", db.path, "--backend", url, "--json"])
+            try app.waitForLine("became_owner") { $0.contains("became_owner") }
+            apps.append(app)
+        }
+        let writer = try Spawned(["stress-writer", a.path, "--writer", "1", "--transactions", "8000", "--interval-us", "500"])
+        try writer.waitForLine("the 500th commit") { $0.hasPrefix("499 ") }
+        let busy = try FidelityClock.measure {
+            try b.execute("INSERT INTO stress(id, writer) VALUES ('from-b-1', 99)")
+            try waitUntil(timeout: 2, "B's row on A while A's writer commits 2,000 tx/s") {
+                try count(a, "SELECT count(*) FROM stress WHERE id = 'from-b-1'") == 1
+            }
+        }
+        #expect(writer.isRunning, "the writer had finished before B's row arrived (\(busy) s)")
+        #expect(try writer.wait() == 0)
+        try b.execute("INSERT INTO stress(id, writer) VALUES ('from-b-2', 99)")
+        try waitUntil(timeout: 1, "B's row on A within 1 s after the burst") {
+            try count(a, "SELECT count(*) FROM stress WHERE id = 'from-b-2'") == 1
+        }
+        try waitUntil(timeout: 20, "A's rows on B") { try count(b, "SELECT count(*) FROM stress WHERE writer = 1") == 8000 }
+        for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
+    }
+}
+
+/// Seconds a block takes (for messages only; tests assert on bounded waits).
+enum FidelityClock {
+    static func measure(_ body: () throws -> Void) throws -> Double {
+        let start = nowMicroseconds()
+        try body()
+        return Double(nowMicroseconds() - start) / 1e6
+    }
+}
