@@ -179,6 +179,12 @@ func openDatabase(_ path: String, readOnly: Bool = false) throws -> SharedDataba
     return try SharedDatabase(path: path, configuration: configuration)
 }
 
+/// Says once on stderr when other processes' commits are noticed by polling only.
+func warnIfPolling(_ db: SharedDatabase, command: String) {
+    guard let reason = db.changeWakeupUnavailableReason else { return }
+    Output.error("tandem \(command): inotify is unavailable (\(reason)); other processes' commits are noticed every \(db.configuration.changePollInterval) s\n")
+}
+
 /// Microseconds on CLOCK_MONOTONIC, comparable across processes on one host.
 func monotonicMicroseconds() -> Int64 {
     var ts = timespec()

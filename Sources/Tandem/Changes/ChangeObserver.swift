@@ -22,8 +22,15 @@ final class ChangeObserver: @unchecked Sendable {
         var ownSequences: Set<Int64> = []
         var lastSequence: Int64 = 0
         var lastDataVersion: Int64 = -1
+        /// The commit counter value last reported as an unstamped (foreign) commit.
+        var lastForeignCommits: Int64?
+        var commitCounter: WALCommitCounter?
         var wakeup: FileWakeup?
     }
+
+    /// Why changes of other processes are noticed by polling only (every
+    /// ``Configuration/changePollInterval``) instead of inotify wake-ups, or nil.
+    var pollingReason: String? { state.withLock { $0.wakeup?.unavailableReason } }
 
     /// A subscriber: the change, and true when called on the observer thread (another process
     /// committed), false when called on the committing thread of this process.
@@ -84,7 +91,8 @@ final class ChangeObserver: @unchecked Sendable {
         do {
             let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
             let wakeup = try FileWakeup(path: notifyPath)
-            state.withLock { $0.wakeup = wakeup }
+            let counter = WALCommitCounter(databasePath: path)
+            state.withLock { $0.wakeup = wakeup; $0.commitCounter = counter }
             _ = try read(connection)  // establishes the baseline
             let handover = Handover(connection)
             let thread = Thread { [self] in run(connection: handover.value, wakeup: wakeup) }
@@ -125,8 +133,16 @@ final class ChangeObserver: @unchecked Sendable {
         let rows = try connection.fetchAll(
             "SELECT substr(key, 9), value FROM ps_state WHERE key > 'changed:' AND key < 'changed;' AND value > ?", [.integer(since)])
         let dataVersion = try connection.scalar("PRAGMA data_version").int64Value ?? 0
+        let recordedCommits = try connection.scalar("SELECT value FROM ps_state WHERE key = 'commits'").int64Value
         try connection.control(.commit)
         return state.withLock { s -> DatabaseChange? in
+            // A commit counter past the one the last Tandem commit recorded: another writer
+            // committed after it without stamping anything.
+            var foreign = false
+            if let recordedCommits, let commits = s.commitCounter?.value, commits != recordedCommits, commits != s.lastForeignCommits {
+                s.lastForeignCommits = commits
+                foreign = true
+            }
             let first = s.lastDataVersion < 0
             let versionChanged = s.lastDataVersion != dataVersion
             s.lastDataVersion = dataVersion
@@ -138,7 +154,7 @@ final class ChangeObserver: @unchecked Sendable {
             }
             s.ownSequences = s.ownSequences.filter { $0 > s.lastSequence }
             if first { return nil }
-            if tables.contains(InternalTables.anyTable) { return .unknown }
+            if foreign || tables.contains(InternalTables.anyTable) { return .unknown }
             if !tables.isEmpty { return DatabaseChange(rawTables: tables) }
             if rows.isEmpty && versionChanged { return .unknown }
             return nil

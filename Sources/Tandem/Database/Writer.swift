@@ -17,7 +17,11 @@ final class Writer: @unchecked Sendable {
     private let connection: Connection
     private let writeLock: WriteQueue
     private let notifyFD: Int32
+    /// SQLite's count of all commits, to notice commits of writers that stamp nothing.
+    private let commitCounter: WALCommitCounter
     let path: String
+    /// `PRAGMA schema_version` after the last transaction that changed no rows; guarded by `mutex`.
+    private var knownSchemaVersion: Int64?
 
     /// The result of a committed write: which tables changed and the change sequence number given to them.
     struct Commit {
@@ -30,6 +34,7 @@ final class Writer: @unchecked Sendable {
         self.writeLock = writeLock
         self.path = connection.path
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
+        self.commitCounter = WALCommitCounter(databasePath: connection.path)
         connection.trackChanges()
     }
 
@@ -66,13 +71,14 @@ final class Writer: @unchecked Sendable {
         defer { if locked { writeLock.release() } }
 
         try connection.control(.beginImmediate)
+        let commitsAtBegin = commitCounter.value  // stable: no one else can commit now
         _ = connection.takeChangedTables()
         let changesBefore = connection.totalChanges
         let value: T
         let commit: Commit?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
-            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore)
+            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin)
             try connection.control(.commit)
         } catch {
             connection.rollbackIfNeeded()
@@ -87,14 +93,33 @@ final class Writer: @unchecked Sendable {
 
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and
     /// stamps every changed table with the next change sequence number (all in `ps_state`).
-    private func recordChanges(rowsChanged: Bool) throws -> Commit? {
+    ///
+    /// When SQLite's commit counter differs from the value the last Tandem commit recorded,
+    /// another writer committed since without stamping (the `sqlite3` shell): this commit also
+    /// stamps "any table", so observers learn of that commit even though a stamped one followed.
+    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?) throws -> Commit? {
         var tables = connection.takeChangedTables()
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
-            // Rows changed that the preupdate hook did not report: stamp "any table", which
-            // observers treat as unknown.
-            guard rowsChanged else { return nil }
+            // Rows changed that the preupdate hook did not report, or the schema changed (DDL
+            // changes no rows): stamp "any table", which observers treat as unknown. A
+            // transaction that wrote nothing commits nothing and records nothing.
+            if !rowsChanged {
+                let schemaVersion = try connection.scalar("PRAGMA schema_version").int64Value
+                guard schemaVersion != knownSchemaVersion else { return nil }
+                knownSchemaVersion = schemaVersion
+            }
             tables = [InternalTables.anyTable]
+        }
+        let recorded = try connection.scalar("SELECT value FROM ps_state WHERE key = 'commits'")
+        if recorded.int64Value != commitsAtBegin {
+            tables.insert(InternalTables.anyTable)  // unknown (no record yet) counts as foreign too
+        }
+        if let commitsAtBegin {
+            try connection.execute("INSERT OR REPLACE INTO ps_state(key, value) VALUES ('commits', ?)",
+                                   [.integer((commitsAtBegin + 1) & 0xffff_ffff)])
+        } else if !recorded.isNull {
+            try connection.execute("DELETE FROM ps_state WHERE key = 'commits'")
         }
         if tables.contains(InternalTables.crud) {
             try connection.execute("UPDATE ps_state SET value = value + 1 WHERE key = 'next_tx'")

@@ -178,6 +178,15 @@ extension SharedDatabase {
         try observer.subscribe { change, _ in handler(change) }
     }
 
+    /// Why this process notices other processes' commits by polling (every
+    /// ``Configuration/changePollInterval``) rather than at once: inotify is unavailable (the
+    /// user's inotify instances or watches are used up, or the filesystem has none). Nil while
+    /// inotify works or before anything observes changes. Live queries and sync keep working
+    /// either way, only later.
+    ///
+    /// Related documentation: https://man7.org/linux/man-pages/man7/inotify.7.html (limits in /proc/sys/fs/inotify)
+    public var changeWakeupUnavailableReason: String? { observer.pollingReason }
+
     /// Stops calling the handler registered with ``addChangeHandler(_:)`` under `token`.
     public func removeChangeHandler(_ token: UInt64) {
         observer.unsubscribe(token)

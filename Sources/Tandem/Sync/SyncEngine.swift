@@ -40,6 +40,9 @@ final class SyncEngine: Sendable {
             if change.isUnknown || change.rawTables.contains(InternalTables.crud) { signal.raise() }
         }
         state.withLock { $0.changeToken = token; $0.started = true }
+        if let reason = database.changeWakeupUnavailableReason {
+            onEvent(.pollingForChanges("inotify is unavailable (\(reason)); other processes' commits are noticed every \(database.configuration.changePollInterval) s"))
+        }
         spawn("tandem.sync") { [self] in loop() }
         spawn("tandem.sync-wait") { [self] in waitForBackend() }
     }

@@ -10,6 +10,9 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
     case error(String)
     /// Another process took over (the epoch moved on); this process stopped syncing.
     case lostOwnership(String)
+    /// Changes are noticed by polling, not at once, for the reason given (inotify unavailable);
+    /// said once, when sync starts. See ``SharedDatabase/changeWakeupUnavailableReason``.
+    case pollingForChanges(String)
     /// Sync stopped; ownership, if held, was released.
     case stopped
 
@@ -20,6 +23,7 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
         case .downloaded(let n): return "downloaded \(n) change\(n == 1 ? "" : "s")"
         case .error(let m): return "error: \(m)"
         case .lostOwnership(let m): return "lost ownership: \(m)"
+        case .pollingForChanges(let reason): return "polling for changes: \(reason)"
         case .stopped: return "stopped"
         }
     }

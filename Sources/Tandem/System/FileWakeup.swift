@@ -14,37 +14,49 @@ final class FileWakeup: @unchecked Sendable {
     // from one thread at a time (the owner's loop thread); `interrupt` may be called from any thread.
     let path: String
     private let name: String
+    /// -1 when inotify is unavailable: waits then last their whole timeout (the caller's backstop poll).
     private let inotifyFD: Int32
+    /// Why inotify is unavailable (instances or watches used up, no inotify on this filesystem), or nil.
+    let unavailableReason: String?
     /// A self-pipe: ``interrupt()`` writes to `pipeFDs.1`, the poll watches `pipeFDs.0`.
     private let pipeFDs: (Int32, Int32)
 
     enum Event { case changed, overflow, timeout, interrupted }
 
+    /// Watches the directory of `path`. When inotify cannot be used (`inotify_init1` fails with
+    /// EMFILE, `inotify_add_watch` with ENOSPC, or the filesystem has no inotify), the wake-up
+    /// still works by polling: ``unavailableReason`` says why, and ``wait(timeoutMilliseconds:)``
+    /// returns at its timeout.
+    /// - Throws: ``SystemError`` when the interrupt pipe cannot be made.
     init(path: String) throws {
         self.path = path
         let url = URL(fileURLWithPath: path)
         self.name = url.lastPathComponent
         let directory = url.deletingLastPathComponent().path
-        let inotifyFD = try syscall("inotify_init1(2)", path: directory) { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-        self.inotifyFD = inotifyFD
+        var fds: [Int32] = [0, 0]
+        try syscall("pipe(2)", path: nil) { pipe(&fds) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        pipeFDs = (fds[0], fds[1])
+        var inotifyFD: Int32 = -1
+        var reason: String?
         do {
+            inotifyFD = try syscall("inotify_init1(2)", path: directory) { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
             let mask = UInt32(IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
             try syscall("inotify_add_watch(2)", path: directory) { inotify_add_watch(inotifyFD, directory, mask) }
-            var fds: [Int32] = [0, 0]
-            try syscall("pipe(2)", path: nil) { pipe(&fds) }
-            for fd in fds {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            }
-            pipeFDs = (fds[0], fds[1])
         } catch {
-            close(inotifyFD)
-            throw error
+            if inotifyFD >= 0 { close(inotifyFD) }
+            inotifyFD = -1
+            reason = "\(error)"
         }
+        self.inotifyFD = inotifyFD
+        self.unavailableReason = reason
     }
 
     deinit {
-        close(inotifyFD)
+        if inotifyFD >= 0 { close(inotifyFD) }
         close(pipeFDs.0)
         close(pipeFDs.1)
     }
@@ -68,7 +80,7 @@ final class FileWakeup: @unchecked Sendable {
                 if now >= deadline { return .timeout }
                 remaining = Int32((deadline - now + 999_999) / 1_000_000)
             }
-            let n = poll(&fds, 2, remaining)
+            let n = poll(&fds, 2, remaining)  // poll(2) skips a negative fd: without inotify, only the pipe
             if n < 0 { if errno == EINTR { continue }; return .timeout }
             if n == 0 { return .timeout }
             if fds[1].revents != 0 {

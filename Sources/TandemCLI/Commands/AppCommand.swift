@@ -38,6 +38,7 @@ enum AppCommand {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
         }
         for await event in session.events {
+            if case .pollingForChanges(let reason) = event { Output.error("tandem app: \(reason)\n") }
             emit(json ? jsonLine(event) : "[pid \(pid)] \(event)")
         }
         // The session ends by itself only when sync could not go on (it says why above).
@@ -55,6 +56,7 @@ enum AppCommand {
         case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
         case .error(let m): return Output.object([("event", "\"error\""), ("message", JSONValue.string(m).jsonText)])
         case .lostOwnership(let m): return Output.object([("event", "\"lost_ownership\""), ("message", JSONValue.string(m).jsonText)])
+        case .pollingForChanges(let m): return Output.object([("event", "\"polling_for_changes\""), ("message", JSONValue.string(m).jsonText)])
         case .stopped: return Output.object([("event", "\"stopped\"")])
         }
     }

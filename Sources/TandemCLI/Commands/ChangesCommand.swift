@@ -19,6 +19,7 @@ enum ChangesCommand {
         Signals.onTerminate { exit(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let changes = try db.changes()
+        warnIfPolling(db, command: "changes")
         let json = args.has("json")
         Output.write(json ? "{\"ready\":true}\n" : "ready\n")
         for await change in changes {

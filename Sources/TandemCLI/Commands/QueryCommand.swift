@@ -51,6 +51,7 @@ enum WatchCommand {
                 exit(1)
             }
         }
+        warnIfPolling(db, command: "watch")
         while true {
             try await Task.sleep(nanoseconds: 3_600_000_000_000)
             withExtendedLifetime(observation) {}
