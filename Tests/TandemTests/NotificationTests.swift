@@ -67,3 +67,65 @@ private let twoTables = Schema(tables: notesSchema.tables + [Table(name: "todos"
         for child in [watcher, app] { child.signal(SIGTERM); #expect(try child.wait() == 0) }
     }
 }
+
+@Suite struct StartupRaceTests {
+    /// Two apps start together (at one CLOCK_MONOTONIC instant) on two clients of one new
+    /// backend; a row written on A as soon as both own sync reaches B, every round.
+    @Test func aRowWrittenRightAfterTwoAppsStartReachesTheOtherClient() throws {
+        for round in 0..<6 {
+            let f = try SyncFixture()
+            let startAt = String(nowMicroseconds() + 150_000)
+            let apps = try [f.a, f.b].map { db in
+                try Spawned(["app", db.path, "--backend", f.backendURL, "--json"], environment: ["TANDEM_START_AT_US": startAt])
+            }
+            for app in apps { try app.waitForLine("became_owner") { $0.contains("became_owner") } }
+            #expect(try runTandem(["exec", f.a.path, "INSERT INTO notes(id, title) VALUES ('x', ?)", "round \(round)"]).status == 0)
+            try waitUntil(timeout: 5, "round \(round): the row on B") { try count(f.b, "SELECT count(*) FROM notes") == 1 }
+            for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
+        }
+    }
+}
+
+@Suite struct HeadOfLineTests {
+    /// A slow live query delays only itself: a fast one reading the same table shows another
+    /// process's commit while the slow one is still running.
+    @Test func aSlowLiveQueryDelaysOnlyItself() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables)
+        let slowSQL = """
+            SELECT count(*) AS n, (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000)
+            SELECT count(*) FROM c) AS busy FROM notes
+            """
+        let slowRuns = Mutex(0), fastCounts = Mutex<[Int64]>([])
+        let slow = try db.observe(slowSQL) { _ in slowRuns.withLock { $0 += 1 } }
+        let fast = try db.observe("SELECT count(*) FROM notes") { result in
+            if case .success(let rows) = result { fastCounts.withLock { $0.append(rows[0][0].int64Value ?? -1) } }
+        }
+        try waitUntil("both initial results") { slowRuns.withLock { $0 } == 1 && fastCounts.withLock { $0 } == [0] }
+        #expect(try runTandem(["exec", db.path, "INSERT INTO notes(title) VALUES ('one')"]).status == 0)
+        try waitUntil("the fast query's new result") { fastCounts.withLock { $0 } == [0, 1] }
+        #expect(slowRuns.withLock { $0 } == 1, "the fast query waited for the slow one")
+        withExtendedLifetime((slow, fast)) {}
+    }
+
+    /// A consumer that falls behind loses no change: waiting changes merge into one, so the
+    /// first of 300 unconsumed commits still arrives.
+    @Test func changesMergeInsteadOfDropping() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables)
+        let stream = try db.changes()
+        try db.execute("INSERT INTO todos(what) VALUES ('first')")
+        for i in 0..<300 { try db.execute("INSERT INTO notes(title) VALUES (?)", ["n\(i)"]) }
+        let seen = Mutex<Set<String>>([])
+        let consumer = Task {
+            for await change in stream { seen.withLock { $0.formUnion(change.tables) } }
+        }
+        defer { consumer.cancel() }
+        // Polled without blocking a thread: the consumer task needs one.
+        let deadline = nowMicroseconds() + 5_000_000
+        while !seen.withLock({ $0.isSuperset(of: ["notes", "todos"]) }) {
+            guard nowMicroseconds() < deadline else { throw TestFailure("the first commit's table never came: \(seen.withLock { $0 })") }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+    }
+}

@@ -29,6 +29,11 @@ public struct DatabaseChange: Sendable, Hashable, CustomStringConvertible {
         return raw
     }
 
+    /// Both changes as one: the union of their tables, or unknown when either is.
+    func merged(with other: DatabaseChange) -> DatabaseChange {
+        isUnknown || other.isUnknown ? .unknown : DatabaseChange(rawTables: rawTables.union(other.rawTables))
+    }
+
     /// True if this change may affect a query that reads `readSet` (raw table names).
     func affects(_ readSet: Set<String>) -> Bool {
         isUnknown || !rawTables.isDisjoint(with: readSet)

@@ -4,10 +4,10 @@ import Synchronization
 /// One live query: re-runs its SQL after each commit that touches a table it reads, and
 /// delivers the result when it differs from the last one.
 ///
-/// A change noticed by the change observer's thread (another process committed) is re-run on
-/// that thread at once, saving a thread hop; a commit of this process is re-run on the query's
-/// own serial queue, so the writer does not wait for it. A burst of changes during a run
-/// coalesces into one more run.
+/// Every run happens on the query's own serial queue, never on the thread that noticed the
+/// change (the change observer's, or a writer's), so a slow query delays only itself: other
+/// live queries and the sync engine's wake-up go on. A burst of changes during a run coalesces
+/// into one more run.
 final class LiveQuery: Sendable {
     private struct State {
         var running = false
@@ -33,13 +33,13 @@ final class LiveQuery: Sendable {
         self.deliver = deliver
     }
 
-    func changed(_ change: DatabaseChange, inline: Bool) {
+    func changed(_ change: DatabaseChange) {
         guard change.affects(readSet) else { return }
-        schedule(inline: inline)
+        schedule()
     }
 
-    /// Runs the query now (on this thread, or on the query's queue), or once more after the run in progress.
-    func schedule(inline: Bool) {
+    /// Runs the query on its queue, or once more after the run in progress.
+    func schedule() {
         let start = state.withLock { s -> Bool in
             if s.finished { return false }
             if s.running { s.dirty = true; return false }
@@ -47,7 +47,7 @@ final class LiveQuery: Sendable {
             return true
         }
         guard start else { return }
-        if inline { run() } else { queue.async { self.run() } }
+        queue.async { self.run() }
     }
 
     func finish() {
@@ -143,7 +143,7 @@ extension SharedDatabase {
 
     /// Watches a query with a callback, for code that runs on threads rather than tasks:
     /// `onChange` gets the result now and after every change that alters it, or one error after
-    /// which the observation ends. Called on an internal thread, one call at a time.
+    /// which the observation ends. Called on the query's own serial queue, one call at a time.
     /// - Returns: an ``Observation``; the query runs until it is cancelled or released.
     /// - Throws: ``SQLiteError`` when the SQL does not prepare; an error when the change observer cannot start.
     public func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
@@ -155,19 +155,29 @@ extension SharedDatabase {
             readSet.insert("ps_data_local__" + table)
         }
         let query = LiveQuery(database: self, sql: sql, arguments: arguments.map(\.databaseValue), readSet: readSet, deliver: onChange)
-        let token = try observer.subscribe { [weak query] change, fromObserver in query?.changed(change, inline: fromObserver) }
-        query.schedule(inline: false)
+        let token = try observer.subscribe { [weak query] change, _ in query?.changed(change) }
+        query.schedule()
         return Observation { [weak self] in
             query.finish()
             self?.observer.unsubscribe(token)
         }
     }
 
-    /// Every committed change, from this process or any other, as it is noticed.
-    /// - Throws: when the change observer cannot start (no inotify, unreadable file).
+    /// Every committed change, from this process or any other, as it is noticed. Nothing is
+    /// dropped: while the consumer is behind, changes merge into one waiting element (the union
+    /// of their tables, or unknown when any was).
+    /// - Throws: when the change observer cannot start (an unreadable file).
     public func changes() throws -> AsyncStream<DatabaseChange> {
-        let (stream, continuation) = AsyncStream<DatabaseChange>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let token = try observer.subscribe { change, _ in continuation.yield(change) }
+        let (stream, continuation) = AsyncStream<DatabaseChange>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let yielding = Mutex(())
+        let token = try observer.subscribe { change, _ in
+            yielding.withLock { _ in
+                // A full buffer hands back the element it replaced: put back both, merged.
+                if case .dropped(let older) = continuation.yield(change) {
+                    _ = continuation.yield(older.merged(with: change))
+                }
+            }
+        }
         continuation.onTermination = { [weak self] _ in self?.observer.unsubscribe(token) }
         return stream
     }
