@@ -16,6 +16,8 @@ final class OwnerElection: Sendable {
     private let database: SharedDatabase
     private let lock: FileLock
     private let state = Mutex(State())
+    /// Ends a stand-by's wait for the lock when ``release()`` is called.
+    private let waiting = LockWatchdog.Cancellation()
 
     init(database: SharedDatabase) throws {
         self.database = database
@@ -37,16 +39,13 @@ final class OwnerElection: Sendable {
     /// Waits for ownership on a dedicated thread and calls `onOwner` with the new epoch.
     /// `onError` is called if the lock or the epoch write fails (ownership is not kept then).
     ///
-    /// The wait is a blocking `flock`, so the kernel hands the lock over at once; it is cut
-    /// into 1 s slices (see ``LockWatchdog``) so that a cancelled stand-by's thread ends, and
+    /// The wait is a blocking `flock`, so the kernel hands the lock over at once; ``release()``
+    /// interrupts it (see ``LockWatchdog``), so a cancelled stand-by's thread ends at once, and
     /// with it the thread's hold on the database.
     func start(onOwner: @escaping @Sendable (Int64) -> Void, onError: @escaping @Sendable (Error) -> Void) {
         let thread = Thread { [self] in
             do {
-                while true {
-                    if state.withLock({ $0.cancelled }) { return }
-                    if try waitForLock(seconds: 1) { break }
-                }
+                guard try waitForLock() else { return }  // cancelled
                 guard let epoch = try becomeOwner() else { return }
                 onOwner(epoch)
             } catch {
@@ -59,15 +58,15 @@ final class OwnerElection: Sendable {
         thread.start()
     }
 
-    /// Blocks until the lock is held (true) or `seconds` pass (false).
-    private func waitForLock(seconds: Double) throws -> Bool {
+    /// Blocks until the lock is held (true) or ``release()`` cancels the wait (false).
+    private func waitForLock() throws -> Bool {
         let watchdog = LockWatchdog.shared
         guard watchdog.isAvailable else {
-            try lock.lock()
+            try lock.lock()  // the program handles SIGURG itself: this wait cannot be interrupted
+            guard !state.withLock({ $0.cancelled }) else { lock.unlock(); return false }
             return true
         }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        return try watchdog.run(until: deadline) { flock(lock.fd, LOCK_EX) }
+        return try watchdog.run(until: .max, cancellation: waiting) { flock(lock.fd, LOCK_EX) }
     }
 
     /// Increments the epoch; returns nil (and lets the lock go) when ``release()`` came first.
@@ -88,13 +87,14 @@ final class OwnerElection: Sendable {
 
     var epoch: Int64? { state.withLock { $0.epoch } }
 
-    /// Gives up ownership (or stops waiting for it). A stand-by's waiting thread ends within 1 s.
+    /// Gives up ownership (or stops waiting for it: a stand-by's waiting thread ends at once).
     func release() {
         let wasOwner = state.withLock { s -> Bool in
             s.cancelled = true
             defer { s.epoch = nil }
             return s.epoch != nil
         }
+        waiting.cancel()
         if wasOwner { giveUp() }
     }
 

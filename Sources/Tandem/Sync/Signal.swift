@@ -14,6 +14,14 @@ final class Signal: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Blocks until raised (returns at once if raised since the last wait).
+    func wait() {
+        condition.lock()
+        defer { condition.unlock() }
+        while !raised { condition.wait() }
+        raised = false
+    }
+
     /// - Returns: true if raised, false on timeout.
     @discardableResult
     func wait(timeout: Double) -> Bool {

@@ -18,6 +18,8 @@ final class SyncEngine: Sendable {
     private let epoch: Int64
     private let clientID: String
     private let signal = Signal()
+    /// Raised by ``stop()``: ends the backend waiter's retry delay.
+    private let backendRetry = Signal()
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
     private let onEvent: @Sendable (SyncEvent) -> Void
@@ -55,6 +57,7 @@ final class SyncEngine: Sendable {
         }
         if let token { database.removeChangeHandler(token) }
         signal.raise()
+        backendRetry.raise()
         backend.close()
         if started { finished.wait() }
     }
@@ -68,27 +71,48 @@ final class SyncEngine: Sendable {
         thread.start()
     }
 
+    /// The I/O loop that drives ``SyncStateMachine``: it performs each action and feeds the
+    /// outcome back as the next event.
     private func loop() {
         defer { finished.signal() }
-        var backoff = Backoff()
-        while !stopped {
-            do {
-                let pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
-                let result = try pass.run()
-                if result.moreToUpload { signal.raise() }
-                backoff.reset()
-                try recordSuccess()
-                checkpointIfLarge()
-                signal.wait(timeout: 30)
-            } catch let error as TandemError {
-                if case .staleEpoch = error {
-                    onEvent(.lostOwnership(error.description))
-                    return
-                }
-                fail(error, backoff: &backoff)
-            } catch {
-                fail(error, backoff: &backoff)
+        var machine = SyncStateMachine()
+        var action = machine.handle(.start)
+        while true {
+            switch action {
+            case .runPass:
+                action = machine.handle(runPass())
+            case .waitForWakeUp:
+                signal.wait()
+                action = machine.handle(stopped ? .stopRequested : .woken)
+            case .backOff(let seconds, let error):
+                report(error)
+                // Sleep out the backoff; local writes do not cut it short, a stop does.
+                let deadline = Date(timeIntervalSinceNow: seconds)
+                while !stopped, Date() < deadline { _ = signal.wait(timeout: deadline.timeIntervalSinceNow) }
+                action = machine.handle(stopped ? .stopRequested : .backoffElapsed)
+            case .stepDown(let reason):
+                onEvent(.lostOwnership(reason))
+                return
+            case .finish, .none:
+                return
             }
+            if stopped, action != .finish { action = machine.handle(.stopRequested) }
+        }
+    }
+
+    /// One pass and its bookkeeping, as the event it ends with.
+    private func runPass() -> SyncStateMachine.Event {
+        do {
+            let pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
+            let result = try pass.run()
+            try recordSuccess()
+            checkpointIfLarge()
+            return .passSucceeded(moreToUpload: result.moreToUpload)
+        } catch let error as TandemError {
+            if case .staleEpoch = error { return .staleEpoch(error.description) }
+            return .passFailed("\(error)")
+        } catch {
+            return .passFailed("\(error)")
         }
     }
 
@@ -99,8 +123,8 @@ final class SyncEngine: Sendable {
         _ = try? database.checkpoint(.truncate)
     }
 
-    private func fail(_ error: Error, backoff: inout Backoff) {
-        let message = "\(error)"
+    /// Reports a failed pass: an event, and the status every process reads.
+    private func report(_ message: String) {
         onEvent(.error(message))
         let changed = state.withLock { s -> Bool in
             let changed = s.status.lastError != message || s.status.connected
@@ -109,11 +133,6 @@ final class SyncEngine: Sendable {
             return changed
         }
         if changed { try? writeStatus() }
-        let delay = backoff.next()
-        let deadline = Date(timeIntervalSinceNow: delay)
-        // Sleep out the backoff; local writes do not cut it short, a stop does.
-        while !stopped, Date() < deadline { _ = signal.wait(timeout: deadline.timeIntervalSinceNow) }
-        if !stopped { signal.raise() }
     }
 
     private func recordSuccess() throws {
@@ -146,6 +165,7 @@ final class SyncEngine: Sendable {
     /// starts after the newest change already announced, so one change wakes the loop once.
     private func waitForBackend() {
         var known: String?
+        var backoff = Backoff()
         while !stopped {
             do {
                 if known == nil {
@@ -155,10 +175,12 @@ final class SyncEngine: Sendable {
                     known = newest
                     signal.raise()
                 }
+                backoff.reset()
             } catch {
                 known = nil
-                if stopped { return }
-                Thread.sleep(forTimeInterval: 1)
+                // The pass loop reports the failure; this waits with the same capped backoff,
+                // ended early by a stop (which also ends any wait in the backend).
+                backendRetry.wait(timeout: backoff.next())
             }
         }
     }

@@ -13,7 +13,25 @@ final class LockWatchdog: Sendable {
 
     private struct Waiter {
         let thread: pthread_t
-        let deadline: UInt64
+        var deadline: UInt64
+    }
+
+    /// Ends a wait of ``run(until:cancellation:_:)`` early, from any thread.
+    final class Cancellation: Sendable {
+        fileprivate struct State {
+            var cancelled = false
+            var waiter: UInt64?
+        }
+        fileprivate let state = Mutex(State())
+
+        var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+        /// The wait returns false as soon as the blocked call is interrupted (at once, or, if the
+        /// thread was not blocked yet, within 10 ms).
+        func cancel() {
+            guard let waiter = state.withLock({ s -> UInt64? in s.cancelled = true; return s.waiter }) else { return }
+            LockWatchdog.shared.expire(waiter)
+        }
     }
 
     private struct State {
@@ -43,9 +61,9 @@ final class LockWatchdog: Sendable {
     }
 
     /// Runs `body` (a blocking call that returns -1 with EINTR when interrupted) until it
-    /// succeeds or `deadline` (uptime nanoseconds) passes.
-    /// - Returns: false when the deadline passed first.
-    func run(until deadline: UInt64, _ body: () -> Int32) throws -> Bool {
+    /// succeeds, `deadline` (uptime nanoseconds) passes, or `cancellation` is cancelled.
+    /// - Returns: false when the deadline passed or the wait was cancelled first.
+    func run(until deadline: UInt64, cancellation: Cancellation? = nil, _ body: () -> Int32) throws -> Bool {
         // Worker threads (Dispatch, the Swift concurrency pool) block most signals: let SIGURG in
         // for the wait, so that it can interrupt the call.
         var urgent = sigset_t()
@@ -55,14 +73,27 @@ final class LockWatchdog: Sendable {
         pthread_sigmask(SIG_UNBLOCK, &urgent, &previous)
         defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         let id = register(deadline)
-        defer { unregister(id) }
+        defer {
+            cancellation?.state.withLock { $0.waiter = nil }
+            unregister(id)
+        }
+        if let cancellation {
+            let cancelled = cancellation.state.withLock { s -> Bool in s.waiter = id; return s.cancelled }
+            if cancelled { return false }
+        }
         while true {
             if body() == 0 { return true }
             let code = errno
             guard code == EINTR else { throw SystemError(call: "flock(2)", path: nil, errno: code) }
-            // An interrupted wait past its deadline gives up; an early signal just waits again.
-            if DispatchTime.now().uptimeNanoseconds >= deadline { return false }
+            // An interrupted wait past its deadline (or cancelled) gives up; an early signal just waits again.
+            if cancellation?.isCancelled == true || DispatchTime.now().uptimeNanoseconds >= deadline { return false }
         }
+    }
+
+    /// Makes a registered wait overdue now: the watchdog interrupts it until it is unregistered.
+    fileprivate func expire(_ id: UInt64) {
+        state.withLock { s in s.waiters[id]?.deadline = 0 }
+        wake.raise()
     }
 
     private func register(_ deadline: UInt64) -> UInt64 {
