@@ -63,7 +63,9 @@ final class Writer: @unchecked Sendable {
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction and commits, or rolls back if it throws.
     /// Records the changed tables in `ps_state` inside the transaction, then wakes other processes.
-    func write<T>(_ body: (Transaction) throws -> T) throws -> (T, Commit?) {
+    /// - Parameter marked: tables to stamp as changed even though no row change of them was seen
+    ///   (raw table names), for writes Tandem cannot see.
+    func write<T>(marking marked: Set<String> = [], _ body: (Transaction) throws -> T) throws -> (T, Commit?) {
         try enter()
         defer { leave() }
         try writeLock.acquire()
@@ -78,7 +80,7 @@ final class Writer: @unchecked Sendable {
         let commit: Commit?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
-            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin)
+            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin, marked: marked)
             try connection.control(.commit)
         } catch {
             connection.rollbackIfNeeded()
@@ -97,8 +99,8 @@ final class Writer: @unchecked Sendable {
     /// When SQLite's commit counter differs from the value the last Tandem commit recorded,
     /// another writer committed since without stamping (the `sqlite3` shell): this commit also
     /// stamps "any table", so observers learn of that commit even though a stamped one followed.
-    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?) throws -> Commit? {
-        var tables = connection.takeChangedTables()
+    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, marked: Set<String>) throws -> Commit? {
+        var tables = connection.takeChangedTables().union(marked)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
             // Rows changed that the preupdate hook did not report, or the schema changed (DDL
