@@ -127,6 +127,10 @@ final class ChangeObserver: @unchecked Sendable {
     /// Reads stamps newer than the last seen, in one read transaction with `data_version`.
     /// Returns nil when nothing new was committed by another process.
     private func read(_ connection: Connection) throws -> DatabaseChange? {
+        // The commit counter before the snapshot: any commit it counts is in the snapshot, so a
+        // counter past the recorded value means a commit after the last Tandem commit (a
+        // counter read after the snapshot could count this process's next commit).
+        let commits = state.withLock { $0.commitCounter }?.value
         try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.lastSequence }
@@ -139,7 +143,8 @@ final class ChangeObserver: @unchecked Sendable {
             // A commit counter past the one the last Tandem commit recorded: another writer
             // committed after it without stamping anything.
             var foreign = false
-            if let recordedCommits, let commits = s.commitCounter?.value, commits != recordedCommits, commits != s.lastForeignCommits {
+            if let recordedCommits, let commits, commits != s.lastForeignCommits,
+               case let ahead = (commits - recordedCommits) & 0xffff_ffff, ahead > 0, ahead < 0x8000_0000 {
                 s.lastForeignCommits = commits
                 foreign = true
             }
