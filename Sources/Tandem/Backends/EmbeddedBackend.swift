@@ -31,9 +31,10 @@ public final class EmbeddedBackend: SyncBackend {
         """
 
     /// Opens or creates the server database at `path`.
-    /// - Throws: ``TandemError/invalidBackend(_:)`` when the directory is missing or the file is
-    ///   a client database or not a Tandem file; open errors naming the path.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` when the directory is missing, `path` is a
+    ///   directory, or the file is a client database or not a Tandem file; open errors naming the path.
     public init(path: String, configuration: Configuration = Configuration()) throws {
+        let path = try EmbeddedBackend.resolvedPath(path)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -73,6 +74,16 @@ public final class EmbeddedBackend: SyncBackend {
     }
 
     deinit { database.removeChangeHandler(token) }
+
+    /// `path` with symbolic links resolved, refused when it names a directory, a FIFO, a device
+    /// or a hard-linked file.
+    static func resolvedPath(_ path: String) throws -> String {
+        do {
+            return try Opening.resolve(path)
+        } catch TandemError.cannotOpen(_, let reason) {
+            throw TandemError.invalidBackend("cannot use '\(path)' as the backend file: \(reason)")
+        }
+    }
 
     private static func refuseForeignFile(path: String, configuration: Configuration) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0

@@ -40,10 +40,16 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
-    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+    /// The connection's last error; a constraint message is put in the user's terms (see
+    /// ``ConstraintMessage``), using the statement's `arguments` to name a duplicate id.
+    func error(_ rc: Int32, sql: String?, arguments: [DatabaseValue] = []) -> SQLiteError {
         let extended = sqlite3_extended_errcode(handle)
         let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
-        return SQLiteError(extendedCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
+        var message = String(cString: sqlite3_errmsg(handle))
+        if code & 0xff == SQLITE_CONSTRAINT {
+            message = ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: self)
+        }
+        return SQLiteError(extendedCode: code, message: message, sql: sql, path: path)
     }
 
     /// A cached prepared statement for one SQL statement. A statement that fails to prepare is not cached.
