@@ -16,11 +16,20 @@ final class Connection {
 
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws {
+    /// With `immutable`, the file is read as it is on disk: read-only, no locks, no `-wal` or
+    /// `-shm` read or created (commits still in a WAL are not seen).
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false) throws {
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+        var flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+                .replacingOccurrences(of: "#", with: "%23")
+            name = "file:" + escaped + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(db)
