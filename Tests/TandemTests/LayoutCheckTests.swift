@@ -257,7 +257,7 @@ import Testing
         guard try mounted.wait() == 0 else {
             try Test.cancel("cannot mount a tmpfs here (\(mounted.stderr.trimmingCharacters(in: .whitespacesAndNewlines))); failedInitRemovesTheFilesItCreated covers the clean-up")
         }
-        defer { _ = try? Spawned(executable: "/usr/bin/env", ["umount", mount]).wait() }
+        defer { _ = try? Spawned(executable: "/usr/bin/env", ["umount", "--lazy", mount]).wait() }
         let client = try subdirectory("client")
         #expect(try runTandem(["init", client + "/c.db", "--schema", schemaFile]).status == 0)
 
