@@ -13,7 +13,7 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, ExecCommand.command, QueryCommand.command, WatchCommand.command,
+        InitCommand.command, CheckCommand.command, ExecCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command,

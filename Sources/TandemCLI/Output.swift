@@ -50,10 +50,13 @@ enum Output {
         "{" + pairs.map { "\(JSONValue.string($0.0).jsonText):\($0.1)" }.joined(separator: ",") + "}"
     }
 
+    /// An aligned table for a terminal. Control characters in names and values are shown as
+    /// escapes (`\n`, `\t`, `\r`, `\x1b`, …), so a value can neither break the layout nor
+    /// send commands to the terminal.
     static func table(_ rows: [Row], columns: [String]? = nil) -> String {
-        let header = columns ?? rows.first?.columns ?? []
+        let header = (columns ?? rows.first?.columns ?? []).map(escapingControlCharacters)
         if header.isEmpty { return "(no rows)\n" }
-        let cells = rows.map { $0.values.map { $0.isNull ? "NULL" : $0.description } }
+        let cells = rows.map { $0.values.map { $0.isNull ? "NULL" : escapingControlCharacters($0.description) } }
         var widths = header.map(\.count)
         for row in cells { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
         func line(_ values: [String]) -> String {
@@ -64,5 +67,28 @@ enum Output {
         for row in cells { text += line(row) + "\n" }
         text += "(\(rows.count) row\(rows.count == 1 ? "" : "s"))\n"
         return text
+    }
+
+    /// `text` with C0 control characters, DEL and C1 control characters written as escapes:
+    /// `\n`, `\t`, `\r`, and `\xHH` for the others (`\x1b` for ESC, `\x7f` for DEL).
+    static func escapingControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\t": escaped += "\\t"
+            case "\r": escaped += "\\r"
+            case _ where isControl(scalar):
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
     }
 }

@@ -31,9 +31,13 @@ public final class EmbeddedBackend: SyncBackend {
         """
 
     /// Opens or creates the server database at `path`.
-    /// - Throws: ``TandemError/invalidBackend(_:)`` when the directory is missing or the file is
-    ///   a client database or not a Tandem file; open errors naming the path.
+    ///
+    /// When creating the file fails part-way (a full disk, say), the file and the sidecar files
+    /// created with it are removed again.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` when the directory is missing, `path` is a
+    ///   directory, or the file is a client database or not a Tandem file; open errors naming the path.
     public init(path: String, configuration: Configuration = Configuration()) throws {
+        let path = try EmbeddedBackend.resolvedPath(path)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -42,6 +46,7 @@ public final class EmbeddedBackend: SyncBackend {
         // A file that is some other SQLite database is refused before anything is changed in it.
         try EmbeddedBackend.refuseForeignFile(path: path, configuration: configuration)
         // Create-or-validate in one write transaction, so that processes starting together agree.
+        var created = false
         database = try SharedDatabase(path: path, configuration: configuration) { writer, _, path in
             guard let writer else { throw TandemError.readOnly(path: path) }
             return try writer.write { tx -> Schema in
@@ -57,6 +62,7 @@ public final class EmbeddedBackend: SyncBackend {
                         throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
                     }
                     try SchemaInstaller.install(Schema(tables: []), in: tx)
+                    created = true
                 }
                 try tx.execute(EmbeddedBackend.ddl)
                 // Server files from before upload digests: add the column (unknown digests count as retries).
@@ -66,6 +72,9 @@ public final class EmbeddedBackend: SyncBackend {
             }.0
         }
         serverID = try database.clientID()
+        // The new server's id goes into the file itself, where clients read it without opening
+        // the file for writing or touching its -shm (see identifier(ofFileAt:)).
+        if created { _ = try? database.checkpoint(.passive) }
         let wake = self.wake
         token = try database.addChangeHandler { change in
             if change.isUnknown || change.rawTables.contains("server_changes") { wake.raise() }
@@ -73,6 +82,16 @@ public final class EmbeddedBackend: SyncBackend {
     }
 
     deinit { database.removeChangeHandler(token) }
+
+    /// `path` with symbolic links resolved, refused when it names a directory, a FIFO, a device
+    /// or a hard-linked file.
+    static func resolvedPath(_ path: String) throws -> String {
+        do {
+            return try Opening.resolve(path)
+        } catch TandemError.cannotOpen(_, let reason) {
+            throw TandemError.invalidBackend("cannot use '\(path)' as the backend file: \(reason)")
+        }
+    }
 
     private static func refuseForeignFile(path: String, configuration: Configuration) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0

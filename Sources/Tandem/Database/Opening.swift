@@ -40,7 +40,9 @@ enum Opening {
 
     /// Checks the directory and, for an existing file, its header, so that nothing that is not
     /// an SQLite database is ever opened for writing. Creates a new file with `mode`.
-    static func prepareFile(path: String, mode: mode_t, readOnly: Bool) throws {
+    /// - Returns: true when this call created the file.
+    @discardableResult
+    static func prepareFile(path: String, mode: mode_t, readOnly: Bool) throws -> Bool {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -52,24 +54,43 @@ enum Opening {
                 throw TandemError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
             }
             if readOnly { throw TandemError.cannotOpen(path: path, reason: "the file does not exist") }
+            if let problem = directoryProblem(path) { throw TandemError.cannotOpen(path: path, reason: problem) }
             let created = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode)
             if created >= 0 {
                 _ = fchmod(created, mode)  // the mode exactly, whatever the umask
                 close(created)
+                return true
             } else if errno != EEXIST {
-                throw TandemError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+                throw TandemError.cannotOpen(path: path, reason: directoryProblem(path) ?? String(cString: strerror(errno)))
             }
-            return
+            return false
         }
         defer { close(fd) }
+        if !readOnly, let problem = directoryProblem(path),
+           [path + "-write.lock", path + "-notify"].contains(where: { !FileManager.default.fileExists(atPath: $0) }) {
+            throw TandemError.cannotOpen(path: path, reason: problem)
+        }
         var header = [UInt8](repeating: 0, count: 16)
         let n = read(fd, &header, 16)
-        if n == 0 { return }  // empty file: SQLite makes it a database
+        if n == 0 { return false }  // empty file: SQLite makes it a database
         let magic = Array("SQLite format 3".utf8) + [0]
         guard n == 16, header == magic else {
             throw TandemError.cannotOpen(path: path, reason: "the file is not an SQLite database (bad header); it was left untouched")
         }
+        return false
     }
+
+    /// Why the directory of `path` cannot take new files (the database, `-wal`, `-shm`,
+    /// `-notify`, `-write.lock`), or nil when this process may create files there.
+    static func directoryProblem(_ path: String) -> String? {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard access(directory, W_OK) != 0 else { return nil }
+        let reason = errno == EROFS ? "it is on a read-only file system" : "uid \(getuid()) may not create files in it: \(String(cString: strerror(errno)))"
+        return "the directory '\(directory)' is not writable (\(reason)); the database and its -wal, -shm, -notify and -write.lock files live there"
+    }
+
+    /// How ``open(path:configuration:configure:)`` starts the reason of a lock held past the deadline.
+    static let lockedPrefix = "the database stayed locked for"
 
     /// Opens a connection and switches it to WAL, retrying `SQLITE_BUSY` (including
     /// `SQLITE_BUSY_RECOVERY`, which skips the busy handler) with backoff from 10 ms doubling to
@@ -96,12 +117,16 @@ enum Opening {
                 if now >= deadline {
                     let waited = Double(now - start) / 1e9
                     throw TandemError.cannotOpen(path: path, reason: String(format:
-                        "the database stayed locked for %.1f s (%@); another connection holds a lock", waited, error.message))
+                        lockedPrefix + " %.1f s (%@); another connection holds a lock", waited, error.message))
                 }
                 usleep(useconds_t(min(delay, deadline - now) / 1000))
                 delay = min(delay * 2, 250_000_000)
             } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {
                 throw TandemError.cannotOpen(path: path, reason: error.message)
+            } catch let error as SQLiteError where error.code == .readOnly || error.code == .cantOpen {
+                // SQLite could not create -wal or -shm beside the database.
+                guard let problem = directoryProblem(path) else { throw error }
+                throw TandemError.cannotOpen(path: path, reason: problem)
             }
         }
     }

@@ -36,17 +36,31 @@ public final class SharedDatabase: Sendable {
 
     /// Opens (and creates, if missing) a database.
     ///
+    /// An existing file is checked read-only before anything is created or changed: a file
+    /// whose names collide with the schema is refused as it was found (same journal mode, no
+    /// new sidecar files). When opening fails after this call created the file, the file and
+    /// the sidecar files it created are removed again.
+    ///
     /// - Parameters:
     ///   - path: the database file. Its directory must exist. Sidecar files `<path>-wal`,
     ///     `-shm`, `-notify`, `-write.lock` and `-owner.lock` live beside it.
     ///   - schema: the tables to install or upgrade to; `nil` uses the schema stored in the file.
     ///   - configuration: timeouts, file mode, read-only.
-    /// - Throws: ``TandemError/cannotOpen(path:reason:)`` for a missing directory, a file that is
-    ///   not a database, corruption, or a lock held past ``Configuration/openTimeout``;
+    /// - Throws: ``TandemError/cannotOpen(path:reason:)`` for a missing or unwritable directory, a
+    ///   file that is not a database, corruption, or a lock held past ``Configuration/openTimeout``;
     ///   ``TandemError/notInitialized(path:)`` when no schema is given or stored;
     ///   ``TandemError/invalidSchema(_:)`` for a bad schema or a name collision.
     public convenience init(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws {
-        try self.init(path: path, configuration: configuration, requireStoredSchema: schema == nil) { writer, readers, path in
+        try schema?.validate()
+        let probe: (Transaction) throws -> Void = { tx in
+            let stored = try SchemaInstaller.storedSchema(tx)
+            if let schema {
+                if schema != stored { try SchemaInstaller.checkCollisions(schema, stored: stored, in: tx) }
+            } else if stored == nil {
+                throw TandemError.notInitialized(path: tx.connection.path)
+            }
+        }
+        try self.init(path: path, configuration: configuration, requireStoredSchema: schema == nil, probe: probe) { writer, readers, path in
             let (stored, current) = try readers.read { connection -> (Schema?, Bool) in
                 let tx = Transaction(connection: connection, isReadOnly: true)
                 let stored = try SchemaInstaller.storedSchema(tx)
@@ -67,38 +81,64 @@ public final class SharedDatabase: Sendable {
 
     /// Opens the file and its connections, then resolves the schema with `setUp` (given the
     /// writer, or nil when read-only, the reader pool and the standardized path).
-    /// With `requireStoredSchema`, a file that is missing or holds no Tandem schema is refused
-    /// before anything is created or changed (no WAL switch, no sidecar files).
+    ///
+    /// An existing non-empty file is first read on a read-only connection by `probe`, which
+    /// refuses it before anything is created or changed (no WAL switch, no sidecar files).
+    /// With `requireStoredSchema`, a missing file is refused the same way. When a later step
+    /// fails and this call created the database file, it removes the file and the sidecar files
+    /// that did not exist before.
     init(path: String, configuration: Configuration, requireStoredSchema: Bool = false,
+         probe: ((Transaction) throws -> Void)? = nil,
          setUp: (Writer?, ReaderPool, String) throws -> Schema) throws {
         let path = try Opening.resolve(path)
-        self.path = path
-        self.configuration = configuration
         if requireStoredSchema {
             guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
         }
+        let sidecarsBefore = Opening.sidecars(of: path).filter { FileManager.default.fileExists(atPath: $0) }
         // Checks the directory and the header; creates a missing file (only when a schema is given).
-        try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
-        if requireStoredSchema {
-            var probe = configuration
-            probe.readOnly = true
-            let connection = try Opening.open(path: path, configuration: probe, configure: Opening.configureReader)
-            guard try SchemaInstaller.storedSchema(Transaction(connection: connection, isReadOnly: true)) != nil else {
-                throw TandemError.notInitialized(path: path)
+        let created = try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
+        do {
+            if !created, let probe, requireStoredSchema || Opening.fileSize(path) > 0 {
+                var readOnly = configuration
+                readOnly.readOnly = true
+                let connection = try Opening.open(path: path, configuration: readOnly, configure: Opening.configureReader)
+                // One snapshot: another process may be installing the schema meanwhile.
+                try connection.control(.begin)
+                defer { connection.rollbackIfNeeded() }
+                try probe(Transaction(connection: connection, isReadOnly: true))
             }
+            let (writer, readers, schema) = try SharedDatabase.connect(path: path, configuration: configuration, setUp: setUp)
+            self.writer = writer
+            self.readers = readers
+            self.schema = schema
+        } catch {
+            // Lock contention means another process uses the new file: it stays.
+            if created && !Opening.isContention(error) { Opening.removeCreatedFiles(path: path, keeping: sidecarsBefore) }
+            if let error = error as? SQLiteError, error.code == .notADatabase || error.code == .corrupt {
+                throw TandemError.cannotOpen(path: path, reason: error.message)
+            }
+            let diskError = (error as? SQLiteError).map { $0.code == .full || $0.code == .ioError }
+                ?? (error as? SystemError).map { $0.errno == ENOSPC || $0.errno == EDQUOT } ?? false
+            if diskError, let full = Opening.fullFileSystem(path) { throw TandemError.cannotOpen(path: path, reason: "\(full) (\(error))") }
+            throw error
         }
+        self.path = path
+        self.configuration = configuration
+        self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", configuration: configuration)
+    }
 
+    /// Opens the writer (unless read-only) and the reader pool, and runs `setUp`. Everything it
+    /// opened is closed again when it throws.
+    private static func connect(path: String, configuration: Configuration,
+                                setUp: (Writer?, ReaderPool, String) throws -> Schema) throws -> (Writer?, ReaderPool, Schema) {
         let openReader = { () throws -> Connection in
             var readerConfiguration = configuration
             readerConfiguration.readOnly = true
             return try Opening.open(path: path, configuration: readerConfiguration, configure: Opening.configureReader)
         }
-        self.readers = ReaderPool(maximum: configuration.maximumReaders, open: openReader)
-        self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", configuration: configuration)
-
-        if configuration.readOnly {
-            self.writer = nil
-        } else {
+        let readers = ReaderPool(maximum: configuration.maximumReaders, open: openReader)
+        var writer: Writer?
+        if !configuration.readOnly {
             let writeLock = try WriteQueue(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
                                            streakLimit: configuration.writeLockStreakLimit,
                                            timeoutMilliseconds: configuration.busyTimeoutMilliseconds)
@@ -110,13 +150,9 @@ public final class SharedDatabase: Sendable {
                     try Opening.configureWriter($0, configuration: configuration)
                 }
             }
-            self.writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode)
+            writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode)
         }
-        do {
-            self.schema = try setUp(writer, readers, path)
-        } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {
-            throw TandemError.cannotOpen(path: path, reason: error.message)
-        }
+        return (writer, readers, try setUp(writer, readers, path))
     }
 
     deinit {

@@ -26,6 +26,9 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// transaction id the backend has applied for the client; the sync engine renumbers its
     /// queue past it and uploads again.
     case transactionConflict(clientID: String, transactionID: Int64, highest: Int64)
+    /// Tandem's layout in the file is damaged in ways that cannot be repaired without losing
+    /// data (see ``SharedDatabase/repairLayout()``); `problems` names each.
+    case damagedLayout(path: String, problems: [String])
 
     public var description: String {
         switch self {
@@ -39,6 +42,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
+        case .damagedLayout(let path, let problems):
+            return "'\(path)' is damaged in ways Tandem cannot repair safely: \(problems.joined(separator: "; "))"
         case .transactionConflict(let client, let tx, let highest):
             return "the backend already applied different entries as transaction \(tx) of client \(client) (the client database was restored from a backup or copied); queued transactions are renumbered after \(highest)"
         }

@@ -33,7 +33,10 @@ final class WriteQueue: @unchecked Sendable {
         self.streakLimit = Int64(max(1, streakLimit))
         var stats = stat()
         if fstat(lock.fd, &stats) == 0, stats.st_size < WriteQueue.recordSize {
-            try syscall("ftruncate(2)", path: path) { ftruncate(lock.fd, off_t(WriteQueue.recordSize)) }
+            // Allocated, not just sized: a write through the mapping to a hole on a full file
+            // system would kill the process with SIGBUS.
+            let result = posix_fallocate(lock.fd, 0, off_t(WriteQueue.recordSize))
+            if result != 0 { throw SystemError(call: "posix_fallocate(3)", path: path, errno: result) }
         }
         let mapped = mmap(nil, WriteQueue.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }

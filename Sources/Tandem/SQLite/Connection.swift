@@ -16,11 +16,20 @@ final class Connection {
 
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws {
+    /// With `immutable`, the file is read as it is on disk: read-only, no locks, no `-wal` or
+    /// `-shm` read or created (commits still in a WAL are not seen).
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false) throws {
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+        var flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+                .replacingOccurrences(of: "#", with: "%23")
+            name = "file:" + escaped + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(db)
@@ -40,10 +49,16 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
-    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+    /// The connection's last error; a constraint message is put in the user's terms (see
+    /// ``ConstraintMessage``), using the statement's `arguments` to name a duplicate id.
+    func error(_ rc: Int32, sql: String?, arguments: [DatabaseValue] = []) -> SQLiteError {
         let extended = sqlite3_extended_errcode(handle)
         let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
-        return SQLiteError(extendedCode: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
+        var message = String(cString: sqlite3_errmsg(handle))
+        if code & 0xff == SQLITE_CONSTRAINT {
+            message = ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: self)
+        }
+        return SQLiteError(extendedCode: code, message: message, sql: sql, path: path)
     }
 
     /// A cached prepared statement for one SQL statement. A statement that fails to prepare is not cached.

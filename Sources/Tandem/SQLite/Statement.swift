@@ -8,6 +8,8 @@ final class Statement {
     let handle: OpaquePointer
     let sql: String
     unowned let connection: Connection
+    /// The arguments last bound, for error messages.
+    private var arguments: [DatabaseValue] = []
 
     init(connection: Connection, handle: OpaquePointer, sql: String) {
         self.connection = connection
@@ -30,6 +32,7 @@ final class Statement {
     func bind(_ arguments: [DatabaseValue]) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        self.arguments = arguments
         guard arguments.count == parameterCount else {
             throw TandemError.invalidArguments(
                 "the SQL has \(parameterCount) parameter(s) but \(arguments.count) argument(s) were given: `\(sql)`")
@@ -58,7 +61,7 @@ final class Statement {
         case SQLITE_DONE: return false
         case let rc:
             sqlite3_reset(handle)
-            throw connection.error(rc, sql: sql)
+            throw connection.error(rc, sql: sql, arguments: arguments)
         }
     }
 
@@ -82,7 +85,7 @@ final class Statement {
     /// Runs the statement to completion and collects every row.
     func fetchAll(_ arguments: [DatabaseValue]) throws -> [Row] {
         try bind(arguments)
-        defer { sqlite3_reset(handle) }
+        defer { sqlite3_reset(handle); self.arguments = [] }
         let names = columnNames
         var rows: [Row] = []
         while try step() {
@@ -94,7 +97,7 @@ final class Statement {
     /// Runs the statement to completion, discarding rows.
     func run(_ arguments: [DatabaseValue]) throws {
         try bind(arguments)
-        defer { sqlite3_reset(handle) }
+        defer { sqlite3_reset(handle); self.arguments = [] }
         while try step() {}
     }
 }

@@ -17,11 +17,19 @@ enum InternalTables {
         CREATE TABLE IF NOT EXISTS ps_kv(key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
         CREATE TABLE IF NOT EXISTS ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS ps_state(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
-        INSERT OR IGNORE INTO ps_state(key, value) VALUES ('next_tx', 1), ('seq', 0);
+        \(counters)
         CREATE TABLE IF NOT EXISTS ps_download(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, type TEXT NOT NULL, id TEXT NOT NULL, data TEXT);
         CREATE TABLE IF NOT EXISTS ps_untyped(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT, PRIMARY KEY(type, id));
         INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('client_id', uuid());
         INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('epoch', 0);
+        """
+
+    /// Inserts missing counters with safe values: `next_tx` past every queued transaction id,
+    /// `seq` at the newest change stamp, so neither ever goes back.
+    static let counters = """
+        INSERT OR IGNORE INTO ps_state(key, value) VALUES
+            ('next_tx', coalesce((SELECT max(tx_id) FROM ps_crud), 0) + 1),
+            ('seq', max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'), 0)));
         """
 
     /// The transaction id for new CRUD entries, as view triggers read it.

@@ -31,14 +31,7 @@ enum SchemaInstaller {
         try tx.execute(InternalTables.ddl)
         let stored = try storedSchema(tx)
         if stored == schema, try layoutIsCurrent(tx) { return }
-        let path = tx.connection.path
-
-        let ours = Set((stored?.tables ?? []).map { $0.name.lowercased() })
-        for table in schema.tables where !ours.contains(table.name.lowercased()) {
-            if let type = try tx.scalar("SELECT type FROM sqlite_master WHERE lower(name) = lower(?)", [table.name]).stringValue {
-                throw TandemError.invalidSchema("table '\(table.name)' collides with an existing \(type) of that name in '\(path)'")
-            }
-        }
+        try checkCollisions(schema, stored: stored, in: tx)
 
         for old in stored?.tables ?? [] {
             try dropObjects(of: old, in: tx)
@@ -74,11 +67,39 @@ enum SchemaInstaller {
                 try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) SELECT ?, id, data FROM \(table.quotedDataTable)", [table.name])
                 try tx.execute("DELETE FROM \(table.quotedDataTable)")
             }
-            try tx.execute(table.createView)
-            for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
+            try createObjects(of: table, in: tx)
         }
         try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('schema', ?), ('layout', ?)",
                        [String(decoding: schema.jsonData(), as: UTF8.self), layoutVersion])
+    }
+
+    /// Refuses a schema that collides with objects Tandem did not make for it: a table, view,
+    /// index or trigger named like a table the stored schema does not declare, or a table where
+    /// a table's data table goes that is not shaped like one. Reads only, so it can run on a
+    /// read-only connection before anything is changed.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and the file.
+    static func checkCollisions(_ schema: Schema, stored: Schema?, in tx: Transaction) throws {
+        let ours = Set((stored?.tables ?? []).map { $0.name.lowercased() })
+        for table in schema.tables where !ours.contains(table.name.lowercased()) {
+            if let type = try tx.scalar("SELECT type FROM sqlite_master WHERE lower(name) = lower(?)", [table.name]).stringValue {
+                throw TandemError.invalidSchema("table '\(table.name)' collides with an existing \(type) of that name in '\(tx.connection.path)'")
+            }
+        }
+        for table in schema.tables {
+            let exists = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", [table.dataTableName]).int64Value ?? 0
+            if exists > 0 { try checkDataTable(table, in: tx) }
+        }
+    }
+
+    /// Drops and creates the table's view, its INSTEAD OF triggers and its indexes (no row changes).
+    static func regenerateObjects(of table: Table, in tx: Transaction) throws {
+        try dropObjects(of: table, in: tx)
+        try createObjects(of: table, in: tx)
+    }
+
+    private static func createObjects(of table: Table, in tx: Transaction) throws {
+        try tx.execute(table.createView)
+        for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
     }
 
     private static func dropObjects(of table: Table, in tx: Transaction) throws {
@@ -93,11 +114,34 @@ enum SchemaInstaller {
 
     /// The data table must be `(id TEXT PRIMARY KEY, data TEXT)`.
     private static func checkDataTable(_ table: Table, in tx: Transaction) throws {
-        let columns = try tx.fetchAll("SELECT name, type, pk FROM pragma_table_xinfo(?)", [table.dataTableName])
-        let shape = columns.map { "\($0[0].stringValue ?? "")/\($0[1].stringValue?.uppercased() ?? "")/\($0[2].int64Value ?? 0)" }
-        guard shape == ["id/TEXT/1", "data/TEXT/0"] else {
-            throw TandemError.invalidSchema(
-                "table '\(table.dataTableName)' in '\(tx.connection.path)' is not a Tandem data table (expected columns id TEXT PRIMARY KEY, data TEXT; found \(shape.joined(separator: ", ")))")
+        if let problem = try dataTableProblem(table, in: tx) {
+            throw TandemError.invalidSchema("the data table of '\(table.name)' in '\(tx.connection.path)' \(problem)")
         }
+    }
+
+    /// Why the table's existing data table is not `(id TEXT PRIMARY KEY, data TEXT)`, or nil.
+    static func dataTableProblem(_ table: Table, in tx: Transaction) throws -> String? {
+        let type = try tx.scalar("SELECT type FROM sqlite_master WHERE name = ?", [table.dataTableName]).stringValue
+        guard type == "table" else { return "is \(type.map { "a \($0)" } ?? "missing"), not a table" }
+        let shape = try columnShape(of: table.dataTableName, in: tx)
+        guard shape == ["id/TEXT/1", "data/TEXT/0"] else {
+            return "has the wrong columns (expected id TEXT PRIMARY KEY, data TEXT; found \(describe(shape)))"
+        }
+        return nil
+    }
+
+    /// `name/TYPE/pk` for each column of a table, in order.
+    static func columnShape(of table: String, in tx: Transaction) throws -> [String] {
+        try tx.fetchAll("SELECT name, type, pk FROM pragma_table_xinfo(?)", [table]).map {
+            "\($0[0].stringValue ?? "")/\($0[1].stringValue?.uppercased() ?? "")/\($0[2].int64Value ?? 0)"
+        }
+    }
+
+    /// A ``columnShape(of:in:)`` as column definitions: `id TEXT PRIMARY KEY, data TEXT, extra`.
+    static func describe(_ shape: [String]) -> String {
+        shape.isEmpty ? "no columns" : shape.map { column in
+            let parts = column.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            return ([parts[0]] + (parts[1].isEmpty ? [] : [parts[1]]) + (parts[2] == "0" ? [] : ["PRIMARY KEY"])).joined(separator: " ")
+        }.joined(separator: ", ")
     }
 }

@@ -71,13 +71,22 @@ public struct ChangeBatch: Sendable, Hashable {
 
 /// A parsed backend URL.
 ///
-/// - `sqlite:PATH` (or `sqlite://PATH`): the embedded backend, a server database file.
+/// - `sqlite:PATH` (or `sqlite://PATH`): the embedded backend, a server database file. A
+///   relative PATH is taken from the current directory and kept as an absolute path.
 ///   `?busy_timeout_ms=N` sets the server file's busy timeout (default 5000 ms).
 public enum BackendURL: Sendable, Equatable {
+    /// The embedded backend: the server file's absolute path and its busy timeout, if given.
     case embedded(path: String, busyTimeoutMilliseconds: Int32?)
 
+    /// Parses `url`; a relative path is resolved against the current directory.
     /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme or option, or no path.
     public init(_ url: String) throws {
+        try self.init(url, relativeTo: FileManager.default.currentDirectoryPath)
+    }
+
+    /// Parses `url`; a relative path is resolved against `directory`.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme or option, or no path.
+    public init(_ url: String, relativeTo directory: String) throws {
         guard url.hasPrefix("sqlite:") else {
             guard let colon = url.firstIndex(of: ":") else {
                 throw TandemError.invalidBackend("'\(url)' is not a backend URL (use sqlite:PATH)")
@@ -102,14 +111,30 @@ public enum BackendURL: Sendable, Equatable {
             }
         }
         guard !path.isEmpty else { throw TandemError.invalidBackend("'\(url)' names no file (use sqlite:/path/server.db)") }
-        self = .embedded(path: path, busyTimeoutMilliseconds: busyTimeout)
+        let base = URL(fileURLWithPath: directory, isDirectory: true)
+        let absolute = (path.hasPrefix("/") ? URL(fileURLWithPath: path) : URL(fileURLWithPath: path, relativeTo: base)).standardizedFileURL.path
+        self = .embedded(path: absolute, busyTimeoutMilliseconds: busyTimeout)
+    }
+
+    /// The backend as a client database records it: `sqlite:` and the absolute path, without options.
+    public var name: String {
+        switch self {
+        case .embedded(let path, _): return "sqlite:" + path
+        }
     }
 }
 
-/// Opens a backend from a URL (see ``BackendURL``).
+/// Opens a backend from a URL (see ``BackendURL``); a relative path is taken from the current directory.
 /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme, a bad option or a missing directory.
 public func openBackend(url: String) throws -> any SyncBackend {
-    switch try BackendURL(url) {
+    try openBackend(BackendURL(url))
+}
+
+/// Opens the backend `url` names.
+/// - Throws: ``TandemError/invalidBackend(_:)`` for a missing directory, a directory or a file
+///   that is not a backend.
+public func openBackend(_ url: BackendURL) throws -> any SyncBackend {
+    switch url {
     case .embedded(let path, let busyTimeout):
         var configuration = Configuration()
         if let busyTimeout { configuration.busyTimeoutMilliseconds = busyTimeout }

@@ -161,22 +161,3 @@ extension SharedDatabase {
         return (result.transactions, result.entries, result.downloaded)
     }
 }
-
-extension SharedDatabase {
-    /// Records the backend this database syncs with, or refuses a different one.
-    /// - Throws: ``TandemError/invalidBackend(_:)`` when the database already syncs with another backend.
-    func bind(to backend: any SyncBackend, name: String) throws {
-        let id = backend.identifier
-        try write { tx in
-            let bound = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_id'").stringValue
-            if let bound, bound != id {
-                let boundName = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_name'").stringValue ?? ""
-                throw TandemError.invalidBackend(
-                    "'\(path)' syncs with another backend\(boundName.isEmpty ? "" : " (\(boundName))") and cannot switch to \(name.isEmpty ? "this one" : "'\(name)'"): its download cursor and uploaded transaction ids belong to the first; sync a new client database instead")
-            }
-            if bound == nil {
-                try tx.execute("INSERT INTO ps_kv(key, value) VALUES ('backend_id', ?), ('backend_name', ?)", [id, name])
-            }
-        }
-    }
-}

@@ -125,7 +125,11 @@ final class FileWakeup: @unchecked Sendable {
         var stats = stat()
         if fstat(fd, &stats) == 0, stats.st_size == 0 {
             var byte: UInt8 = 1
-            _ = pwrite(fd, &byte, 1, 0)
+            if pwrite(fd, &byte, 1, 0) != 1 {
+                let code = errno
+                close(fd)
+                throw SystemError(call: "write(2)", path: path, errno: code)
+            }
         }
         return fd
     }

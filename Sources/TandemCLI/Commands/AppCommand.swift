@@ -13,7 +13,8 @@ enum AppCommand {
             changes (became owner, uploaded N, downloaded N, errors) until SIGINT or SIGTERM, then
             releases ownership so a stand-by takes over at once. --json prints one JSON object per line.
 
-            Backends: sqlite:PATH (embedded: a server database file shared by client databases)
+            Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
+            relative PATH is taken from the current directory and recorded as an absolute path)
 
             """, hidden: false, run: run)
 
@@ -28,10 +29,11 @@ enum AppCommand {
             guard let running = state.withLock({ s -> SyncSession? in s.stopping = true; return s.session }) else { exit(0) }
             running.stop()
         }
+        let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
-        let backend = try openBackend(url: url)
+        let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
         let json = args.has("json")
-        let session = try db.sync(with: backend, backendName: url)
+        let session = try db.sync(with: backend, backendName: backendURL.name)
         if state.withLock({ s -> Bool in s.session = session; return s.stopping }) { session.stop() }
         let pid = getpid()
         if let owner = try db.syncStatus().ownerPID, owner != pid {
@@ -70,7 +72,7 @@ enum SyncCommand {
 
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
             backend's changes, releases ownership and exits. Refuses (exit 1) if another process
-            owns sync.
+            owns sync, or if DB syncs with another backend (then nothing is created or changed).
 
             """, hidden: false, run: run)
 
@@ -78,10 +80,11 @@ enum SyncCommand {
         let args = try Arguments(words, flags: ["json"], options: ["backend"])
         try args.require(["DB"])
         guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
+        let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
-        let backend = try openBackend(url: url)
+        let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
         defer { backend.close() }
-        let result = try db.syncOnce(with: backend, backendName: url)
+        let result = try db.syncOnce(with: backend, backendName: backendURL.name)
         if args.has("json") {
             Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
                                         ("uploaded_entries", String(result.entries)),

@@ -1,0 +1,165 @@
+import Foundation
+
+/// Checks Tandem's layout in a database file against the schema stored in it, and repairs what
+/// can be repaired without losing anything.
+///
+/// Checked: Tandem's own tables (`ps_kv`, `ps_crud`, `ps_state`, `ps_untyped`, `ps_download`) and their
+/// columns; the counters in `ps_state` (`next_tx` never below a queued transaction id, `seq`
+/// never below a change stamp nor negative); the stored schema; and for each declared table its
+/// data table's columns, its view, its three INSTEAD OF triggers and its declared indexes.
+enum LayoutCheck {
+    private static let ownTables: [(name: String, label: String, shape: [String], columns: String)] = [
+        ("ps_kv", "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY"),
+        ("ps_crud", "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
+         "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT"),
+        ("ps_state", "Tandem's counters (ps_state)", ["key/TEXT/1", "value/INTEGER/0"], "key TEXT PRIMARY KEY, value INTEGER"),
+        ("ps_untyped", "Tandem's table of rows of undeclared tables (ps_untyped)", ["type/TEXT/1", "id/TEXT/2", "data/TEXT/0"],
+         "type TEXT, id TEXT, data TEXT, PRIMARY KEY(type, id)"),
+        ("ps_download", "Tandem's staging table for large downloads (ps_download)",
+         ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT"),
+    ]
+
+    /// Everything wrong with the layout, in the order found. Reads only.
+    static func findings(in tx: Transaction) throws -> [LayoutFinding] {
+        let anyOwn = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('ps_kv', 'ps_crud', 'ps_state', 'ps_untyped')").int64Value ?? 0
+        guard anyOwn > 0 else { return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one with `tandem init`)")] }
+        var found: [LayoutFinding] = []
+        var sound: Set<String> = []
+        for own in ownTables {
+            guard let type = try objectType(own.name, in: tx) else {
+                found.append(LayoutFinding("\(own.label) is missing", repair: "\(own.label) was missing; created it empty",
+                                           action: .createInternalTables))
+                continue
+            }
+            let shape = type == "table" ? try SchemaInstaller.columnShape(of: own.name, in: tx) : []
+            if shape == own.shape {
+                sound.insert(own.name)
+            } else {
+                found.append(LayoutFinding(type == "table"
+                    ? "\(own.label) has the wrong columns (expected \(own.columns); found \(SchemaInstaller.describe(shape)))"
+                    : "\(own.label) is a \(type), not a table"))
+            }
+        }
+        if sound.isSuperset(of: ["ps_crud", "ps_state"]) { found += try counterFindings(in: tx) }
+
+        let schema: Schema
+        do {
+            guard let stored = try SchemaInstaller.storedSchema(tx) else {
+                found.append(LayoutFinding("no Tandem schema is stored in it (create it with `tandem init`)"))
+                return found
+            }
+            schema = stored
+        } catch {
+            found.append(LayoutFinding("the stored schema cannot be read: \(error)"))
+            return found
+        }
+        let current = try SchemaInstaller.layoutIsCurrent(tx)
+        if !current {
+            found.append(LayoutFinding("the views and triggers were made by an older Tandem",
+                                       repair: "the views and triggers were made by an older Tandem; regenerated them", action: .upgradeLayout))
+        }
+        for table in schema.tables { found += try tableFindings(table, compareSQL: current, in: tx) }
+        return found
+    }
+
+    private static func counterFindings(in tx: Transaction) throws -> [LayoutFinding] {
+        var found: [LayoutFinding] = []
+        let newestTransaction = try tx.scalar("SELECT max(tx_id) FROM ps_crud").int64Value
+        let safeNext = (newestTransaction ?? 0) + 1
+        let label = "Tandem's transaction counter (next_tx)"
+        if let next = try tx.scalar("SELECT value FROM ps_state WHERE key = 'next_tx'").int64Value {
+            // next_tx equal to the newest queued id is an open transaction (sealed before upload).
+            if let newest = newestTransaction, next < newest {
+                found.append(LayoutFinding("\(label) is \(next), below transaction \(newest) in the upload queue",
+                                           repair: "\(label) was \(next), below transaction \(newest) in the upload queue; set it to \(safeNext)",
+                                           action: .counters))
+            } else if next < 1 {
+                found.append(LayoutFinding("\(label) is \(next), below 1", repair: "\(label) was \(next); set it to 1", action: .counters))
+            }
+        } else {
+            found.append(LayoutFinding("\(label) is missing", repair: "\(label) was missing; set it to \(safeNext)", action: .counters))
+        }
+        let newestStamp = max(0, try tx.scalar("SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'").int64Value ?? 0)
+        let seqLabel = "Tandem's change counter (seq)"
+        if let seq = try tx.scalar("SELECT value FROM ps_state WHERE key = 'seq'").int64Value {
+            if seq < newestStamp {
+                found.append(LayoutFinding("\(seqLabel) is \(seq), below the newest change stamp \(newestStamp)",
+                                           repair: "\(seqLabel) was \(seq); set it to \(newestStamp)", action: .counters))
+            } else if seq < 0 {
+                found.append(LayoutFinding("\(seqLabel) is \(seq), below 0", repair: "\(seqLabel) was \(seq); set it to 0", action: .counters))
+            }
+        } else {
+            found.append(LayoutFinding("\(seqLabel) is missing", repair: "\(seqLabel) was missing; set it to \(newestStamp)", action: .counters))
+        }
+        return found
+    }
+
+    private static func tableFindings(_ table: Table, compareSQL: Bool, in tx: Transaction) throws -> [LayoutFinding] {
+        var found: [LayoutFinding] = []
+        let name = table.name
+        if let problem = try SchemaInstaller.dataTableProblem(table, in: tx) {
+            if try objectType(table.dataTableName, in: tx) == nil {
+                found.append(LayoutFinding("the data table of \(name) is missing",
+                                           repair: "the data table of \(name) was missing; created it empty (its rows were lost)",
+                                           action: .createDataTable(table: name)))
+            } else {
+                found.append(LayoutFinding("the data table of \(name) \(problem)"))
+            }
+        }
+        let regenerate = LayoutRepair.regenerate(table: name)
+        func check(_ objectName: String, _ label: String, type expectedType: String, sql expected: String) throws {
+            guard let object = try tx.fetchOne("SELECT type, sql FROM sqlite_master WHERE lower(name) = lower(?)", [objectName]) else {
+                found.append(LayoutFinding("\(label) is missing", repair: "\(label) was missing; regenerated it", action: regenerate))
+                return
+            }
+            let type = object[0].stringValue ?? ""
+            guard type == expectedType else {
+                found.append(LayoutFinding("\(label) is a \(type) that Tandem did not make; rename or drop it"))
+                return
+            }
+            let sql = object[1].stringValue ?? ""
+            if compareSQL && sql != expected.replacingOccurrences(of: " IF NOT EXISTS ", with: " ") {
+                found.append(LayoutFinding("\(label) differs from the one the schema makes",
+                                           repair: "\(label) differed from the one the schema makes; regenerated it", action: regenerate))
+            }
+        }
+        try check(name, "view \(name)", type: "view", sql: table.createView)
+        for (kind, sql) in zip(["insert", "update", "delete"], table.createTriggers) {
+            try check("ps_view_\(kind)__\(name)", "the INSTEAD OF \(kind.uppercased()) trigger of view \(name)", type: "trigger", sql: sql)
+        }
+        for (index, sql) in zip(table.indexes, table.createIndexes) {
+            try check("ps_index__\(name)__\(index.name)", "index \(index.name) of \(name)", type: "index", sql: sql)
+        }
+        return found
+    }
+
+    /// Repairs the repairable `findings` (none changes a row), in one write transaction.
+    static func repair(_ findings: [LayoutFinding], in tx: Transaction) throws {
+        let actions = Set(findings.compactMap(\.action))
+        guard !actions.isEmpty else { return }
+        try tx.execute(InternalTables.ddl)
+        try tx.execute("""
+            \(InternalTables.counters)
+            UPDATE ps_state SET value = (SELECT max(tx_id) + 1 FROM ps_crud)
+                WHERE key = 'next_tx' AND value < (SELECT max(tx_id) FROM ps_crud);
+            UPDATE ps_state SET value = 1 WHERE key = 'next_tx' AND value < 1;
+            UPDATE ps_state SET value = max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'), 0))
+                WHERE key = 'seq' AND value < max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'), 0));
+            """)
+        guard let schema = try SchemaInstaller.storedSchema(tx) else { return }
+        for table in schema.tables {
+            let create = actions.contains(.createDataTable(table: table.name))
+            if create { try tx.execute(table.createDataTable) }
+            if create || actions.contains(.regenerate(table: table.name)) || actions.contains(.upgradeLayout) {
+                try SchemaInstaller.regenerateObjects(of: table, in: tx)
+            }
+        }
+        if actions.contains(.upgradeLayout) {
+            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('layout', ?)", [SchemaInstaller.layoutVersion])
+        }
+    }
+
+    private static func objectType(_ name: String, in tx: Transaction) throws -> String? {
+        try tx.scalar("SELECT type FROM sqlite_master WHERE lower(name) = lower(?)", [name]).stringValue
+    }
+}

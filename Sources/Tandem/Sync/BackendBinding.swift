@@ -1,0 +1,59 @@
+import Foundation
+
+/// A client database syncs with one backend only: the first one records its id (`backend_id`)
+/// and name (`backend_name`, with an absolute path) in `ps_kv`, because the download cursor and
+/// the uploaded transaction ids belong to it.
+extension SharedDatabase {
+    /// Opens the backend `url` names for this database, after checking that it is the backend
+    /// this database syncs with, if it syncs with one already. The same server file is
+    /// recognised by its own id, whatever path names it; another backend is refused before its
+    /// file is created or opened for writing.
+    ///
+    /// ```swift
+    /// let url = try BackendURL("sqlite:server.db")      // relative to the current directory
+    /// let backend = try db.openBackend(url)
+    /// let session = try db.sync(with: backend, backendName: url.name)
+    /// ```
+    /// - Throws: ``TandemError/invalidBackend(_:)`` when the database syncs with another backend,
+    ///   or for the errors of ``openBackend(_:)``.
+    public func openBackend(_ url: BackendURL) throws -> any SyncBackend {
+        try checkBinding(to: url)
+        return try Tandem.openBackend(url)
+    }
+
+    /// Refuses `url` when this database syncs with another backend, reading only.
+    func checkBinding(to url: BackendURL) throws {
+        let (boundID, boundName) = try read { tx in
+            (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_id'").stringValue,
+             try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_name'").stringValue ?? "")
+        }
+        guard let boundID else { return }
+        switch url {
+        case .embedded(let path, _):
+            let id = try EmbeddedBackend.identifier(ofFileAt: path)
+            if id == boundID { return }
+            throw refusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
+        }
+    }
+
+    /// Records the backend this database syncs with, or refuses a different one.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` when the database already syncs with another backend.
+    func bind(to backend: any SyncBackend, name: String) throws {
+        let id = backend.identifier
+        try write { tx in
+            let bound = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_id'").stringValue
+            if let bound, bound != id {
+                let boundName = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_name'").stringValue ?? ""
+                throw refusal(boundName: boundName, name: name, detail: "")
+            }
+            if bound == nil {
+                try tx.execute("INSERT INTO ps_kv(key, value) VALUES ('backend_id', ?), ('backend_name', ?)", [id, name])
+            }
+        }
+    }
+
+    private func refusal(boundName: String, name: String, detail: String) -> TandemError {
+        .invalidBackend(
+            "'\(path)' syncs with another backend\(boundName.isEmpty ? "" : " (\(boundName))") and cannot switch to \(name.isEmpty ? "this one" : "'\(name)'")\(detail): its download cursor and uploaded transaction ids belong to the first; sync a new client database instead")
+    }
+}
