@@ -29,8 +29,6 @@ extension EmbeddedBackend {
     }
 
     private static func storedIdentifier(_ connection: Connection) throws -> String? {
-        let hasKV = try connection.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ps_kv'").int64Value ?? 0
-        guard hasKV > 0 else { return nil }
-        return try connection.scalar("SELECT value FROM ps_kv WHERE key = 'client_id'").stringValue
+        try connection.storedIfPresent(.clientID).stringValue
     }
 }

@@ -27,7 +27,7 @@ public final class EmbeddedBackend: SyncBackend {
         CREATE TABLE IF NOT EXISTS server_uploads(client_id TEXT NOT NULL, tx_id INTEGER NOT NULL, txn INTEGER NOT NULL,
             digest TEXT NOT NULL, PRIMARY KEY(client_id, tx_id));
         CREATE TABLE IF NOT EXISTS server_clients(client_id TEXT PRIMARY KEY NOT NULL, epoch INTEGER NOT NULL);
-        INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('role', 'backend');
+        INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('\(StoredKey.role.rawValue)', 'backend');
         """
 
     /// Opens or creates the server database at `path`.

@@ -134,10 +134,9 @@ final class ChangeObserver: @unchecked Sendable {
         try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.lastSequence }
-        let rows = try connection.fetchAll(
-            "SELECT substr(key, 9), value FROM ps_state WHERE key > 'changed:' AND key < 'changed;' AND value > ?", [.integer(since)])
+        let rows = try connection.stamps(after: since)
         let dataVersion = try connection.scalar("PRAGMA data_version").int64Value ?? 0
-        let recordedCommits = try connection.scalar("SELECT value FROM ps_state WHERE key = 'commits'").int64Value
+        let recordedCommits = try connection.counter(.commits)
         try connection.control(.commit)
         return state.withLock { s -> DatabaseChange? in
             // A commit counter past the one the last Tandem commit recorded: another writer
@@ -152,8 +151,7 @@ final class ChangeObserver: @unchecked Sendable {
             let versionChanged = s.lastDataVersion != dataVersion
             s.lastDataVersion = dataVersion
             var tables: Set<String> = []
-            for row in rows {
-                guard let table = row[0].stringValue, let seq = row[1].int64Value else { continue }
+            for (table, seq) in rows {
                 s.lastSequence = max(s.lastSequence, seq)
                 if !s.ownSequences.contains(seq) { tables.insert(table) }
             }

@@ -23,10 +23,7 @@ public struct DatabaseChange: Sendable, Hashable, CustomStringConvertible {
     public var tables: Set<String> { Set(rawTables.map(DatabaseChange.publicName)) }
 
     static func publicName(_ raw: String) -> String {
-        for prefix in ["ps_data_local__", "ps_data__"] where raw.hasPrefix(prefix) {
-            return String(raw.dropFirst(prefix.count))
-        }
-        return raw
+        InternalTables.declaredTable(ofDataTable: raw) ?? raw
     }
 
     /// Both changes as one: the union of their tables, or unknown when either is.

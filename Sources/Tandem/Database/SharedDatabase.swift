@@ -203,7 +203,7 @@ public final class SharedDatabase: Sendable {
 
     /// The client id of this database: a UUID made when the file was created, sent with uploads.
     public func clientID() throws -> String {
-        try read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'client_id'").stringValue ?? "" }
+        try read { try $0.stored(.clientID).stringValue ?? "" }
     }
 
     /// The journal mode SQLite reports (`wal` for a Tandem database).

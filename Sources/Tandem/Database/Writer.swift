@@ -113,25 +113,20 @@ final class Writer: @unchecked Sendable {
             }
             tables = [InternalTables.anyTable]
         }
-        let recorded = try connection.scalar("SELECT value FROM ps_state WHERE key = 'commits'")
-        if recorded.int64Value != commitsAtBegin {
+        let recorded = try connection.counter(.commits)
+        if recorded != commitsAtBegin {
             tables.insert(InternalTables.anyTable)  // unknown (no record yet) counts as foreign too
         }
         if let commitsAtBegin {
-            try connection.execute("INSERT OR REPLACE INTO ps_state(key, value) VALUES ('commits', ?)",
-                                   [.integer((commitsAtBegin + 1) & 0xffff_ffff)])
-        } else if !recorded.isNull {
-            try connection.execute("DELETE FROM ps_state WHERE key = 'commits'")
+            try connection.setCounter(.commits, (commitsAtBegin + 1) & 0xffff_ffff)
+        } else if recorded != nil {
+            try connection.setCounter(.commits, nil)
         }
         if tables.contains(InternalTables.crud) {
-            try connection.execute("UPDATE ps_state SET value = value + 1 WHERE key = 'next_tx'")
+            _ = try connection.incrementCounter(.nextTransaction)
         }
-        let sequence = try connection.scalar("UPDATE ps_state SET value = value + 1 WHERE key = 'seq' RETURNING value").int64Value ?? 0
-        for table in tables {
-            try connection.execute(
-                "INSERT INTO ps_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                [.text(InternalTables.changedPrefix + table), .integer(sequence)])
-        }
+        let sequence = try connection.incrementCounter(.sequence)
+        for table in tables { try connection.stampChanged(table, sequence: sequence) }
         return Commit(tables: tables, sequence: sequence)
     }
 }

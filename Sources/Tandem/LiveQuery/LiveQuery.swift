@@ -164,8 +164,8 @@ extension SharedDatabase {
         let tables = try readers.read { try $0.tablesRead(by: sql) }
         var readSet = tables
         for table in tables {
-            readSet.insert("ps_data__" + table)
-            readSet.insert("ps_data_local__" + table)
+            readSet.insert(InternalTables.dataTable(of: table, localOnly: false))
+            readSet.insert(InternalTables.dataTable(of: table, localOnly: true))
         }
         let query = LiveQuery(database: self, sql: sql, arguments: arguments.map(\.databaseValue), readSet: readSet, deliver: onChange)
         let token = try observer.subscribe { [weak query] change, _ in query?.changed(change) }

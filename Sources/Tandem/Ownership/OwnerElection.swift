@@ -72,8 +72,9 @@ final class OwnerElection: Sendable {
     /// Increments the epoch; returns nil (and lets the lock go) when ``release()`` came first.
     private func becomeOwner() throws -> Int64? {
         let epoch = try database.write { tx -> Int64 in
-            let epoch = (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0) + 1
-            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('epoch', ?), ('owner_pid', ?)", [epoch, Int64(getpid())])
+            let epoch = (try tx.stored(.epoch).int64Value ?? 0) + 1
+            try tx.store(.epoch, epoch)
+            try tx.store(.ownerPID, Int64(getpid()))
             return epoch
         }
         let kept = state.withLock { s -> Bool in
@@ -99,7 +100,7 @@ final class OwnerElection: Sendable {
     }
 
     private func giveUp() {
-        _ = try? database.write { try $0.execute("DELETE FROM ps_kv WHERE key = 'owner_pid' AND value = ?", [Int64(getpid())]) }
+        _ = try? database.write { try $0.removeStored(.ownerPID, ifValue: Int64(getpid())) }
         lock.unlock()
     }
 }
@@ -107,7 +108,7 @@ final class OwnerElection: Sendable {
 /// Fencing: every sync write checks, in its own transaction, that the epoch has not moved on.
 enum Fence {
     static func check(_ tx: Transaction, epoch: Int64) throws {
-        let current = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0
+        let current = try tx.stored(.epoch).int64Value ?? 0
         guard current == epoch else { throw TandemError.staleEpoch(held: epoch, current: current) }
     }
 }

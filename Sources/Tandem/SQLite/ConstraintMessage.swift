@@ -11,21 +11,17 @@ enum ConstraintMessage {
         let unique = "UNIQUE constraint failed: "
         if message.hasPrefix(unique), message.hasSuffix(".id") {
             let dataTable = String(message.dropFirst(unique.count).dropLast(".id".count))
-            if let table = tableName(ofDataTable: dataTable) {
+            if let table = InternalTables.declaredTable(ofDataTable: dataTable) {
                 let id = duplicateID(in: dataTable, sql: sql, arguments: arguments, on: connection)
                 return "a row with \(id.map { "id \(SQLText.literal($0))" } ?? "that id") already exists in table \(table)"
             }
         }
-        return message.replacing(/ps_data(?:_local)?__([A-Za-z_][A-Za-z0-9_]*)/) { String($0.1) }
+        return message.replacing(dataTableName) { InternalTables.declaredTable(ofDataTable: String($0.0)) ?? String($0.0) }
     }
 
-    /// `notes` for `ps_data__notes` or `ps_data_local__notes`; nil for any other name.
-    static func tableName(ofDataTable name: String) -> String? {
-        for prefix in ["ps_data_local__", "ps_data__"] where name.hasPrefix(prefix) && name.count > prefix.count {
-            return String(name.dropFirst(prefix.count))
-        }
-        return nil
-    }
+    /// A data table's name anywhere in a message.
+    nonisolated(unsafe) private static let dataTableName = try! Regex(
+        "(?:\(InternalTables.localDataPrefix)|\(InternalTables.dataPrefix))[A-Za-z_][A-Za-z0-9_]*")
 
     /// The id that collided: of the texts the statement was given (its arguments and its quoted
     /// literals), the only one that is the id of a row already in the data table. The failed

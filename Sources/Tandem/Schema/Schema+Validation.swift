@@ -44,7 +44,7 @@ extension Schema {
                 guard !index.columns.isEmpty else {
                     throw TandemError.invalidSchema("index '\(table.name).\(index.name)' has no columns")
                 }
-                let generated = "ps_index__\(table.name)__\(index.name)".lowercased()
+                let generated = InternalTables.index(index.name, of: table.name).lowercased()
                 if let other = indexObjects[generated] {
                     throw TandemError.invalidSchema("index '\(table.name).\(index.name)' and index '\(other)' would share the SQLite name '\(generated)'; rename one")
                 }

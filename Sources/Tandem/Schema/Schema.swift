@@ -124,7 +124,7 @@ public struct Table: Codable, Sendable, Equatable {
     }
 
     /// `ps_data__<name>`, or `ps_data_local__<name>` for a local-only table.
-    public var dataTableName: String { (localOnly ? "ps_data_local__" : "ps_data__") + name }
+    public var dataTableName: String { InternalTables.dataTable(of: name, localOnly: localOnly) }
 }
 
 /// A column of a table. `id TEXT` is implicit and may not be declared.

@@ -11,12 +11,11 @@ enum SchemaInstaller {
     static let layoutVersion: Int64 = 3
 
     static func layoutIsCurrent(_ tx: Transaction) throws -> Bool {
-        try tx.scalar("SELECT value FROM ps_kv WHERE key = 'layout'").int64Value == layoutVersion
+        try tx.stored(.layout).int64Value == layoutVersion
     }
 
     static func storedSchema(_ tx: Transaction) throws -> Schema? {
-        let hasKV = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ps_kv'").int64Value ?? 0
-        guard hasKV > 0, let json = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'schema'").stringValue else { return nil }
+        guard let json = try tx.connection.storedIfPresent(.schema).stringValue else { return nil }
         do {
             return try JSONDecoder().decode(Schema.self, from: Data(json.utf8))
         } catch {
@@ -44,11 +43,7 @@ enum SchemaInstaller {
                     // Rows that stayed on this host until now are synced from now on: queue them,
                     // except rows the server changed meanwhile (waiting in ps_untyped), whose
                     // server state wins below.
-                    try tx.execute("""
-                        INSERT INTO ps_crud(tx_id, data) SELECT \(InternalTables.nextTransactionID),
-                        json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(old.quotedDataTable)
-                        WHERE id NOT IN (SELECT id FROM ps_untyped WHERE type = ?)
-                        """, [table.name, table.name])
+                    try UploadQueueRows.queuePuts(of: table.name, from: old, in: tx)
                 }
                 try tx.execute("DROP TABLE \(old.quotedDataTable)")
             }
@@ -58,19 +53,17 @@ enum SchemaInstaller {
             if !table.localOnly && !table.insertOnly && !wasSynced {
                 // Rows downloaded before this table was declared (or while it was local-only or
                 // insert-only) wait in ps_untyped.
-                try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
-                try tx.execute("DELETE FROM ps_untyped WHERE type = ?", [table.name])
+                try UntypedRows.move(table, in: tx)
             }
             if table.insertOnly && wasSynced {
                 // An insert-only table keeps no local rows: the synced rows (server state) wait in
                 // ps_untyped, where downloads keep them current, for a switch back to synced.
-                try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) SELECT ?, id, data FROM \(table.quotedDataTable)", [table.name])
-                try tx.execute("DELETE FROM \(table.quotedDataTable)")
+                try UntypedRows.park(table, in: tx)
             }
             try createObjects(of: table, in: tx)
         }
-        try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('schema', ?), ('layout', ?)",
-                       [String(decoding: schema.jsonData(), as: UTF8.self), layoutVersion])
+        try tx.store(.schema, String(decoding: schema.jsonData(), as: UTF8.self))
+        try tx.store(.layout, layoutVersion)
     }
 
     /// Refuses a schema that collides with objects Tandem did not make for it: a table, view,
@@ -104,11 +97,11 @@ enum SchemaInstaller {
 
     private static func dropObjects(of table: Table, in tx: Transaction) throws {
         for kind in ["insert", "update", "delete"] {
-            try tx.execute("DROP TRIGGER IF EXISTS \(SQLText.identifier("ps_view_\(kind)__\(table.name)"))")
+            try tx.execute("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
         }
         try tx.execute("DROP VIEW IF EXISTS \(table.quotedName)")
         let indexes = try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE ? ESCAPE '\\'",
-                                      ["ps\\_index\\_\\_\(table.name)\\_\\_%"])
+                                      [InternalTables.indexPattern(of: table.name)])
         for row in indexes { if let name = row[0].stringValue { try tx.execute("DROP INDEX IF EXISTS \(SQLText.identifier(name))") } }
     }
 

@@ -24,8 +24,7 @@ extension SharedDatabase {
     /// Refuses `url` when this database syncs with another backend, reading only.
     func checkBinding(to url: BackendURL) throws {
         let (boundID, boundName) = try read { tx in
-            (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_id'").stringValue,
-             try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_name'").stringValue ?? "")
+            (try tx.stored(.backendID).stringValue, try tx.stored(.backendName).stringValue ?? "")
         }
         guard let boundID else { return }
         switch url {
@@ -41,13 +40,14 @@ extension SharedDatabase {
     func bind(to backend: any SyncBackend, name: String) throws {
         let id = backend.identifier
         try write { tx in
-            let bound = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_id'").stringValue
+            let bound = try tx.stored(.backendID).stringValue
             if let bound, bound != id {
-                let boundName = try tx.scalar("SELECT value FROM ps_kv WHERE key = 'backend_name'").stringValue ?? ""
+                let boundName = try tx.stored(.backendName).stringValue ?? ""
                 throw refusal(boundName: boundName, name: name, detail: "")
             }
             if bound == nil {
-                try tx.execute("INSERT INTO ps_kv(key, value) VALUES ('backend_id', ?), ('backend_name', ?)", [id, name])
+                try tx.store(.backendID, id)
+                try tx.store(.backendName, name)
             }
         }
     }

@@ -157,7 +157,7 @@ final class SyncEngine: Sendable {
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
-            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('sync_status', ?)", [json])
+            try tx.store(.syncStatus, json)
         }
     }
 
@@ -169,7 +169,7 @@ final class SyncEngine: Sendable {
         while !stopped {
             do {
                 if known == nil {
-                    known = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue } ?? ""
+                    known = try database.read { try $0.stored(.cursor).stringValue } ?? ""
                 }
                 if let newest = try backend.waitForChanges(after: known ?? "", timeout: 10) {
                     known = newest

@@ -51,7 +51,7 @@ struct SyncPass {
                 // next election (this process offers again) starts above the backend's.
                 try database.write { tx in
                     try Fence.check(tx, epoch: epoch)
-                    try tx.execute("UPDATE ps_kv SET value = ? WHERE key = 'epoch'", [current])
+                    try tx.store(.epoch, current)
                 }
                 throw TandemError.staleEpoch(held: held, current: current)
             }
@@ -71,8 +71,7 @@ struct SyncPass {
             // Earlier transactions in the queue were retries the backend skipped; keep their ids.
             guard conflicting <= highest else { return }
             let shift = highest + 1 - conflicting
-            try tx.execute("UPDATE ps_crud SET tx_id = tx_id + ? WHERE tx_id >= ?", [shift, conflicting])
-            try tx.execute("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = 'next_tx'", [shift])
+            try UploadQueueRows.renumber(from: conflicting, by: shift, in: tx)
         }
     }
 
@@ -82,12 +81,12 @@ struct SyncPass {
     /// past ``maximumApply`` changes the fetched ones wait in `ps_download` (invisible to
     /// queries) until the rest has arrived.
     func download(into result: inout Result) throws {
-        let cursor = try database.read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'cursor'").stringValue ?? "" }
+        let cursor = try database.read { try $0.stored(.cursor).stringValue ?? "" }
         var changes: [ServerChange] = []
         var staged = 0
         var next = cursor
         var more = true
-        defer { if staged > 0 { try? database.write { try $0.execute("DELETE FROM ps_download") } } }
+        defer { if staged > 0 { try? database.write { try DownloadStage.clear(in: $0) } } }
         while more {
             let batch = try backend.fetchChanges(after: next, limit: downloadBatch)
             if batch.changes.isEmpty && batch.nextCursor == next { break }
@@ -98,9 +97,7 @@ struct SyncPass {
                 try stage(changes, after: staged)
                 staged += changes.count
                 changes = []
-                try database.write { tx in
-                    try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('downloading', 1)")
-                }
+                try database.write { try $0.store(.downloading, 1) }
             }
         }
         if next == cursor { return }
@@ -108,16 +105,12 @@ struct SyncPass {
             try Fence.check(tx, epoch: epoch)
             let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try ChangeApplier.pendingRows(in: tx))
             if staged > 0 {
-                try tx.connection.forEachRow("SELECT op, type, id, data FROM ps_download ORDER BY seq") { row in
-                    try applier.apply([ServerChange(op: row[0].stringValue == "DELETE" ? .delete : .put, table: row[1].stringValue ?? "",
-                                                    rowID: row[2].stringValue ?? "", data: row[3].stringValue)], in: tx)
-                    return true
-                }
-                try tx.execute("DELETE FROM ps_download")
+                try DownloadStage.forEach(in: tx) { try applier.apply([$0], in: tx) }
+                try DownloadStage.clear(in: tx)
             }
             try applier.apply(changes, in: tx)
-            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('cursor', ?)", [next])
-            try tx.execute("DELETE FROM ps_kv WHERE key = 'downloading'")
+            try tx.store(.cursor, next)
+            try tx.removeStored(.downloading)
         }
         let count = changes.count + staged
         staged = 0  // applied: nothing left to clear
@@ -129,10 +122,7 @@ struct SyncPass {
     private func stage(_ changes: [ServerChange], after count: Int) throws {
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
-            for (offset, change) in changes.enumerated() {
-                try tx.execute("INSERT INTO ps_download(seq, op, type, id, data) VALUES (?, ?, ?, ?, ?)",
-                               [count + offset, change.op.rawValue, change.table, change.rowID, change.data])
-            }
+            try DownloadStage.append(changes, after: count, in: tx)
         }
     }
 }
@@ -166,7 +156,7 @@ struct ChangeApplier {
             if let table = schema.table(named: change.table), !table.localOnly, !table.insertOnly {
                 target = table.dataTableName
             } else if schema.table(named: change.table) == nil, try keptDataTable(change.table, in: tx, cache: &keptTables) {
-                target = "ps_data__" + change.table
+                target = InternalTables.dataTable(of: change.table, localOnly: false)
             } else {
                 try applyUntyped(change, in: tx)
                 continue
@@ -190,7 +180,7 @@ struct ChangeApplier {
 
     private func keptDataTable(_ name: String, in tx: Transaction, cache: inout [String: Bool]) throws -> Bool {
         if let known = cache[name] { return known }
-        let exists = (try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", ["ps_data__" + name]).int64Value ?? 0) > 0
+        let exists = (try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [InternalTables.dataTable(of: name, localOnly: false)]).int64Value ?? 0) > 0
         cache[name] = exists
         return exists
     }
@@ -199,9 +189,9 @@ struct ChangeApplier {
     private func applyUntyped(_ change: ServerChange, in tx: Transaction) throws {
         switch change.op {
         case .put:
-            try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) VALUES (?, ?, ?)", [change.table, change.rowID, change.data])
+            try UntypedRows.put(change.table, id: change.rowID, data: change.data, in: tx)
         case .delete:
-            try tx.execute("DELETE FROM ps_untyped WHERE type = ? AND id = ?", [change.table, change.rowID])
+            try UntypedRows.delete(change.table, id: change.rowID, in: tx)
         }
     }
 }

@@ -143,7 +143,7 @@ extension SharedDatabase {
     private func syncPassOnce(with backend: any SyncBackend) throws -> (transactions: Int, entries: Int, downloaded: Int) {
         let election = try OwnerElection(database: self)
         guard let epoch = try election.tryAcquire() else {
-            let pid = try? read { try $0.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value }
+            let pid = try? read { try $0.stored(.ownerPID).int64Value }
             throw TandemError.notOwner(path: path, ownerPID: pid.flatMap { $0 }.flatMap { Int32(exactly: $0) })
         }
         defer { election.release() }
@@ -156,7 +156,7 @@ extension SharedDatabase {
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try write { tx in
             try Fence.check(tx, epoch: epoch)
-            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('sync_status', ?)", [json])
+            try tx.store(.syncStatus, json)
         }
         return (result.transactions, result.entries, result.downloaded)
     }

@@ -38,11 +38,11 @@ extension SharedDatabase {
     /// and the upload queue length.
     public func syncStatus() throws -> SyncStatus {
         let (json, epoch, pid, pending, downloading) = try read { tx in
-            (try tx.scalar("SELECT value FROM ps_kv WHERE key = 'sync_status'").stringValue,
-             try tx.scalar("SELECT value FROM ps_kv WHERE key = 'epoch'").int64Value ?? 0,
-             try tx.scalar("SELECT value FROM ps_kv WHERE key = 'owner_pid'").int64Value,
-             Int(try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0),
-             try tx.scalar("SELECT count(*) FROM ps_kv WHERE key = 'downloading'").int64Value == 1)
+            (try tx.stored(.syncStatus).stringValue,
+             try tx.stored(.epoch).int64Value ?? 0,
+             try tx.stored(.ownerPID).int64Value,
+             try UploadQueueRows.count(in: tx),
+             try tx.stored(.downloading).int64Value == 1)
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         status.epoch = epoch
@@ -65,7 +65,7 @@ extension SharedDatabase {
                     last = first
                     continuation.yield(first)
                     for await change in changes {
-                        guard change.isUnknown || !change.rawTables.isDisjoint(with: ["ps_kv", "ps_crud"]) else { continue }
+                        guard change.isUnknown || !change.rawTables.isDisjoint(with: [InternalTables.keyValue, InternalTables.crud]) else { continue }
                         guard let status = try self?.syncStatus() else { break }
                         if status != last { last = status; continuation.yield(status) }
                     }

@@ -16,10 +16,12 @@ enum CrudCommand {
         let args = try Arguments(words, flags: ["json"])
         try args.require(["DB"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        let rows = try db.fetchAll("""
-            SELECT id, tx_id, data ->> '$.op' AS op, data ->> '$.type' AS type, data ->> '$.id' AS row_id,
-                   data -> '$.data' AS data FROM ps_crud ORDER BY id
-            """)
+        let entries = try db.crudTransactions(limit: .max).flatMap(\.entries)
+        let columns = ["id", "tx_id", "op", "type", "row_id", "data"]
+        let rows = entries.map { entry in
+            Row(columns: columns, values: [.integer(entry.id), .integer(entry.transactionID), .text(entry.op.rawValue), .text(entry.table),
+                                           .text(entry.rowID), entry.data.map { .text(JSONValue.object($0).jsonText) } ?? .null])
+        }
         if args.has("json") {
             let objects = rows.map { row in
                 Output.object([("id", Output.json(row[0])), ("tx_id", Output.json(row[1])), ("op", Output.json(row[2])),
@@ -28,7 +30,7 @@ enum CrudCommand {
             }
             Output.write("[" + objects.joined(separator: ",") + "]\n")
         } else {
-            Output.write(Output.table(rows))
+            Output.write(Output.table(rows, columns: columns))
         }
         return 0
     }

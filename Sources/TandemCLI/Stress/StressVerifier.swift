@@ -82,16 +82,15 @@ struct StressVerifier {
 
     /// Without a backend: one CRUD entry per row, one transaction id per write transaction.
     func oneCrudEntryPerRow() throws -> Check {
-        let (entries, rowsWithOne, rows, transactionIDs, transactions) = try database.read { tx in
-            (try tx.scalar("SELECT count(*) FROM ps_crud WHERE data ->> '$.type' = 'stress'").int64Value ?? 0,
-             try tx.scalar("""
-                SELECT count(*) FROM (SELECT data ->> '$.id' AS id FROM ps_crud WHERE data ->> '$.type' = 'stress'
-                GROUP BY id HAVING count(*) = 1) JOIN ps_data__stress d USING (id)
-                """).int64Value ?? 0,
-             try tx.scalar("SELECT count(*) FROM ps_data__stress").int64Value ?? 0,
-             try tx.scalar("SELECT count(DISTINCT tx_id) FROM ps_crud WHERE data ->> '$.type' = 'stress'").int64Value ?? 0,
+        let queued = try database.crudTransactions(limit: .max).flatMap(\.entries).filter { $0.table == "stress" }
+        let (ids, transactions) = try database.read { tx in
+            (Set(try tx.fetchAll("SELECT id FROM stress").compactMap { $0[0].stringValue }),
              try tx.scalar("SELECT count(*) FROM (SELECT DISTINCT writer, txn FROM stress)").int64Value ?? 0)
         }
+        let entriesPerRow = Dictionary(grouping: queued, by: \.rowID).mapValues(\.count)
+        let entries = Int64(queued.count), rows = Int64(ids.count)
+        let rowsWithOne = Int64(ids.filter { entriesPerRow[$0] == 1 }.count)
+        let transactionIDs = Int64(Set(queued.map(\.transactionID)).count)
         let passed = entries == rows && rowsWithOne == rows && transactionIDs == transactions
         return Check(name: "crud-entries", passed: passed,
                      detail: "\(entries) CRUD entries for \(rows) rows (\(rowsWithOne) with exactly one); \(transactionIDs) transaction ids for \(transactions) transactions")

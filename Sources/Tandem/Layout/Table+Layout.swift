@@ -1,4 +1,5 @@
-/// DDL for a table's view, triggers and indexes.
+/// The objects Tandem generates for a declared table: its data table, its view, the view's
+/// INSTEAD OF triggers that write the data table and queue CRUD entries, and its indexes.
 extension Table {
     var quotedName: String { SQLText.identifier(name) }
     var quotedDataTable: String { SQLText.identifier(dataTableName) }
@@ -71,7 +72,7 @@ extension Table {
             let expressions = index.columns.map { name in
                 name == "id" ? "id" : columns.first { $0.name.lowercased() == name.lowercased() }.map { extract($0) } ?? SQLText.identifier(name)
             }.joined(separator: ", ")
-            let indexName = SQLText.identifier("ps_index__\(name)__\(index.name)")
+            let indexName = SQLText.identifier(InternalTables.index(index.name, of: name))
             return "CREATE INDEX IF NOT EXISTS \(indexName) ON \(quotedDataTable)(\(expressions))"
         }
     }
@@ -84,7 +85,7 @@ extension Table {
     }
 
     var createTriggers: [String] {
-        let trigger = { (kind: String) in SQLText.identifier("ps_view_\(kind)__\(name)") }
+        let trigger = { (kind: String) in SQLText.identifier(InternalTables.trigger(kind, of: name)) }
         let crudTx = InternalTables.nextTransactionID
         var insertBody = idCheck
         if insertOnly {

@@ -1,0 +1,51 @@
+/// The keys of `ps_state`, Tandem's counters, with typed access on a connection.
+///
+/// - `next_tx`: the transaction id that view triggers give new CRUD entries;
+/// - `seq`: the last change sequence number;
+/// - `commits`: SQLite's WAL-index commit counter as the last Tandem commit left it
+///   (``WALCommitCounter``);
+/// - `changed:<table>`: the sequence number of the last commit that changed `<table>`.
+enum Counter: String {
+    case nextTransaction = "next_tx"
+    case sequence = "seq"
+    case commits
+
+    static let changedPrefix = "changed:"
+
+    /// The stamp key of a changed table.
+    static func changed(_ table: String) -> String { changedPrefix + table }
+}
+
+extension Connection {
+    /// The counter's value, or nil when it is missing.
+    func counter(_ counter: Counter) throws -> Int64? {
+        try scalar("SELECT value FROM ps_state WHERE key = ?", [.text(counter.rawValue)]).int64Value
+    }
+
+    func setCounter(_ counter: Counter, _ value: Int64?) throws {
+        if let value {
+            try execute("INSERT OR REPLACE INTO ps_state(key, value) VALUES (?, ?)", [.text(counter.rawValue), .integer(value)])
+        } else {
+            try execute("DELETE FROM ps_state WHERE key = ?", [.text(counter.rawValue)])
+        }
+    }
+
+    /// Adds one and returns the new value.
+    func incrementCounter(_ counter: Counter) throws -> Int64 {
+        try scalar("UPDATE ps_state SET value = value + 1 WHERE key = ? RETURNING value", [.text(counter.rawValue)]).int64Value ?? 0
+    }
+
+    /// Stamps `table` as changed by the commit with sequence number `sequence`.
+    func stampChanged(_ table: String, sequence: Int64) throws {
+        try execute("INSERT INTO ps_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    [.text(Counter.changed(table)), .integer(sequence)])
+    }
+
+    /// Stamps newer than `sequence`, as (table, sequence).
+    func stamps(after sequence: Int64) throws -> [(table: String, sequence: Int64)] {
+        try fetchAll("SELECT substr(key, ?), value FROM ps_state WHERE key > ? AND key < ? AND value > ?",
+                     [.integer(Int64(Counter.changedPrefix.count + 1)), .text(Counter.changedPrefix),
+                      .text(String(Counter.changedPrefix.dropLast()) + ";"), .integer(sequence)])
+            .compactMap { row in row[0].stringValue.flatMap { t in row[1].int64Value.map { (t, $0) } } }
+    }
+}

@@ -1,0 +1,72 @@
+/// Tandem's own tables, created in every database, and the names of the objects Tandem
+/// generates for each declared table. Nothing outside `Layout/` spells these names.
+enum InternalTables {
+    /// `ps_kv(key, value)`: client id, epoch, cursor, sync state, schema, backend binding (``StoredKey``).
+    static let keyValue = "ps_kv"
+    /// `ps_crud(id, tx_id, data)`: the upload queue, one CRUD entry per row.
+    static let crud = "ps_crud"
+    /// `ps_state` holds Tandem's counters (``Counter``) in one small WITHOUT ROWID b-tree, so
+    /// each commit's bookkeeping writes one page.
+    static let state = "ps_state"
+    /// `ps_untyped(type, id, data)`: downloaded rows of tables this database does not keep.
+    static let untyped = "ps_untyped"
+    /// `ps_download(seq, op, type, id, data)`: a large download's changes until all have arrived.
+    static let download = "ps_download"
+
+    /// The stamp for a commit whose changed tables are not known: every live query refreshes.
+    static let anyTable = "*"
+
+    /// Data tables: `ps_data__<name>`, or `ps_data_local__<name>` for a local-only table.
+    static let dataPrefix = "ps_data__"
+    static let localDataPrefix = "ps_data_local__"
+
+    static func dataTable(of table: String, localOnly: Bool) -> String {
+        (localOnly ? localDataPrefix : dataPrefix) + table
+    }
+
+    /// The table a data table stores (`notes` for `ps_data__notes`), or nil for any other name.
+    static func declaredTable(ofDataTable name: String) -> String? {
+        for prefix in [localDataPrefix, dataPrefix] where name.hasPrefix(prefix) && name.count > prefix.count {
+            return String(name.dropFirst(prefix.count))
+        }
+        return nil
+    }
+
+    /// The INSTEAD OF trigger of a table's view: `kind` is insert, update or delete.
+    static func trigger(_ kind: String, of table: String) -> String { "ps_view_\(kind)__\(table)" }
+
+    /// A declared index, created on the data table.
+    static func index(_ index: String, of table: String) -> String { "ps_index__\(table)__\(index)" }
+
+    /// A `LIKE … ESCAPE '\'` pattern matching every index of `table`.
+    static func indexPattern(of table: String) -> String { "ps\\_index\\_\\_\(table)\\_\\_%" }
+
+    static let ddl = """
+        CREATE TABLE IF NOT EXISTS ps_kv(key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
+        CREATE TABLE IF NOT EXISTS ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS ps_state(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
+        \(counters)
+        CREATE TABLE IF NOT EXISTS ps_download(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, type TEXT NOT NULL, id TEXT NOT NULL, data TEXT);
+        CREATE TABLE IF NOT EXISTS ps_untyped(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT, PRIMARY KEY(type, id));
+        INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('\(StoredKey.clientID.rawValue)', uuid());
+        INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('\(StoredKey.epoch.rawValue)', 0);
+        """
+
+    /// Inserts missing counters with safe values: `next_tx` past every queued transaction id,
+    /// `seq` at the newest change stamp, so neither ever goes back.
+    static let counters = """
+        INSERT OR IGNORE INTO ps_state(key, value) VALUES
+            ('\(Counter.nextTransaction.rawValue)', coalesce((SELECT max(tx_id) FROM ps_crud), 0) + 1),
+            ('\(Counter.sequence.rawValue)', max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE '\(Counter.changedPrefix)%'), 0)));
+        """
+
+    /// The transaction id for new CRUD entries, as view triggers read it.
+    static let nextTransactionID = "(SELECT value FROM ps_state WHERE key = '\(Counter.nextTransaction.rawValue)')"
+
+    /// A lowercase random UUID (version 4) from SQLite built-ins only, so that writes through
+    /// the views from any SQLite client get ids without Tandem's `uuid()` function.
+    static let uuidExpression = """
+        (lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || \
+        substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))))
+        """
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The upload queue's rows. Transaction ids never decrease in `ps_crud` id order (triggers read
+/// `next_tx`, which only grows), so the queue is read from its head by id, with no index on `tx_id`.
+enum UploadQueueRows {
+    /// The first `limit` whole transactions.
+    static func head(transactions limit: Int, in tx: Transaction) throws -> [CrudTransaction] {
+        var result: [CrudTransaction] = []
+        var current: [CrudEntry] = []
+        try tx.connection.forEachRow("SELECT id, tx_id, data FROM ps_crud ORDER BY id") { row in
+            guard let id = row[0].int64Value, let txID = row[1].int64Value, let json = row[2].stringValue else { return true }
+            if let last = current.last, last.transactionID != txID {
+                result.append(CrudTransaction(transactionID: last.transactionID, entries: current))
+                current = []
+                if result.count >= limit { return false }
+            }
+            current.append(try CrudEntry(id: id, transactionID: txID, json: json))
+            return true
+        }
+        if let last = current.last, result.count < limit {
+            result.append(CrudTransaction(transactionID: last.transactionID, entries: current))
+        }
+        return result
+    }
+
+    /// True when the newest entry's transaction id is still the one triggers hand out.
+    static func isOpen(in tx: Transaction) throws -> Bool {
+        guard let newest = try tx.scalar("SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1").int64Value else { return false }
+        let next = try tx.connection.counter(.nextTransaction) ?? 1
+        return next <= newest
+    }
+
+    /// Moves `next_tx` past every queued entry's transaction id.
+    static func seal(in tx: Transaction) throws {
+        try tx.execute("""
+            UPDATE ps_state SET value = (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)
+            WHERE key = ? AND value <= (SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1)
+            """, [Counter.nextTransaction.rawValue])
+    }
+
+    /// The number of queued entries.
+    static func count(in tx: Transaction) throws -> Int {
+        Int(try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0)
+    }
+
+    /// Moves the transaction ids from `first` on up by `shift` (order and grouping kept), and
+    /// `next_tx` past them.
+    static func renumber(from first: Int64, by shift: Int64, in tx: Transaction) throws {
+        try tx.execute("UPDATE ps_crud SET tx_id = tx_id + ? WHERE tx_id >= ?", [shift, first])
+        try tx.execute("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = ?",
+                       [shift, Counter.nextTransaction.rawValue])
+    }
+
+    /// Queues a PUT of every row in `source`'s data table as a row of `table`, except rows the
+    /// server changed meanwhile (waiting in ps_untyped).
+    static func queuePuts(of table: String, from source: Table, in tx: Transaction) throws {
+        try tx.execute("""
+            INSERT INTO ps_crud(tx_id, data) SELECT \(InternalTables.nextTransactionID),
+            json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)
+            WHERE NOT \(UntypedRows.waitingCondition)
+            """, [table, table])
+    }
+
+    /// Deletes the uploaded entries: every entry up to the batch's last id (ids only grow, so no
+    /// later entry has a smaller one, and sealed transaction ids gain no later entries).
+    static func complete(_ transactions: [CrudTransaction], in tx: Transaction) throws {
+        guard let last = transactions.last else { return }
+        try tx.execute("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
+    }
+}
