@@ -14,8 +14,8 @@ import Synchronization
 /// - `server_clients(client_id, epoch)`: the newest owner epoch seen per client; older epochs are refused.
 public final class EmbeddedBackend: SyncBackend {
     private let database: SharedDatabase
-    private let wake = Signal()
-    /// Incremented by ``close()``; a wait that sees it change returns early.
+    private let wake = WakeFlag()
+    /// Incremented by ``interruptWaits()``; a wait that sees it change returns early.
     private let interruptions = Atomic<Int>(0)
     private let token: UInt64
     private let serverID: String
@@ -198,7 +198,7 @@ public final class EmbeddedBackend: SyncBackend {
     }
 
     /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout` seconds, or
-    /// until ``close()``.
+    /// until ``interruptWaits()``.
     public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
         let after = try parse(cursor)
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -215,7 +215,7 @@ public final class EmbeddedBackend: SyncBackend {
 
     /// Ends pending ``waitForChanges(after:timeout:)`` calls early (they return nil). Later
     /// calls wait as usual, so a backend can be handed to a new sync session.
-    public func close() {
+    public func interruptWaits() {
         interruptions.add(1, ordering: .relaxed)
         wake.raise()
     }

@@ -139,7 +139,7 @@ public final class SharedDatabase: Sendable {
         let readers = ReaderPool(maximum: configuration.maximumReaders, open: openReader)
         var writer: Writer?
         if !configuration.readOnly {
-            let writeLock = try WriteQueue(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
+            let writeLock = try WriteLock(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
                                            streakLimit: configuration.writeLockStreakLimit,
                                            timeoutMilliseconds: configuration.busyTimeoutMilliseconds)
             // Openers that find the write lock free hold it while switching to WAL, so that

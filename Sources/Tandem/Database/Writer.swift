@@ -15,7 +15,7 @@ final class Writer: @unchecked Sendable {
     /// which would otherwise wait forever on itself while holding the cross-process lock.
     private let holder = Atomic<UInt>(0)
     private let connection: Connection
-    private let writeLock: WriteQueue
+    private let writeLock: WriteLock
     private let notifyFD: Int32
     /// SQLite's count of all commits, to notice commits of writers that stamp nothing.
     private let commitCounter: WALCommitCounter
@@ -29,7 +29,7 @@ final class Writer: @unchecked Sendable {
         var sequence: Int64
     }
 
-    init(connection: Connection, writeLock: WriteQueue, notifyPath: String, mode: mode_t) throws {
+    init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t) throws {
         self.connection = connection
         self.writeLock = writeLock
         self.path = connection.path

@@ -17,9 +17,9 @@ final class SyncEngine: Sendable {
     private let backendName: String
     private let epoch: Int64
     private let clientID: String
-    private let signal = Signal()
+    private let signal = WakeFlag()
     /// Raised by ``stop()``: ends the backend waiter's retry delay.
-    private let backendRetry = Signal()
+    private let backendRetry = WakeFlag()
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
     private let onEvent: @Sendable (SyncEvent) -> Void
@@ -58,7 +58,7 @@ final class SyncEngine: Sendable {
         if let token { database.removeChangeHandler(token) }
         signal.raise()
         backendRetry.raise()
-        backend.close()
+        backend.interruptWaits()
         if started { finished.wait() }
     }
 

@@ -95,7 +95,7 @@ public final class SyncSession: Sendable {
         }
         guard first else { return }
         engine?.stop()
-        if engine == nil { backend.close() }
+        if engine == nil { backend.interruptWaits() }
         election?.release()
         continuation.yield(.stopped)
         continuation.finish()

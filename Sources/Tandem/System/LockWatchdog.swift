@@ -41,7 +41,7 @@ final class LockWatchdog: Sendable {
     }
 
     private let state = Mutex(State())
-    private let wake = Signal()
+    private let wake = WakeFlag()
     /// False when the program handles SIGURG itself; then waits have no deadline.
     let isAvailable: Bool
 

@@ -83,7 +83,7 @@ enum SyncCommand {
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
         let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
-        defer { backend.close() }
+        defer { backend.interruptWaits() }
         let result = try db.syncOnce(with: backend, backendName: backendURL.name)
         if args.has("json") {
             Output.write(Output.object([("uploaded_transactions", String(result.transactions)),

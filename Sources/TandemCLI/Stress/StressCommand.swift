@@ -45,7 +45,7 @@ enum StressCommand {
             options.peerPath = path + ".peer.db"
         }
         for file in [path] + (options.peerPath.map { [$0] } ?? []) where !isNew(file) { throw StressError.notNew(file) }
-        if let url = options.backend { try Tandem.openBackend(url: url).close() }
+        if let url = options.backend { _ = try Tandem.openBackend(url: url) }  // created before the writers start
         let db = try SharedDatabase(path: path, schema: StressWriterCommand.schema)
         let peer = try options.peerPath.map { try SharedDatabase(path: $0, schema: StressWriterCommand.schema) }
         try? FileManager.default.removeItem(atPath: StressLog.path(for: path))

@@ -9,8 +9,8 @@ struct StressExecution {
     let peer: SharedDatabase?
 
     static func embeddedServerPath(_ url: String) -> String? {
-        guard case .embedded(let path, _)? = try? BackendURL(url) else { return nil }
-        return path
+        guard let parsed = try? BackendURL(url), parsed.scheme == "sqlite" else { return nil }
+        return parsed.location
     }
 
     func run() async throws -> StressReport {

@@ -2,7 +2,7 @@ import Foundation
 
 /// A sticky wake-up flag: ``raise()`` from any thread; ``wait(timeout:)`` returns at once if it
 /// was raised since the last wait, else blocks until raised or the timeout (seconds) passes.
-final class Signal: @unchecked Sendable {
+final class WakeFlag: @unchecked Sendable {
     // Invariant: `raised` is read and written only with `condition` locked.
     private let condition = NSCondition()
     private var raised = false

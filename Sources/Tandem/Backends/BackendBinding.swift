@@ -27,12 +27,10 @@ extension SharedDatabase {
             (try tx.stored(.backendID).stringValue, try tx.stored(.backendName).stringValue ?? "")
         }
         guard let boundID else { return }
-        switch url {
-        case .embedded(let path, _):
-            let id = try EmbeddedBackend.identifier(ofFileAt: path)
-            if id == boundID { return }
-            throw refusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
-        }
+        guard let kind = BackendRegistry.kind(for: url.scheme) else { throw TandemError.invalidBackend("unknown backend scheme '\(url.scheme)'") }
+        let id = try kind.existingIdentifier(url)
+        if id == boundID { return }
+        throw refusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
     }
 
     /// Records the backend this database syncs with, or refuses a different one.

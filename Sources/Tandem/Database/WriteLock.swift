@@ -12,7 +12,7 @@ import Foundation
 ///
 /// The record is advisory: a process killed while holding the lock leaves it consistent enough
 /// (the next holder overwrites it), and nothing but scheduling depends on it.
-final class WriteQueue: @unchecked Sendable {
+final class WriteLock: @unchecked Sendable {
     // Invariant: `record` is read and written only while the flock is held by this process.
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
@@ -32,18 +32,18 @@ final class WriteQueue: @unchecked Sendable {
         self.lock = lock
         self.streakLimit = Int64(max(1, streakLimit))
         var stats = stat()
-        if fstat(lock.fd, &stats) == 0, stats.st_size < WriteQueue.recordSize {
+        if fstat(lock.fd, &stats) == 0, stats.st_size < WriteLock.recordSize {
             // Allocated, not just sized: a write through the mapping to a hole on a full file
             // system would kill the process with SIGBUS.
-            let result = posix_fallocate(lock.fd, 0, off_t(WriteQueue.recordSize))
+            let result = posix_fallocate(lock.fd, 0, off_t(WriteLock.recordSize))
             if result != 0 { throw SystemError(call: "posix_fallocate(3)", path: path, errno: result) }
         }
-        let mapped = mmap(nil, WriteQueue.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
+        let mapped = mmap(nil, WriteLock.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
         record = mapped.bindMemory(to: Int64.self, capacity: 2)
     }
 
-    deinit { munmap(record, WriteQueue.recordSize) }
+    deinit { munmap(record, WriteLock.recordSize) }
 
     /// Blocks until this process holds the write lock, or the busy timeout passes.
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
