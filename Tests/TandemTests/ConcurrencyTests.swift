@@ -24,7 +24,7 @@ import Testing
     /// lost-update: 4 processes × 40 read-then-write increments = 160.
     @Test func noLostUpdates() throws {
         let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [Table(name: "counters", columns: [.integer("n")])]))
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [TableSchema(name: "counters", columns: [.integer("n")])]))
         try db.execute("INSERT INTO counters(id, n) VALUES ('c', 0)")
         let startAt = String(nowMicroseconds() + 200_000)
         let writers = try (0..<4).map { _ in try Spawned(["counter", db.path, "--times", "40"], environment: ["TANDEM_START_AT_US": startAt]) }
@@ -100,7 +100,7 @@ import Testing
     /// rolled-back-silence: a transaction that throws leaves no CRUD entry and wakes no one.
     @Test func rolledBackTransactionNotifiesNoOne() async throws {
         let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [Table(name: "other", columns: [.text("x")])]))
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [TableSchema(name: "other", columns: [.text("x")])]))
         let changes = try Spawned(["changes", db.path, "--json"])
         try changes.waitForLine("ready") { $0.contains("ready") }
         let watcher = try Spawned(["watch", db.path, "SELECT count(*) AS n FROM notes", "--json"])

@@ -91,7 +91,7 @@ import Testing
         let path = try makeDatabase()
         try sqlite(path, "DROP VIEW notes; CREATE TABLE other(a)")
         var upgraded = notesSchema
-        upgraded.tables.append(Table(name: "other", columns: [.text("b")]))
+        upgraded.tables.append(TableSchema(name: "other", columns: [.text("b")]))
         let upgradedFile = dir.path("upgraded.json")
         try upgraded.jsonData().write(to: URL(fileURLWithPath: upgradedFile))
         let before = try runTandem(["check", path, "--json"]).stdout
@@ -312,7 +312,7 @@ import Testing
 
     /// A duplicate id through a view names the table and the id, not the data table behind it.
     @Test func duplicateIDNamesTheTableAndTheID() throws {
-        let schema = Schema(tables: notesSchema.tables + [Table(name: "secrets", columns: [.text("v")], localOnly: true)])
+        let schema = Schema(tables: notesSchema.tables + [TableSchema(name: "secrets", columns: [.text("v")], localOnly: true)])
         let db = try SharedDatabase(path: dir.path("a.db"), schema: schema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('x', 'first'); INSERT INTO secrets(id, v) VALUES ('s', 'v')")
 

@@ -6,7 +6,7 @@ import Testing
 @Suite struct LiveQueryTests {
     @Test func emitsInitialValueThenChangesButNoRepeats() async throws {
         let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [Table(name: "other", columns: [.text("x")])]))
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [TableSchema(name: "other", columns: [.text("x")])]))
         var iterator = db.watch("SELECT count(*) AS n FROM notes").makeAsyncIterator()
         #expect(try await iterator.next()?.first?["n"] == .integer(0))
         try db.execute("INSERT INTO other(x) VALUES ('not read by the query')")

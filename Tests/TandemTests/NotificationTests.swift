@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import Tandem
 
-private let twoTables = Schema(tables: notesSchema.tables + [Table(name: "todos", columns: [.text("what")])])
+private let twoTables = Schema(tables: notesSchema.tables + [TableSchema(name: "todos", columns: [.text("what")])])
 
 @Suite struct ForeignCommitTests {
     /// The sqlite3 shell commits to `notes` (no stamp, no wake-up), then a Tandem process commits

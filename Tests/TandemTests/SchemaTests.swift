@@ -19,7 +19,7 @@ import Testing
         let schema = try Schema(json: Data(json.utf8))
         #expect(schema.tables.count == 1)
         #expect(schema.tables[0].columns == [.text("title"), .integer("done")])
-        #expect(schema.tables[0].indexes == [Index(name: "by_title", columns: ["title"])])
+        #expect(schema.tables[0].indexes == [IndexSchema(name: "by_title", columns: ["title"])])
     }
 
     @Test func rejectsBadSchemasNamingTableAndColumn() {

@@ -19,8 +19,8 @@ final class TemporaryDirectory {
 }
 
 let notesSchema = Schema(tables: [
-    Table(name: "notes", columns: [.text("title"), .integer("done"), .real("score")],
-          indexes: [Index(name: "by_title", columns: ["title"])]),
+    TableSchema(name: "notes", columns: [.text("title"), .integer("done"), .real("score")],
+          indexes: [IndexSchema(name: "by_title", columns: ["title"])]),
 ])
 
 /// The `tandem` binary built beside the test bundle.
@@ -174,7 +174,7 @@ func count(_ db: SharedDatabase, _ sql: String, _ arguments: [any DatabaseValueC
 
 /// Writes the stress schema database via the library.
 func makeStressDatabase(_ path: String) throws -> SharedDatabase {
-    try SharedDatabase(path: path, schema: Schema(tables: [Table(
+    try SharedDatabase(path: path, schema: Schema(tables: [TableSchema(
         name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
-        indexes: [Index(name: "by_writer", columns: ["writer", "txn"])])]))
+        indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])]))
 }

@@ -70,7 +70,7 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
     @Test func rowsOfALaterDeclaredTableAppear() throws {
         let dir = try TemporaryDirectory()
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
-        let both = Schema(tables: notesSchema.tables + [Table(name: "todos", columns: [.text("what")])])
+        let both = Schema(tables: notesSchema.tables + [TableSchema(name: "todos", columns: [.text("what")])])
         let b = try SharedDatabase(path: dir.path("b.db"), schema: both)
         try b.execute("INSERT INTO todos(id, what) VALUES ('t1', 'buy milk')")
         _ = try b.syncOnce(with: backend, backendName: "server")
@@ -164,8 +164,8 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
 
     @Test func generatedIndexNamesMustNotCollide() {
         let schema = Schema(tables: [
-            Table(name: "a", columns: [.text("z")], indexes: [Index(name: "b__c", columns: ["z"])]),
-            Table(name: "a__b", columns: [.text("c")], indexes: [Index(name: "c", columns: ["c"])]),
+            TableSchema(name: "a", columns: [.text("z")], indexes: [IndexSchema(name: "b__c", columns: ["z"])]),
+            TableSchema(name: "a__b", columns: [.text("c")], indexes: [IndexSchema(name: "c", columns: ["c"])]),
         ])
         #expect(throws: TandemError.invalidSchema("index 'a__b.c' and index 'a.b__c' would share the SQLite name 'ps_index__a__b__c'; rename one")) {
             try schema.validate()
@@ -200,7 +200,7 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
     @Test func aDroppedAndRedeclaredTableStaysCurrent() throws {
         let dir = try TemporaryDirectory()
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
-        let tags = Table(name: "tags", columns: [.text("label")])
+        let tags = TableSchema(name: "tags", columns: [.text("label")])
         let withTags = Schema(tables: notesSchema.tables + [tags])
         let a = try SharedDatabase(path: dir.path("a.db"), schema: withTags)
         try a.execute("INSERT INTO tags(id, label) VALUES ('g1', 'L'), ('g2', 'L')")
@@ -224,7 +224,7 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
     @Test func switchingLocalOnlyToSyncedConverges() throws {
         let dir = try TemporaryDirectory()
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
-        let items = Table(name: "items", columns: [.text("t")])
+        let items = TableSchema(name: "items", columns: [.text("t")])
         var localItems = items
         localItems.localOnly = true
         let a = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [items]))
@@ -267,7 +267,7 @@ private func sqliteShell(_ path: String, _ sql: String) throws {
     @Test func switchingThroughInsertOnlyConverges() throws {
         let dir = try TemporaryDirectory()
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
-        let items = Table(name: "items", columns: [.text("t")])
+        let items = TableSchema(name: "items", columns: [.text("t")])
         var insertOnly = items
         insertOnly.insertOnly = true
         let a = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [items]))

@@ -86,7 +86,7 @@ struct SyncFixture {
 
     /// two-app-processes: exactly one owner at a time; each transaction reaches the backend once.
     @Test func twoAppProcessesHaveOneOwner() throws {
-        let f = try SyncFixture(schema: Schema(tables: [Table(
+        let f = try SyncFixture(schema: Schema(tables: [TableSchema(
             name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")])]))
         let first = try Spawned(["app", f.a.path, "--backend", f.backendURL, "--json"])
         let second = try Spawned(["app", f.a.path, "--backend", f.backendURL, "--json"])
@@ -114,7 +114,7 @@ struct SyncFixture {
 
     /// failover: kill -9 the owner of three app processes while writers keep writing.
     @Test func failoverAfterKillDeliversEverythingOnceInOrder() throws {
-        let schema = Schema(tables: [Table(name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")])])
+        let schema = Schema(tables: [TableSchema(name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")])])
         let f = try SyncFixture(schema: schema)
         let apps = try (0..<3).map { _ in try Spawned(["app", f.a.path, "--backend", f.backendURL, "--json"]) }
         try waitUntil("an owner") { apps.contains { $0.output.contains { $0.contains("became_owner") } } }

@@ -9,8 +9,8 @@ import Testing
     init() throws {
         dir = try TemporaryDirectory()
         db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [
-            Table(name: "drafts", columns: [.text("body")], localOnly: true),
-            Table(name: "events", columns: [.text("kind")], insertOnly: true),
+            TableSchema(name: "drafts", columns: [.text("body")], localOnly: true),
+            TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
         ]))
     }
 

@@ -94,7 +94,7 @@ enum LayoutCheck {
         return found
     }
 
-    private static func tableFindings(_ table: Table, compareSQL: Bool, in tx: Transaction) throws -> [LayoutFinding] {
+    private static func tableFindings(_ table: TableSchema, compareSQL: Bool, in tx: Transaction) throws -> [LayoutFinding] {
         var found: [LayoutFinding] = []
         let name = table.name
         if let problem = try SchemaInstaller.dataTableProblem(table, in: tx) {

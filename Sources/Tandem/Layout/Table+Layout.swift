@@ -1,6 +1,6 @@
 /// The objects Tandem generates for a declared table: its data table, its view, the view's
 /// INSTEAD OF triggers that write the data table and queue CRUD entries, and its indexes.
-extension Table {
+extension TableSchema {
     var quotedName: String { SQLText.identifier(name) }
     var quotedDataTable: String { SQLText.identifier(dataTableName) }
 
@@ -10,7 +10,7 @@ extension Table {
     /// holds one takes a slower path for text columns: the escapes are swapped for a private-use
     /// marker (U+E000, itself escaped as U+E000 '1'), the string is decoded, and the markers are
     /// swapped back, so the text reads back with its NUL characters.
-    private func extract(_ column: Column, from source: String = "data") -> String {
+    private func extract(_ column: ColumnSchema, from source: String = "data") -> String {
         let path = SQLText.literal("$." + column.name)
         let type = column.type.rawValue.uppercased()
         let fast = "CAST(\(source) ->> \(path) AS \(type))"

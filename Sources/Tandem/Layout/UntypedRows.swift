@@ -10,13 +10,13 @@ enum UntypedRows {
     }
 
     /// Moves the waiting rows of `table` into its data table.
-    static func move(_ table: Table, in tx: Transaction) throws {
+    static func move(_ table: TableSchema, in tx: Transaction) throws {
         try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
         try tx.execute("DELETE FROM ps_untyped WHERE type = ?", [table.name])
     }
 
     /// Parks the rows of `table`'s data table here and empties it.
-    static func park(_ table: Table, in tx: Transaction) throws {
+    static func park(_ table: TableSchema, in tx: Transaction) throws {
         try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) SELECT ?, id, data FROM \(table.quotedDataTable)", [table.name])
         try tx.execute("DELETE FROM \(table.quotedDataTable)")
     }

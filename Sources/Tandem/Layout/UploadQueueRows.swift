@@ -53,7 +53,7 @@ enum UploadQueueRows {
 
     /// Queues a PUT of every row in `source`'s data table as a row of `table`, except rows the
     /// server changed meanwhile (waiting in ps_untyped).
-    static func queuePuts(of table: String, from source: Table, in tx: Transaction) throws {
+    static func queuePuts(of table: String, from source: TableSchema, in tx: Transaction) throws {
         try tx.execute("""
             INSERT INTO ps_crud(tx_id, data) SELECT \(InternalTables.nextTransactionID),
             json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)

@@ -8,24 +8,24 @@ import Foundation
 ///
 /// ```swift
 /// let schema = Schema(tables: [
-///     Table(name: "notes", columns: [.text("title"), .integer("done")],
-///           indexes: [Index(name: "by_title", columns: ["title"])])
+///     TableSchema(name: "notes", columns: [.text("title"), .integer("done")],
+///           indexes: [IndexSchema(name: "by_title", columns: ["title"])])
 /// ])
 /// ```
 ///
 /// As JSON: `{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"}],"indexes":[…],"localOnly":false,"insertOnly":false}]}`.
 public struct Schema: Codable, Sendable, Equatable {
     /// The declared tables, each a view over its data table.
-    public var tables: [Table]
+    public var tables: [TableSchema]
 
     /// A schema of `tables`; ``validate()`` checks it (opening a database does).
-    public init(tables: [Table]) { self.tables = tables }
+    public init(tables: [TableSchema]) { self.tables = tables }
 
     enum CodingKeys: String, CodingKey { case tables }
 
     public init(from decoder: Decoder) throws {
         try decoder.rejectUnknownKeys(["tables"], in: "the schema")
-        tables = try decoder.container(keyedBy: CodingKeys.self).decode([Table].self, forKey: .tables)
+        tables = try decoder.container(keyedBy: CodingKeys.self).decode([TableSchema].self, forKey: .tables)
     }
 
     /// Decodes and validates a schema from JSON.
@@ -65,7 +65,7 @@ public struct Schema: Codable, Sendable, Equatable {
     }
 
     /// The table with this exact name, or nil.
-    public func table(named name: String) -> Table? { tables.first { $0.name == name } }
+    public func table(named name: String) -> TableSchema? { tables.first { $0.name == name } }
 
     private static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
@@ -87,19 +87,19 @@ public struct Schema: Codable, Sendable, Equatable {
 }
 
 /// A synced, local-only or insert-only table.
-public struct Table: Codable, Sendable, Equatable {
+public struct TableSchema: Codable, Sendable, Equatable {
     /// The table's name, which is also its view's name.
     public var name: String
-    public var columns: [Column]
+    public var columns: [ColumnSchema]
     /// Expression indexes on the data table.
-    public var indexes: [Index]
+    public var indexes: [IndexSchema]
     /// Rows stay on this host: no CRUD entries, never synced. Stored in `ps_data_local__<name>`.
     public var localOnly: Bool
     /// Inserts are only queued for upload; no local row is kept, updates and deletes fail.
     public var insertOnly: Bool
 
     /// A table; `id TEXT` is implicit.
-    public init(name: String, columns: [Column], indexes: [Index] = [], localOnly: Bool = false, insertOnly: Bool = false) {
+    public init(name: String, columns: [ColumnSchema], indexes: [IndexSchema] = [], localOnly: Bool = false, insertOnly: Bool = false) {
         self.name = name
         self.columns = columns
         self.indexes = indexes
@@ -114,8 +114,8 @@ public struct Table: Codable, Sendable, Equatable {
         name = try c.decode(String.self, forKey: .name)
         try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly"], in: "table '\(name)'")
         do {
-            columns = try c.decode([Column].self, forKey: .columns)
-            indexes = try c.decodeIfPresent([Index].self, forKey: .indexes) ?? []
+            columns = try c.decode([ColumnSchema].self, forKey: .columns)
+            indexes = try c.decodeIfPresent([IndexSchema].self, forKey: .indexes) ?? []
         } catch TandemError.invalidSchema(let message) {
             throw TandemError.invalidSchema("table '\(name)': \(message)")
         }
@@ -128,7 +128,7 @@ public struct Table: Codable, Sendable, Equatable {
 }
 
 /// A column of a table. `id TEXT` is implicit and may not be declared.
-public struct Column: Codable, Sendable, Equatable {
+public struct ColumnSchema: Codable, Sendable, Equatable {
     /// The column affinities Tandem declares; views `CAST` stored JSON values to them.
     public enum ColumnType: String, Codable, Sendable { case text, integer, real }
 
@@ -143,11 +143,11 @@ public struct Column: Codable, Sendable, Equatable {
     }
 
     /// A `text` column.
-    public static func text(_ name: String) -> Column { Column(name: name, type: .text) }
+    public static func text(_ name: String) -> ColumnSchema { ColumnSchema(name: name, type: .text) }
     /// An `integer` column.
-    public static func integer(_ name: String) -> Column { Column(name: name, type: .integer) }
+    public static func integer(_ name: String) -> ColumnSchema { ColumnSchema(name: name, type: .integer) }
     /// A `real` column.
-    public static func real(_ name: String) -> Column { Column(name: name, type: .real) }
+    public static func real(_ name: String) -> ColumnSchema { ColumnSchema(name: name, type: .real) }
 
     enum CodingKeys: String, CodingKey { case name, type }
 
@@ -164,7 +164,7 @@ public struct Column: Codable, Sendable, Equatable {
 }
 
 /// An index over one or more columns, created as an expression index on the data table.
-public struct Index: Codable, Sendable, Equatable {
+public struct IndexSchema: Codable, Sendable, Equatable {
     /// The index's name, unique within its table.
     public var name: String
     public var columns: [String]

@@ -85,17 +85,17 @@ enum SchemaInstaller {
     }
 
     /// Drops and creates the table's view, its INSTEAD OF triggers and its indexes (no row changes).
-    static func regenerateObjects(of table: Table, in tx: Transaction) throws {
+    static func regenerateObjects(of table: TableSchema, in tx: Transaction) throws {
         try dropObjects(of: table, in: tx)
         try createObjects(of: table, in: tx)
     }
 
-    private static func createObjects(of table: Table, in tx: Transaction) throws {
+    private static func createObjects(of table: TableSchema, in tx: Transaction) throws {
         try tx.execute(table.createView)
         for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
     }
 
-    private static func dropObjects(of table: Table, in tx: Transaction) throws {
+    private static func dropObjects(of table: TableSchema, in tx: Transaction) throws {
         for kind in ["insert", "update", "delete"] {
             try tx.execute("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
         }
@@ -106,14 +106,14 @@ enum SchemaInstaller {
     }
 
     /// The data table must be `(id TEXT PRIMARY KEY, data TEXT)`.
-    private static func checkDataTable(_ table: Table, in tx: Transaction) throws {
+    private static func checkDataTable(_ table: TableSchema, in tx: Transaction) throws {
         if let problem = try dataTableProblem(table, in: tx) {
             throw TandemError.invalidSchema("the data table of '\(table.name)' in '\(tx.connection.path)' \(problem)")
         }
     }
 
     /// Why the table's existing data table is not `(id TEXT PRIMARY KEY, data TEXT)`, or nil.
-    static func dataTableProblem(_ table: Table, in tx: Transaction) throws -> String? {
+    static func dataTableProblem(_ table: TableSchema, in tx: Transaction) throws -> String? {
         let type = try tx.scalar("SELECT type FROM sqlite_master WHERE name = ?", [table.dataTableName]).stringValue
         guard type == "table" else { return "is \(type.map { "a \($0)" } ?? "missing"), not a table" }
         let shape = try columnShape(of: table.dataTableName, in: tx)

@@ -18,9 +18,9 @@ enum StressWriterCommand {
 
             """, hidden: true, run: run)
 
-    static let schema = Schema(tables: [Table(
+    static let schema = Schema(tables: [TableSchema(
         name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
-        indexes: [Index(name: "by_writer", columns: ["writer", "txn"])])])
+        indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])])
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, flags: ["bulk"], options: ["writer", "transactions", "rows-per-transaction", "interval-us"])

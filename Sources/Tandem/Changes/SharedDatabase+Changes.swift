@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+
+extension SharedDatabase {
+    /// Tells every process's live queries and change handlers that `tables` changed, for writes
+    /// Tandem cannot see. Schema names (`notes`) stand for their data tables; other names are
+    /// taken as SQLite table names. An empty set means "any table".
+    /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database; what a write transaction throws.
+    public func notifyChanged(tables: Set<String>) throws {
+        guard let writer else { throw TandemError.readOnly(path: path) }
+        let raw = tables.isEmpty ? [InternalTables.anyTable] : Set(tables.map { schema.table(named: $0)?.dataTableName ?? $0 })
+        let (_, commit) = try writer.write(marking: raw) { _ in }
+        if let commit { observer.localCommit(commit) }
+    }
+
+    /// Every committed change, from this process or any other, as it is noticed. Nothing is
+    /// dropped: while the consumer is behind, changes merge into one waiting element (the union
+    /// of their tables, or unknown when any was).
+    /// - Throws: when the change observer cannot start (an unreadable file).
+    public func changes() throws -> AsyncStream<DatabaseChange> {
+        let (stream, continuation) = AsyncStream<DatabaseChange>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let yielding = Mutex(())
+        let token = try observer.subscribe { change, _ in
+            yielding.withLock { _ in
+                // A full buffer hands back the element it replaced: put back both, merged.
+                if case .dropped(let older) = continuation.yield(change) {
+                    _ = continuation.yield(older.merged(with: change))
+                }
+            }
+        }
+        continuation.onTermination = { [weak self] _ in self?.observer.unsubscribe(token) }
+        return stream
+    }
+
+    /// Calls `handler` on an internal thread for every committed change; returns a token for
+    /// ``removeChangeHandler(_:)``. For code that waits on threads rather than tasks.
+    public func addChangeHandler(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> UInt64 {
+        try observer.subscribe { change, _ in handler(change) }
+    }
+
+    /// Why this process notices other processes' commits by polling (every
+    /// ``Configuration/changePollInterval``) rather than at once: inotify is unavailable (the
+    /// user's inotify instances or watches are used up, or the filesystem has none). Nil while
+    /// inotify works or before anything observes changes. Live queries and sync keep working
+    /// either way, only later.
+    ///
+    /// Related documentation: https://man7.org/linux/man-pages/man7/inotify.7.html (limits in /proc/sys/fs/inotify)
+    public var changeWakeupUnavailableReason: String? { observer.pollingReason }
+
+    /// Stops calling the handler registered with ``addChangeHandler(_:)`` under `token`.
+    public func removeChangeHandler(_ token: UInt64) {
+        observer.unsubscribe(token)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Applies downloaded row states directly to the data tables: no view, no trigger, no CRUD
+/// entry, so downloads are never uploaded again.
+///
+/// Where a change goes:
+/// - a declared synced table: its `ps_data__` table;
+/// - a table that is not declared but whose `ps_data__` table remains (it was dropped from the
+///   schema, data kept): that table, so it is current if the table is declared again;
+/// - otherwise, and for local-only and insert-only tables: `ps_untyped`, from which a schema
+///   upgrade that declares the table as synced moves the rows in.
+struct ChangeApplier {
+    let schema: Schema
+    /// Rows (table, id) with entries still in the upload queue: their downloaded states are
+    /// skipped, since the backend's answer to those entries comes later.
+    var pending: Set<[String]> = []
+
+    /// The rows that have entries in the upload queue.
+    static func pendingRows(in tx: Transaction) throws -> Set<[String]> {
+        Set(try tx.fetchAll("SELECT DISTINCT data ->> '$.type', data ->> '$.id' FROM \(InternalTables.crud)").map {
+            [$0[0].stringValue ?? "", $0[1].stringValue ?? ""]
+        })
+    }
+
+    func apply(_ changes: [ServerChange], in tx: Transaction) throws {
+        var keptTables: [String: Bool] = [:]
+        for change in changes where !pending.contains([change.table, change.rowID]) {
+            let target: String
+            if let table = schema.table(named: change.table), !table.localOnly, !table.insertOnly {
+                target = table.dataTableName
+            } else if schema.table(named: change.table) == nil, try keptDataTable(change.table, in: tx, cache: &keptTables) {
+                target = InternalTables.dataTable(of: change.table, localOnly: false)
+            } else {
+                try applyUntyped(change, in: tx)
+                continue
+            }
+            let quoted = SQLText.identifier(target)
+            switch change.op {
+            case .put:
+                guard let data = change.data else {
+                    throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
+                }
+                do {
+                    try tx.execute("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
+                } catch let error as SQLiteError where error.code == .error {
+                    throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
+                }
+            case .delete:
+                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
+            }
+        }
+    }
+
+    private func keptDataTable(_ name: String, in tx: Transaction, cache: inout [String: Bool]) throws -> Bool {
+        if let known = cache[name] { return known }
+        let exists = (try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [InternalTables.dataTable(of: name, localOnly: false)]).int64Value ?? 0) > 0
+        cache[name] = exists
+        return exists
+    }
+
+    /// Rows of tables this database does not keep locally wait in `ps_untyped`.
+    private func applyUntyped(_ change: ServerChange, in tx: Transaction) throws {
+        switch change.op {
+        case .put:
+            try UntypedRows.put(change.table, id: change.rowID, data: change.data, in: tx)
+        case .delete:
+            try UntypedRows.delete(change.table, id: change.rowID, in: tx)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+import Tandem
+
+/// Opens an existing database for a command.
+func openDatabase(_ path: String, readOnly: Bool = false) throws -> SharedDatabase {
+    var configuration = Configuration()
+    configuration.readOnly = readOnly
+    if !FileManager.default.fileExists(atPath: path) {
+        throw TandemError.cannotOpen(path: path, reason: "the file does not exist (create it with `tandem init \(path) --schema FILE`)")
+    }
+    return try SharedDatabase(path: path, configuration: configuration)
+}
+
+/// Says once on stderr when other processes' commits are noticed by polling only.
+func warnIfPolling(_ db: SharedDatabase, command: String) {
+    guard let reason = db.changeWakeupUnavailableReason else { return }
+    Output.error("tandem \(command): inotify is unavailable (\(reason)); other processes' commits are noticed every \(db.configuration.changePollInterval) s\n")
+}
+
+/// Microseconds on CLOCK_MONOTONIC, comparable across processes on one host.
+func monotonicMicroseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
