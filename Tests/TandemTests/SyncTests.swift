@@ -57,6 +57,7 @@ struct SyncFixture {
         try waitUntil(timeout: 2, "status to show the last error") { try f.a.syncStatus().lastError != nil }
         let status = try f.a.syncStatus()
         #expect(status.lastError?.contains("locked") == true, "\(status.lastError ?? "")")
+        #expect(status.lastFailure?.kind == .backendUnavailable, "\(String(describing: status.lastFailure))")
         #expect(status.connected == false)
         let json = try runTandem(["status", f.a.path, "--json"])
         #expect(json.stdout.contains(#""last_error":"#) && !json.stdout.contains(#""last_error":null"#))

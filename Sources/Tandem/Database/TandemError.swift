@@ -1,6 +1,8 @@
+import Foundation
+
 /// Errors Tandem throws besides ``SQLiteError`` and ``SystemError``.
 /// Each message names the file, table, column or SQL at fault.
-public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The database could not be opened: missing directory, not a database, corrupt, or locked past the deadline.
     case cannotOpen(path: String, reason: String)
     /// A write was attempted on a database opened read-only.
@@ -26,6 +28,9 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// transaction id the backend has applied for the client; the sync engine renumbers its
     /// queue past it and uploads again.
     case transactionConflict(clientID: String, transactionID: Int64, highest: Int64)
+    /// The backend cannot apply an upload (a value the column's type cannot take, say): the
+    /// transaction stays queued. `reason` names the column and value.
+    case uploadRejected(table: String, rowID: String, reason: String)
     /// Tandem's layout in the file is damaged in ways that cannot be repaired without losing
     /// data (see ``SharedDatabase/repairLayout()``); `problems` names each.
     case damagedLayout(path: String, problems: [String])
@@ -38,14 +43,19 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
         case .invalidArguments(let m): return "invalid arguments: \(m)"
         case .invalidJSON(let m): return "invalid JSON: \(m)"
-        case .notInitialized(let path): return "'\(path)' has no Tandem schema; create it with `tandem init \(path) --schema FILE`"
+        case .notInitialized(let path): return "'\(path)' has no Tandem schema; open it with one to create it"
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
         case .damagedLayout(let path, let problems):
             return "'\(path)' is damaged in ways Tandem cannot repair safely: \(problems.joined(separator: "; "))"
+        case .uploadRejected(let table, let rowID, let reason):
+            return "the backend rejected the upload of \(table) row '\(rowID)': \(reason); it stays queued"
         case .transactionConflict(let client, let tx, let highest):
             return "the backend already applied different entries as transaction \(tx) of client \(client) (the client database was restored from a backup or copied); queued transactions are renumbered after \(highest)"
         }
     }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

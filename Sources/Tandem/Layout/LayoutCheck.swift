@@ -22,7 +22,7 @@ enum LayoutCheck {
     /// Everything wrong with the layout, in the order found. Reads only.
     static func findings(in tx: Transaction) throws -> [LayoutFinding] {
         let anyOwn = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('ps_kv', 'ps_crud', 'ps_state', 'ps_untyped')").int64Value ?? 0
-        guard anyOwn > 0 else { return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one with `tandem init`)")] }
+        guard anyOwn > 0 else { return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one by opening it with a schema)")] }
         var found: [LayoutFinding] = []
         var sound: Set<String> = []
         for own in ownTables {
@@ -45,7 +45,7 @@ enum LayoutCheck {
         let schema: Schema
         do {
             guard let stored = try SchemaInstaller.storedSchema(tx) else {
-                found.append(LayoutFinding("no Tandem schema is stored in it (create it with `tandem init`)"))
+                found.append(LayoutFinding("no Tandem schema is stored in it (open it with a schema to store one)"))
                 return found
             }
             schema = stored

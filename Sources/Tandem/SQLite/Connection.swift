@@ -58,7 +58,7 @@ final class Connection {
         if code & 0xff == SQLITE_CONSTRAINT {
             message = ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: self)
         }
-        return SQLiteError(extendedCode: code, message: message, sql: sql, path: path)
+        return SQLiteError(extendedCode: code, message: message, sql: sql, path: path, arguments: arguments.isEmpty ? nil : arguments)
     }
 
     /// A cached prepared statement for one SQL statement. A statement that fails to prepare is not cached.

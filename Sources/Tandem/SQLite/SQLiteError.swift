@@ -1,13 +1,20 @@
 import CSQLite
+import Foundation
 
 /// An error returned by SQLite.
 ///
-/// It prints like `SQLite error 19 (SQLITE_CONSTRAINT): NOT NULL constraint failed: … - while executing `INSERT …``.
-/// Match a primary result code with `error.code == .busy` or `catch let e as SQLiteError where e.code == .busy`;
-/// extended codes are in ``extendedCode``.
+/// It prints the extended code, SQLite's name for it, the message, the file and the SQL:
+/// `SQLite error 2067 (constraint failed): a row with id 'x' already exists in table notes in '/var/lib/app/app.db' - while executing `INSERT INTO notes(id) VALUES (?)``.
+/// Match a result code in a `catch` clause; a primary code matches all its extended codes:
+///
+/// ```swift
+/// do { try db.execute("…") }
+/// catch SQLiteError.Code.busy { … }           // SQLITE_BUSY, BUSY_RECOVERY, BUSY_SNAPSHOT, BUSY_TIMEOUT
+/// catch let error as SQLiteError where error.code == .constraint { … }
+/// ```
 ///
 /// Related SQLite documentation: https://www.sqlite.org/rescode.html
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+public struct SQLiteError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// A primary SQLite result code (the low 8 bits of an extended code).
     public struct Code: RawRepresentable, Hashable, Sendable {
         /// The primary result code, e.g. 5 for `SQLITE_BUSY`.
@@ -27,6 +34,11 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         public static let misuse = Code(rawValue: SQLITE_MISUSE)
         public static let full = Code(rawValue: SQLITE_FULL)
         public static let auth = Code(rawValue: SQLITE_AUTH)
+
+        /// Lets `catch SQLiteError.Code.busy` match an ``SQLiteError`` whose primary code is this one.
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? SQLiteError)?.code == code
+        }
     }
 
     /// The extended result code, e.g. `SQLITE_BUSY_RECOVERY` (261).
@@ -37,20 +49,27 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let sql: String?
     /// The database file, when known.
     public let path: String?
+    /// The statement's arguments, when known; not printed (they may hold private data).
+    public let arguments: [DatabaseValue]?
 
     /// The primary result code of ``extendedCode``.
     public var code: Code { Code(rawValue: extendedCode) }
 
     /// An error as SQLite reports it, with the SQL and the database path when known.
-    public init(extendedCode: Int32, message: String, sql: String? = nil, path: String? = nil) {
+    public init(extendedCode: Int32, message: String, sql: String? = nil, path: String? = nil, arguments: [DatabaseValue]? = nil) {
         self.extendedCode = extendedCode
         self.message = message
         self.sql = sql
         self.path = path
+        self.arguments = arguments
     }
 
-    /// True for SQLITE_BUSY and its extended codes (BUSY_RECOVERY, BUSY_SNAPSHOT, BUSY_TIMEOUT).
-    public var isBusy: Bool { code == .busy || code == .locked }
+    /// True for SQLITE_BUSY and its extended codes (BUSY_RECOVERY, BUSY_SNAPSHOT, BUSY_TIMEOUT);
+    /// not for SQLITE_LOCKED, a conflict inside this process's own connection.
+    public var isBusy: Bool { code == .busy }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 
     public var description: String {
         var text = "SQLite error \(extendedCode)"

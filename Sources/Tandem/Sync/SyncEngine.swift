@@ -84,8 +84,8 @@ final class SyncEngine: Sendable {
             case .waitForWakeUp:
                 signal.wait()
                 action = machine.handle(stopped ? .stopRequested : .woken)
-            case .backOff(let seconds, let error):
-                report(error)
+            case .backOff(let seconds, let failure):
+                report(failure)
                 // Sleep out the backoff; local writes do not cut it short, a stop does.
                 let deadline = Date(timeIntervalSinceNow: seconds)
                 while !stopped, Date() < deadline { _ = signal.wait(timeout: deadline.timeIntervalSinceNow) }
@@ -108,11 +108,9 @@ final class SyncEngine: Sendable {
             try recordSuccess()
             checkpointIfLarge()
             return .passSucceeded(moreToUpload: result.moreToUpload)
-        } catch let error as TandemError {
-            if case .staleEpoch = error { return .staleEpoch(error.description) }
-            return .passFailed("\(error)")
         } catch {
-            return .passFailed("\(error)")
+            let failure = SyncFailure(error, databasePath: database.path)
+            return failure.kind == .refusedEpoch ? .staleEpoch(failure.message) : .passFailed(failure)
         }
     }
 
@@ -124,11 +122,12 @@ final class SyncEngine: Sendable {
     }
 
     /// Reports a failed pass: an event, and the status every process reads.
-    private func report(_ message: String) {
-        onEvent(.error(message))
+    private func report(_ failure: SyncFailure) {
+        onEvent(.error(failure))
         let changed = state.withLock { s -> Bool in
-            let changed = s.status.lastError != message || s.status.connected
-            s.status.lastError = message
+            let changed = s.status.lastFailure != failure || s.status.connected
+            s.status.lastError = failure.message
+            s.status.lastFailure = failure
             s.status.connected = false
             return changed
         }
@@ -142,6 +141,7 @@ final class SyncEngine: Sendable {
                 || now.timeIntervalSince(s.lastStatusWrite) > 1
             s.status.connected = true
             s.status.lastError = nil
+            s.status.lastFailure = nil
             s.status.hasSynced = true
             s.status.lastSyncedAt = now
             return changed

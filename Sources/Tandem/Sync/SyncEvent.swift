@@ -6,8 +6,8 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
     case uploaded(transactions: Int, entries: Int)
     /// Backend changes were applied locally.
     case downloaded(changes: Int)
-    /// A failure; sync retries by itself with capped backoff.
-    case error(String)
+    /// A failure, typed; sync retries by itself with capped backoff.
+    case error(SyncFailure)
     /// Another process took over (the epoch moved on); this process stopped syncing.
     case lostOwnership(String)
     /// Changes are noticed by polling, not at once, for the reason given (inotify unavailable);

@@ -61,11 +61,11 @@ public final class SyncSession: Sendable {
                 try engine.start()
             } catch {
                 // Never keep ownership without syncing: let a stand-by take over.
-                continuation.yield(.error("sync could not start: \(error)"))
+                continuation.yield(.error(SyncFailure(kind: .other, message: "sync could not start: \(error)")))
                 self.stop()
             }
         }, onError: { [weak self] error in
-            continuation.yield(.error("\(error)"))
+            continuation.yield(.error(SyncFailure(error, databasePath: self?.database.path ?? "")))
             self?.stop()
         })
     }
@@ -79,7 +79,7 @@ public final class SyncSession: Sendable {
         engine?.stop()
         election.release()
         do { try offer() } catch {
-            continuation.yield(.error("\(error)"))
+            continuation.yield(.error(SyncFailure(error, databasePath: database.path)))
             stop()
         }
     }
@@ -153,6 +153,7 @@ extension SharedDatabase {
         status.lastSyncedAt = Date()
         status.hasSynced = true
         status.lastError = nil
+        status.lastFailure = nil
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try write { tx in
             try Fence.check(tx, epoch: epoch)

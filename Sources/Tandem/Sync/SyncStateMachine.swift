@@ -29,7 +29,7 @@ struct SyncStateMachine: Equatable {
         /// A local commit touched the upload queue, or the backend announced changes.
         case woken
         case passSucceeded(moreToUpload: Bool)
-        case passFailed(String)
+        case passFailed(SyncFailure)
         /// A sync write found a newer epoch: another process owns sync now.
         case staleEpoch(String)
         case backoffElapsed
@@ -41,7 +41,7 @@ struct SyncStateMachine: Equatable {
         /// Wait for a wake-up (or a stop), with no timeout.
         case waitForWakeUp
         /// Report the failure, then wait `seconds` before the next pass.
-        case backOff(seconds: Double, error: String)
+        case backOff(seconds: Double, failure: SyncFailure)
         /// Release ownership and offer this process again.
         case stepDown(String)
         case finish
@@ -72,7 +72,7 @@ struct SyncStateMachine: Equatable {
             return .waitForWakeUp
         case (.syncing, .passFailed(let error)):
             state = .backingOff
-            return .backOff(seconds: backoff.next(), error: error)
+            return .backOff(seconds: backoff.next(), failure: error)
         case (.syncing, .woken), (.backingOff, .woken):
             return .none  // a running pass reads the queue afresh; a backoff is sat out
         default:

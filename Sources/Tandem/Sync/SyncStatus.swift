@@ -14,6 +14,8 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var hasSynced = false
     /// The last failure's message, cleared by the next success.
     public var lastError: String?
+    /// The last failure, typed; cleared by the next success.
+    public var lastFailure: SyncFailure?
     /// The backend URL the owner syncs with.
     public var backend: String?
     /// CRUD entries waiting for upload (read from `ps_crud`).
@@ -28,7 +30,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case connected, uploading, downloading, backend
-        case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastError = "last_error"
+        case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastError = "last_error", lastFailure = "last_failure"
         case pendingUploads = "pending_uploads", ownerPID = "owner_pid", epoch
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A failed system call, naming the call and the path: `open(2) failed for '/x/app.db-notify': Permission denied`.
-public struct SystemError: Error, Sendable, CustomStringConvertible {
+public struct SystemError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// The failed call, e.g. `open(2)`.
     public let call: String
     /// The file the call was about, when there is one.
@@ -15,6 +15,9 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
         self.path = path
         self.errno = errno
     }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 
     public var description: String {
         let reason = String(cString: strerror(errno))

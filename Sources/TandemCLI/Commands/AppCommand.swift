@@ -56,7 +56,11 @@ enum AppCommand {
         case .becameOwner(let epoch): return Output.object([("event", "\"became_owner\""), ("epoch", String(epoch)), ("pid", String(getpid()))])
         case .uploaded(let t, let e): return Output.object([("event", "\"uploaded\""), ("transactions", String(t)), ("entries", String(e))])
         case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
-        case .error(let m): return Output.object([("event", "\"error\""), ("message", JSONValue.string(m).jsonText)])
+        case .error(let failure):
+            var pairs = [("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText), ("message", JSONValue.string(failure.message).jsonText)]
+            if let table = failure.table { pairs.append(("table", JSONValue.string(table).jsonText)) }
+            if let rowID = failure.rowID { pairs.append(("row_id", JSONValue.string(rowID).jsonText)) }
+            return Output.object(pairs)
         case .lostOwnership(let m): return Output.object([("event", "\"lost_ownership\""), ("message", JSONValue.string(m).jsonText)])
         case .pollingForChanges(let m): return Output.object([("event", "\"polling_for_changes\""), ("message", JSONValue.string(m).jsonText)])
         case .stopped: return Output.object([("event", "\"stopped\"")])

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Why a sync attempt failed, typed, in ``SyncStatus/lastFailure`` and ``SyncEvent/error(_:)``.
+/// Sync retries by itself with capped backoff in every case but ``Kind/refusedEpoch``, where
+/// this process steps down.
+public struct SyncFailure: Sendable, Hashable, Codable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// The backend could not be reached or was busy (locked server file, lost connection).
+        case backendUnavailable = "backend_unavailable"
+        /// The backend or the local file has seen a newer owner epoch: another process owns sync.
+        case refusedEpoch = "refused_epoch"
+        /// The backend refused an upload it cannot apply (a value its column cannot take, say);
+        /// the queue is kept.
+        case rejectedUpload = "rejected_upload"
+        /// What the backend sent, or what the queue holds, cannot be read.
+        case badData = "bad_data"
+        /// The local database failed (disk full, read-only, corrupt).
+        case localDatabase = "local_database"
+        /// Anything else.
+        case other
+    }
+
+    public var kind: Kind
+    /// A message for people, naming the file, table or row at fault.
+    public var message: String
+    /// The table and row an upload rejection is about, when known.
+    public var table: String?
+    public var rowID: String?
+
+    public init(kind: Kind, message: String, table: String? = nil, rowID: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.table = table
+        self.rowID = rowID
+    }
+
+    /// Classifies an error thrown by a sync pass on `databasePath` (errors about any other file
+    /// are the backend's).
+    public init(_ error: any Error, databasePath: String) {
+        let message = "\(error)"
+        switch error {
+        case TandemError.staleEpoch:
+            self.init(kind: .refusedEpoch, message: message)
+        case TandemError.uploadRejected(let table, let rowID, _):
+            self.init(kind: .rejectedUpload, message: message, table: table, rowID: rowID)
+        case TandemError.invalidJSON, TandemError.invalidBackend:
+            self.init(kind: .badData, message: message)
+        case let error as SQLiteError:
+            self.init(kind: error.path == databasePath ? .localDatabase : .backendUnavailable, message: message)
+        case is SystemError:
+            self.init(kind: .backendUnavailable, message: message)
+        default:
+            self.init(kind: .other, message: message)
+        }
+    }
+
+    public var description: String { message }
+}
