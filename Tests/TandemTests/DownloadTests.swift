@@ -68,12 +68,3 @@ import Testing
         for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
     }
 }
-
-/// Seconds a block takes (for messages only; tests assert on bounded waits).
-enum FidelityClock {
-    static func measure(_ body: () throws -> Void) throws -> Double {
-        let start = nowMicroseconds()
-        try body()
-        return Double(nowMicroseconds() - start) / 1e6
-    }
-}

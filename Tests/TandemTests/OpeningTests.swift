@@ -51,23 +51,26 @@ import Testing
         #expect(mode == 0o660)
     }
 
-    /// open-race: 12 processes open a rollback-journal file at one instant, 60 rounds.
+    /// open-race: 12 processes open a rollback-journal file at one instant, 60 rounds. Each
+    /// process opens all 60 files, file i at the instant start + i × 25 ms, so every round has
+    /// its 12 simultaneous opens without 12 new processes per round.
     @Test func openRace() throws {
         let dir = try TemporaryDirectory()
         let schemaFile = dir.path("schema.json")
         try notesSchema.jsonData().write(to: URL(fileURLWithPath: schemaFile))
-        for round in 0..<60 {
-            let path = dir.path("race-\(round).db")
-            let create = try Spawned(executable: "/usr/bin/sqlite3", [path, "CREATE TABLE t(a)"])
-            #expect(try create.wait() == 0)
-            let startAt = String(nowMicroseconds() + 150_000)
-            let openers = try (0..<12).map { _ in
-                try Spawned(["init", path, "--schema", schemaFile], environment: ["TANDEM_START_AT_US": startAt])
-            }
-            for opener in openers {
-                let status = try opener.wait()
-                #expect(status == 0, "round \(round): \(opener.stderr)")
-            }
+        let paths = (0..<60).map { dir.path("race-\($0).db") }
+        let create = try Spawned(executable: "/usr/bin/sqlite3", [":memory:", paths.map { "ATTACH '\($0)' AS r; CREATE TABLE r.t(a); DETACH r;" }.joined()])
+        #expect(try create.wait() == 0, "\(create.stderr)")
+        let startAt = String(nowMicroseconds() + 300_000)
+        let openers = try (0..<12).map { _ in
+            try Spawned(["open-rounds", "--schema", schemaFile, "--start-at-us", startAt, "--interval-us", "25000"] + paths)
+        }
+        for opener in openers {
+            let status = try opener.wait()
+            #expect(status == 0, "\(opener.output.filter { $0.contains("error") }.prefix(3)) \(opener.stderr)")
+            #expect(opener.output.count == 60)
+        }
+        for (round, path) in paths.enumerated() {
             let mode = try Spawned(executable: "/usr/bin/sqlite3", [path, "PRAGMA journal_mode"])
             try mode.wait()
             #expect(mode.output == ["wal"], "round \(round)")
@@ -107,19 +110,4 @@ import Testing
         }
         longHolder.signal(SIGKILL)
     }
-}
-
-/// A Python process (the sqlite3 module) that holds BEGIN EXCLUSIVE for `seconds`, printing "locked".
-func pythonLockHolder(path: String, seconds: Double, mode: String = "EXCLUSIVE", sql: String = "") throws -> Spawned {
-    let script = """
-        import sqlite3, sys, time
-        c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
-        c.execute("BEGIN \(mode)")
-        \(sql.isEmpty ? "" : "c.execute(\"\(sql)\")")
-        print("locked", flush=True)
-        time.sleep(float(sys.argv[2]))
-        c.execute("COMMIT")
-        print("released", flush=True)
-        """
-    return try Spawned(executable: "/usr/bin/env", ["python3", "-c", script, path, String(seconds)])
 }

@@ -158,7 +158,8 @@ func runTandem(_ arguments: [String], environment: [String: String] = [:], timeo
     return (status, spawned.output.joined(separator: "\n"), spawned.stderr)
 }
 
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass (for states with no event to wait on).
+/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass: a bounded wait for a
+/// state with no event to wait on (a row in another process's file, say), failing with `what`.
 func waitUntil(timeout: Double = 10, _ what: String, _ condition: () throws -> Bool) throws {
     let deadline = Date(timeIntervalSinceNow: timeout)
     while try !condition() {
@@ -177,4 +178,157 @@ func makeStressDatabase(_ path: String) throws -> SharedDatabase {
     try SharedDatabase(path: path, schema: Schema(tables: [TableSchema(
         name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
         indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])]))
+}
+
+/// Seconds a block takes (for messages only; tests assert on bounded waits).
+enum FidelityClock {
+    static func measure(_ body: () throws -> Void) throws -> Double {
+        let start = nowMicroseconds()
+        try body()
+        return Double(nowMicroseconds() - start) / 1e6
+    }
+}
+
+/// A value's exact identity: storage class plus bits (so -0.0 differs from 0.0, 2.0 from 2).
+func exact(_ value: DatabaseValue) -> String {
+    switch value {
+    case .null: return "null"
+    case .integer(let i): return "integer \(i)"
+    case .real(let d): return "real \(String(d.bitPattern, radix: 16)) (\(d))"
+    case .text(let s): return "text \(Array(s.utf8).map { String($0, radix: 16) }.joined(separator: " ")) (\(s.debugDescription))"
+    case .blob(let d): return "blob \(d.base64EncodedString())"
+    }
+}
+
+/// Adversarial values (int64 limits, reals of every kind, text that looks like something else, NULL).
+let adversarialValues: [JSONValue] = [
+    .integer(.max), .integer(.min), .integer(0), .integer(-1),
+    .double(2.0), .double(1000.0), .double(-0.0), .double(0.1), .double(0.30000000000000004),
+    .double(.leastNonzeroMagnitude), .double(2.2250738585072014e-308), .double(.greatestFiniteMagnitude), .double(-.greatestFiniteMagnitude),
+    .double(-1.1545580616824966e+232), .double(1.4523142177899403e+308), .double(123456789.12345678), .double(1e16),
+    .string(""), .string("007"), .string("a\u{0}b"), .string("\u{1}\t\n\r\u{1b}\u{7f}"), .string("{\"x\":1}"), .string("[1,2]"),
+    .string("null"), .string("true"), .string("2.0"), .string("😀 Ünïcödé ☃ \u{301}e"), .string("'single' \"double\" \\ back"),
+    .null,
+]
+
+// MARK: - Helpers
+/// Runs `sqlite3 path sql` and returns its output lines.
+@discardableResult
+func sqlite(_ path: String, _ sql: String) throws -> [String] {
+    let shell = try Spawned(executable: "/usr/bin/sqlite3", [path, sql])
+    let status = try shell.wait()
+    guard status == 0 else { throw TestFailure("sqlite3 \(path) \(sql): \(shell.stderr)") }
+    return shell.output
+}
+
+/// Writes a file of `bytes` zero bytes in place (no temporary copy).
+func fill(_ path: String, bytes: Int) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw SystemError(call: "open(2)", path: path, errno: errno) }
+    defer { close(fd) }
+    let zeros = [UInt8](repeating: 0, count: bytes)
+    guard write(fd, zeros, bytes) == bytes else { throw SystemError(call: "write(2)", path: path, errno: errno) }
+}
+
+/// Every entry of a directory: a file's size and a hash of its contents, or "directory".
+func listing(_ directory: String) throws -> [String: String] {
+    var entries: [String: String] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+        let path = directory + "/" + name
+        var info = stat()
+        guard lstat(path, &info) == 0 else { continue }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            entries[name] = "directory"
+            continue
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for byte in try Data(contentsOf: URL(fileURLWithPath: path)) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        entries[name] = "\(info.st_size) bytes, \(String(hash, radix: 16))"
+    }
+    return entries
+}
+
+/// Runs `tandem ARGS…` with `directory` as its current directory.
+func runTandem(in directory: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let spawned = try Spawned(executable: "/bin/sh", ["-c", #"cd "$0" && exec "$@""#, directory, tandemBinary] + arguments)
+    let status = try spawned.wait()
+    return (status, spawned.output.joined(separator: "\n"), spawned.stderr)
+}
+
+/// How to run a program as user and group 65534 (nobody), or nil when no tool for it exists.
+let unprivileged: [String]? = {
+    if getuid() != 0 { return [] }
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+        return ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    }
+    for runuser in ["/usr/sbin/runuser", "/sbin/runuser"] where FileManager.default.isExecutableFile(atPath: runuser) {
+        return [runuser, "-u", "nobody", "--"]
+    }
+    return nil
+}()
+
+/// Runs `tandem ARGS…` as an unprivileged user (root would pass every permission check).
+func runTandemUnprivileged(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let prefix = unprivileged ?? []
+    let spawned = prefix.isEmpty ? try Spawned(arguments)
+        : try Spawned(executable: prefix[0], Array(prefix.dropFirst()) + [tandemBinary] + arguments)
+    let status = try spawned.wait()
+    return (status, spawned.output.joined(separator: "\n"), spawned.stderr)
+}
+
+let twoTables = Schema(tables: notesSchema.tables + [TableSchema(name: "todos", columns: [.text("what")])])
+
+/// A Python process (the sqlite3 module) that holds BEGIN EXCLUSIVE for `seconds`, printing "locked".
+func pythonLockHolder(path: String, seconds: Double, mode: String = "EXCLUSIVE", sql: String = "") throws -> Spawned {
+    let script = """
+        import sqlite3, sys, time
+        c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+        c.execute("BEGIN \(mode)")
+        \(sql.isEmpty ? "" : "c.execute(\"\(sql)\")")
+        print("locked", flush=True)
+        time.sleep(float(sys.argv[2]))
+        c.execute("COMMIT")
+        print("released", flush=True)
+        """
+    return try Spawned(executable: "/usr/bin/env", ["python3", "-c", script, path, String(seconds)])
+}
+
+/// Replaces a closed database file (and its WAL) with a backup copy, as restoring from a backup does.
+func restore(_ backup: String, to path: String) throws {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    try FileManager.default.copyItem(atPath: backup, toPath: path)
+}
+
+func sqliteShell(_ path: String, _ sql: String) throws {
+    let shell = try Spawned(executable: "/usr/bin/sqlite3", [path, sql])
+    guard try shell.wait() == 0 else { throw TestFailure("sqlite3 failed: \(sql): \(shell.stderr)") }
+}
+
+/// Two client databases and an embedded backend in a temporary directory.
+struct SyncFixture {
+    let dir: TemporaryDirectory
+    let a: SharedDatabase
+    let b: SharedDatabase
+    let serverPath: String
+    var backendURL: String { "sqlite:" + serverPath }
+
+    init(schema: Schema = notesSchema) throws {
+        dir = try TemporaryDirectory()
+        a = try SharedDatabase(path: dir.path("a.db"), schema: schema)
+        b = try SharedDatabase(path: dir.path("b.db"), schema: schema)
+        serverPath = dir.path("server.db")
+    }
+
+    /// Starts `tandem app` on `db` and waits until it owns sync.
+    func startOwner(_ db: SharedDatabase, url: String? = nil) throws -> Spawned {
+        let app = try Spawned(["app", db.path, "--backend", url ?? backendURL, "--json"])
+        try app.waitForLine("became_owner") { $0.contains("became_owner") }
+        return app
+    }
+
+    func serverRows() throws -> [(table: String, id: String, data: String)] {
+        try EmbeddedBackend(path: serverPath).rows()
+    }
 }

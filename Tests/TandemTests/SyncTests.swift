@@ -2,33 +2,6 @@ import Foundation
 import Testing
 @testable import Tandem
 
-/// Two client databases and an embedded backend in a temporary directory.
-struct SyncFixture {
-    let dir: TemporaryDirectory
-    let a: SharedDatabase
-    let b: SharedDatabase
-    let serverPath: String
-    var backendURL: String { "sqlite:" + serverPath }
-
-    init(schema: Schema = notesSchema) throws {
-        dir = try TemporaryDirectory()
-        a = try SharedDatabase(path: dir.path("a.db"), schema: schema)
-        b = try SharedDatabase(path: dir.path("b.db"), schema: schema)
-        serverPath = dir.path("server.db")
-    }
-
-    /// Starts `tandem app` on `db` and waits until it owns sync.
-    func startOwner(_ db: SharedDatabase, url: String? = nil) throws -> Spawned {
-        let app = try Spawned(["app", db.path, "--backend", url ?? backendURL, "--json"])
-        try app.waitForLine("became_owner") { $0.contains("became_owner") }
-        return app
-    }
-
-    func serverRows() throws -> [(table: String, id: String, data: String)] {
-        try EmbeddedBackend(path: serverPath).rows()
-    }
-}
-
 @Suite struct SyncTests {
     /// no-subscriber-upload: no live query anywhere; a helper's row reaches the backend within 1 s.
     @Test func uploadsWithoutAnySubscriber() throws {

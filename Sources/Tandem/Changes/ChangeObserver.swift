@@ -19,11 +19,7 @@ final class ChangeObserver: @unchecked Sendable {
         var nextToken: UInt64 = 0
         var started = false
         var stopped = false
-        var ownSequences: Set<Int64> = []
-        var lastSequence: Int64 = 0
-        var lastDataVersion: Int64 = -1
-        /// The commit counter value last reported as an unstamped (foreign) commit.
-        var lastForeignCommits: Int64?
+        var ledger = ChangeLedger()
         var commitCounter: WALCommitCounter?
         var wakeup: FileWakeup?
     }
@@ -66,7 +62,7 @@ final class ChangeObserver: @unchecked Sendable {
     func localCommit(_ commit: Writer.Commit) {
         let handlers = state.withLock { s -> [Handler] in
             guard s.started else { return [] }
-            s.ownSequences.insert(commit.sequence)
+            s.ledger.recordOwn(commit.sequence)
             return Array(s.subscribers.values)
         }
         let change = commit.tables.contains(InternalTables.anyTable) ? .unknown : DatabaseChange(rawTables: commit.tables)
@@ -133,34 +129,11 @@ final class ChangeObserver: @unchecked Sendable {
         let commits = state.withLock { $0.commitCounter }?.value
         try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
-        let since = state.withLock { $0.lastSequence }
-        let rows = try connection.stamps(after: since)
-        let dataVersion = try connection.scalar("PRAGMA data_version").int64Value ?? 0
-        let recordedCommits = try connection.counter(.commits)
+        let since = state.withLock { $0.ledger.lastSequence }
+        let reading = ChangeLedger.Reading(stamps: try connection.stamps(after: since),
+                                           dataVersion: try connection.scalar("PRAGMA data_version").int64Value ?? 0,
+                                           recordedCommits: try connection.counter(.commits), commits: commits)
         try connection.control(.commit)
-        return state.withLock { s -> DatabaseChange? in
-            // A commit counter past the one the last Tandem commit recorded: another writer
-            // committed after it without stamping anything.
-            var foreign = false
-            if let recordedCommits, let commits, commits != s.lastForeignCommits,
-               case let ahead = (commits - recordedCommits) & 0xffff_ffff, ahead > 0, ahead < 0x8000_0000 {
-                s.lastForeignCommits = commits
-                foreign = true
-            }
-            let first = s.lastDataVersion < 0
-            let versionChanged = s.lastDataVersion != dataVersion
-            s.lastDataVersion = dataVersion
-            var tables: Set<String> = []
-            for (table, seq) in rows {
-                s.lastSequence = max(s.lastSequence, seq)
-                if !s.ownSequences.contains(seq) { tables.insert(table) }
-            }
-            s.ownSequences = s.ownSequences.filter { $0 > s.lastSequence }
-            if first { return nil }
-            if foreign || tables.contains(InternalTables.anyTable) { return .unknown }
-            if !tables.isEmpty { return DatabaseChange(rawTables: tables) }
-            if rows.isEmpty && versionChanged { return .unknown }
-            return nil
-        }
+        return state.withLock { $0.ledger.update(with: reading) }
     }
 }

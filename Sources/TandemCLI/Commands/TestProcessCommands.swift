@@ -56,3 +56,38 @@ enum CounterCommand {
         return 0
     }
 }
+
+/// Opens many files, one per round, each round at its own CLOCK_MONOTONIC instant, so that many
+/// processes open each file at one instant (the open-race case) without a process per open.
+enum OpenRoundsCommand {
+    static let command = CommandLineTool.Command(
+        name: "open-rounds", summary: "(internal) open files at given instants",
+        usage: """
+            Usage: tandem open-rounds --schema FILE --start-at-us T --interval-us U DB…
+
+            For each DB i, waits until CLOCK_MONOTONIC microsecond T + i × U, opens DB with the
+            schema as `tandem init` does, and prints "<i> ok" or "<i> error: …".
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["schema", "start-at-us", "interval-us"])
+        guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
+        let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
+        let start = Int64(try args.integer("start-at-us", default: 0))
+        let interval = Int64(try args.integer("interval-us", default: 50_000))
+        var failed = false
+        for (round, path) in args.positionals.enumerated() {
+            let wait = start + Int64(round) * interval - monotonicMicroseconds()
+            if wait > 0 { usleep(useconds_t(wait)) }
+            do {
+                _ = try SharedDatabase(path: path, schema: schema)
+                Output.write("\(round) ok\n")
+            } catch {
+                failed = true
+                Output.write("\(round) error: \(error)\n")
+            }
+        }
+        return failed ? 1 : 0
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+
+/// One contract for every backend: each test runs against the embedded backend and the
+/// in-memory one (and, as backends are added, against them too).
+@Suite struct BackendConformanceTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case embedded, memory
+        var testDescription: String { rawValue }
+
+        func make(in dir: TemporaryDirectory) throws -> any SyncBackend {
+            switch self {
+            case .embedded: return try EmbeddedBackend(path: dir.path("server.db"))
+            case .memory: return MemoryBackend()
+            }
+        }
+    }
+
+    private func transaction(_ id: Int64, _ entries: [(CrudEntry.Operation, String, [String: JSONValue]?)]) -> CrudTransaction {
+        CrudTransaction(transactionID: id, entries: entries.enumerated().map { index, entry in
+            CrudEntry(id: id * 100 + Int64(index), transactionID: id, op: entry.0, table: "notes", rowID: entry.1, data: entry.2)
+        })
+    }
+
+    private func allChanges(_ backend: any SyncBackend) throws -> [ServerChange] {
+        var changes: [ServerChange] = [], cursor = "", more = true
+        while more {
+            let batch = try backend.fetchChanges(after: cursor, limit: 2)
+            changes += batch.changes
+            if batch.nextCursor == cursor { break }
+            cursor = batch.nextCursor
+            more = batch.hasMore
+        }
+        return changes
+    }
+
+    @Test(arguments: Kind.allCases) func uploadsApplyOncePerClientAndTransaction(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        let first = transaction(1, [(.put, "a", ["title": .string("x")])])
+        try backend.upload([first], clientID: "c1", epoch: 1)
+        try backend.upload([first], clientID: "c1", epoch: 1)  // a retry after a crash
+        #expect(try allChanges(backend).count == 1)
+        try backend.upload([first], clientID: "c2", epoch: 1)  // another client's transaction 1
+        #expect(try allChanges(backend).count == 2)
+        let reused = transaction(1, [(.put, "b", ["title": .string("other")])])
+        #expect(throws: TandemError.transactionConflict(clientID: "c1", transactionID: 1, highest: 1)) {
+            try backend.upload([reused], clientID: "c1", epoch: 1)
+        }
+    }
+
+    @Test(arguments: Kind.allCases) func anOlderEpochIsRefused(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        try backend.upload([transaction(1, [(.put, "a", [:])])], clientID: "c1", epoch: 3)
+        #expect(throws: TandemError.staleEpoch(held: 2, current: 3)) {
+            try backend.upload([transaction(2, [(.put, "b", [:])])], clientID: "c1", epoch: 2)
+        }
+        #expect(try allChanges(backend).map(\.rowID) == ["a"])
+    }
+
+    /// The conflict rule: a PATCH of a deleted row changes nothing and logs the deletion.
+    @Test(arguments: Kind.allCases) func theDeleteWinsOverAConcurrentUpdate(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        try backend.upload([transaction(1, [(.put, "r", ["title": .string("first"), "done": .integer(0)])])], clientID: "a", epoch: 1)
+        try backend.upload([transaction(2, [(.delete, "r", nil)])], clientID: "a", epoch: 1)
+        try backend.upload([transaction(1, [(.patch, "r", ["title": .string("edited offline")])])], clientID: "b", epoch: 1)
+        let last = try #require(try allChanges(backend).last)
+        #expect(last.op == .delete && last.rowID == "r")
+        try backend.upload([transaction(2, [(.put, "r", ["title": .string("again")])])], clientID: "b", epoch: 1)
+        let revived = try #require(try allChanges(backend).last)
+        let revivedData = try JSONValue(parsing: revived.data ?? "")
+        #expect(revived.op == .put && revivedData == .object(["title": .string("again")]))
+    }
+
+    /// A PATCH changes only its columns; the logged state is the whole row, values keeping their kind.
+    @Test(arguments: Kind.allCases) func patchesMergeIntoWholeRowsKeepingKinds(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        let values: [String: JSONValue] = ["r": .double(2.0), "z": .double(-0.0), "i": .integer(.min), "t": .string("a\u{0}b"), "n": .null]
+        try backend.upload([transaction(1, [(.put, "x", values)])], clientID: "a", epoch: 1)
+        try backend.upload([transaction(2, [(.patch, "x", ["t": .string("2.0")])])], clientID: "a", epoch: 1)
+        let state = try JSONValue(parsing: try #require(try allChanges(backend).last?.data))
+        var expected = values
+        expected["t"] = .string("2.0")
+        expected["n"] = nil  // a NULL column reads back NULL whether stored or absent
+        guard case .object(var got) = state else { Issue.record("not an object: \(state)"); return }
+        got["n"] = nil
+        #expect(got == expected)
+        if case .double(let z)? = got["z"] { #expect(z.sign == .minus) }
+    }
+
+    @Test(arguments: Kind.allCases) func downloadsNeverSplitATransaction(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        try backend.upload([transaction(1, [(.put, "a", [:]), (.put, "b", [:]), (.put, "c", [:])])], clientID: "a", epoch: 1)
+        try backend.upload([transaction(2, [(.put, "d", [:])])], clientID: "a", epoch: 1)
+        let first = try backend.fetchChanges(after: "", limit: 1)
+        #expect(first.changes.map(\.rowID) == ["a", "b", "c"])
+        #expect(first.hasMore)
+        let second = try backend.fetchChanges(after: first.nextCursor, limit: 1)
+        #expect(second.changes.map(\.rowID) == ["d"] && !second.hasMore)
+    }
+
+    @Test(arguments: Kind.allCases) func aWaitWakesOnANewChange(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        let woke = Mutex<String??>(nil)
+        let waiter = Thread { woke.withLock { $0 = .some(try? backend.waitForChanges(after: "", timeout: 10)) } }
+        waiter.start()
+        try backend.upload([transaction(1, [(.put, "a", [:])])], clientID: "a", epoch: 1)
+        try waitUntil(timeout: 5, "the waiter to wake") { woke.withLock { $0 } != nil }
+        #expect(woke.withLock { $0 } == .some("1"))
+    }
+}
