@@ -33,6 +33,19 @@ public struct Configuration: Sendable {
     /// latency), higher gives more throughput under contention. Default 4.
     public var writeLockStreakLimit = 4
 
+    /// Whether Tandem may interrupt its own blocked lock waits with `SIGURG` (default true).
+    ///
+    /// `flock(2)` has no timeout, so to give the cross-process write lock the busy timeout as a
+    /// deadline, and to end a stand-by's wait for ownership when sync stops, a watchdog thread
+    /// sends `SIGURG` to the waiting thread (`pthread_kill`), as Go's runtime does. This is
+    /// process-wide: the first such wait installs a do-nothing `SIGURG` handler without
+    /// `SA_RESTART`, unless the program already handles `SIGURG` (then waits have no deadline).
+    /// Set false to leave `SIGURG` alone: a writer then waits for the write lock as long as
+    /// another process holds it, and a stopped stand-by's thread ends only when it gets the lock.
+    ///
+    /// Related documentation: https://man7.org/linux/man-pages/man2/flock.2.html (EINTR)
+    public var interruptsLockWaits = true
+
     /// The defaults: read-write, 5 s open timeout, 5000 ms busy timeout, `synchronous=NORMAL`, mode 0600.
     public init() {}
 }

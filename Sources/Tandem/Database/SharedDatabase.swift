@@ -16,6 +16,10 @@ import Foundation
 ///
 /// All methods are thread-safe. `write` and `read` block the calling thread (writers of all
 /// processes queue on the write lock).
+///
+/// Process-wide side effect: to put the busy timeout on waits for the cross-process write lock,
+/// Tandem installs a do-nothing `SIGURG` handler unless the program handles `SIGURG` itself;
+/// ``Configuration/interruptsLockWaits`` turns this off.
 public final class SharedDatabase: Sendable {
     /// The database file path.
     public let path: String
@@ -141,7 +145,8 @@ public final class SharedDatabase: Sendable {
         if !configuration.readOnly {
             let writeLock = try WriteLock(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
                                            streakLimit: configuration.writeLockStreakLimit,
-                                           timeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+                                           timeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+                                           interruptible: configuration.interruptsLockWaits)
             // Openers that find the write lock free hold it while switching to WAL, so that
             // processes starting together mostly take turns; when a writer holds it, opening
             // goes ahead and the busy-retry loop covers the rest.

@@ -24,9 +24,10 @@ public struct Transaction {
     /// Runs one statement and returns all its rows.
     /// - Throws: ``SQLiteError`` naming the SQL.
     public func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
-        let statement = try connection.cachedStatement(sql)
-        if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
-        return try statement.fetchAll(arguments.map(\.databaseValue))
+        try connection.withCachedStatement(sql) { statement in
+            if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+            return try statement.fetchAll(arguments.map(\.databaseValue))
+        }
     }
 
     /// The first row of one statement, or `nil`.

@@ -23,10 +23,13 @@ final class WriteLock: @unchecked Sendable {
     private static let recordSize = 4096
 
     private let timeoutMilliseconds: Int32
+    /// False when ``Configuration/interruptsLockWaits`` is off: waits have no deadline.
+    private let interruptible: Bool
     private let databasePath: String
 
-    init(path: String, databasePath: String, mode: mode_t, streakLimit: Int, timeoutMilliseconds: Int32) throws {
+    init(path: String, databasePath: String, mode: mode_t, streakLimit: Int, timeoutMilliseconds: Int32, interruptible: Bool = true) throws {
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.interruptible = interruptible
         self.databasePath = databasePath
         let lock = try FileLock(path: path, mode: mode)
         self.lock = lock
@@ -50,10 +53,9 @@ final class WriteLock: @unchecked Sendable {
     func acquire() throws {
         if try !lock.tryLock() {
             let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-            let watchdog = LockWatchdog.shared
-            if !watchdog.isAvailable {
+            if !interruptible || !LockWatchdog.shared.isAvailable {
                 try lock.lock()
-            } else if try !watchdog.run(until: deadline, { flock(lock.fd, LOCK_EX) }) {
+            } else if try !LockWatchdog.shared.run(until: deadline, { flock(lock.fd, LOCK_EX) }) {
                 throw SQLiteError(extendedCode: SQLITE_BUSY, message:
                     "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
                     path: databasePath)

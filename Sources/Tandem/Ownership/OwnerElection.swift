@@ -60,13 +60,12 @@ final class OwnerElection: Sendable {
 
     /// Blocks until the lock is held (true) or ``release()`` cancels the wait (false).
     private func waitForLock() throws -> Bool {
-        let watchdog = LockWatchdog.shared
-        guard watchdog.isAvailable else {
+        guard database.configuration.interruptsLockWaits, LockWatchdog.shared.isAvailable else {
             try lock.lock()  // the program handles SIGURG itself: this wait cannot be interrupted
             guard !state.withLock({ $0.cancelled }) else { lock.unlock(); return false }
             return true
         }
-        return try watchdog.run(until: .max, cancellation: waiting) { flock(lock.fd, LOCK_EX) }
+        return try LockWatchdog.shared.run(until: .max, cancellation: waiting) { flock(lock.fd, LOCK_EX) }
     }
 
     /// Increments the epoch; returns nil (and lets the lock go) when ``release()`` came first.

@@ -8,7 +8,7 @@ import Foundation
 final class Connection {
     let handle: OpaquePointer
     let path: String
-    private var cache: [String: Statement] = [:]
+    private var cache = StatementCache()
     private var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
@@ -63,10 +63,23 @@ final class Connection {
 
     /// A cached prepared statement for one SQL statement. A statement that fails to prepare is not cached.
     func cachedStatement(_ sql: String) throws -> Statement {
-        if let s = cache[sql] { return s }
+        if let s = cache.statement(for: sql) { return s }
         let s = try prepare(sql, persistent: true)
-        cache[sql] = s
+        cache.insert(s, for: sql)
         return s
+    }
+
+    /// The statement cache's size and contents, for checks.
+    var cachedStatementCount: Int { cache.count }
+    func isCached(_ sql: String) -> Bool { cache.contains(sql) }
+
+    /// Runs `body` with the cached statement for `sql`; a statement that fails leaves the cache.
+    func withCachedStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
+        let statement = try cachedStatement(sql)
+        do { return try body(statement) } catch {
+            cache.remove(sql)
+            throw error
+        }
     }
 
     /// Prepares exactly one statement.
@@ -95,8 +108,8 @@ final class Connection {
     /// Prepares and runs each `;`-separated statement of `sql` in turn. Arguments are consumed
     /// in order by the statements' parameters. SQL that holds one statement is cached.
     func executeScript(_ sql: String, arguments: [DatabaseValue] = []) throws {
-        if let statement = cache[sql] {
-            try statement.run(arguments)
+        if cache.statement(for: sql) != nil {
+            try withCachedStatement(sql) { try $0.run(arguments) }
             return
         }
         var remaining = arguments[...]
@@ -120,8 +133,8 @@ final class Connection {
                 let whole = statements == 1 && next.map { Connection.isBlank($0) } ?? true
                 let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text())
                 if whole {
-                    cache[sql] = statement
-                    try statement.run(arguments)
+                    cache.insert(statement, for: sql)
+                    do { try statement.run(arguments) } catch { cache.remove(sql); throw error }
                     remaining = []
                     return
                 }
@@ -165,30 +178,32 @@ final class Connection {
     }
 
     func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
-        try cachedStatement(sql).run(arguments)
+        try withCachedStatement(sql) { try $0.run(arguments) }
     }
 
     func fetchAll(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [Row] {
-        try cachedStatement(sql).fetchAll(arguments)
+        try withCachedStatement(sql) { try $0.fetchAll(arguments) }
     }
 
     /// Steps through the rows of a cached statement until `body` returns false.
     func forEachRow(_ sql: String, _ arguments: [DatabaseValue] = [], _ body: (Row) throws -> Bool) throws {
-        let statement = try cachedStatement(sql)
-        try statement.bind(arguments)
-        defer { sqlite3_reset(statement.handle) }
-        let names = statement.columnNames
-        while try statement.step() {
-            let row = Row(columns: names, values: (0..<Int32(names.count)).map(statement.value(at:)))
-            if try !body(row) { return }
+        try withCachedStatement(sql) { statement in
+            try statement.bind(arguments)
+            defer { sqlite3_reset(statement.handle) }
+            let names = statement.columnNames
+            while try statement.step() {
+                let row = Row(columns: names, values: (0..<Int32(names.count)).map(statement.value(at:)))
+                if try !body(row) { return }
+            }
         }
     }
 
     func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue {
-        let s = try cachedStatement(sql)
-        try s.bind(arguments)
-        defer { sqlite3_reset(s.handle) }
-        return try s.step() ? s.value(at: 0) : .null
+        try withCachedStatement(sql) { s in
+            try s.bind(arguments)
+            defer { sqlite3_reset(s.handle) }
+            return try s.step() ? s.value(at: 0) : .null
+        }
     }
 
     func setBusyTimeout(_ milliseconds: Int32) {
