@@ -15,6 +15,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     case invalidArguments(String)
     /// Text that should be JSON is not, or not of the expected shape.
     case invalidJSON(String)
+    /// A record type or value does not fit its table (message names the type, property and column).
+    case invalidRecord(String)
     /// The database has no Tandem schema yet (it was never initialised).
     case notInitialized(path: String)
     /// A sync write found a newer epoch: this process is no longer the owner.
@@ -43,6 +45,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
         case .invalidArguments(let m): return "invalid arguments: \(m)"
         case .invalidJSON(let m): return "invalid JSON: \(m)"
+        case .invalidRecord(let m): return "invalid record: \(m)"
         case .notInitialized(let path): return "'\(path)' has no Tandem schema; open it with one to create it"
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"

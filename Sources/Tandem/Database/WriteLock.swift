@@ -50,12 +50,14 @@ final class WriteLock: @unchecked Sendable {
 
     /// Blocks until this process holds the write lock, or the busy timeout passes.
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
-    func acquire() throws {
+    /// - Parameter cancellation: ends the wait early; then this throws `CancellationError`.
+    func acquire(cancellation: LockWatchdog.Cancellation? = nil) throws {
         if try !lock.tryLock() {
             let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
             if !interruptible || !LockWatchdog.shared.isAvailable {
                 try lock.lock()
-            } else if try !LockWatchdog.shared.run(until: deadline, { flock(lock.fd, LOCK_EX) }) {
+            } else if try !LockWatchdog.shared.run(until: deadline, cancellation: cancellation, { flock(lock.fd, LOCK_EX) }) {
+                if cancellation?.isCancelled == true { throw CancellationError() }
                 throw SQLiteError(extendedCode: SQLITE_BUSY, message:
                     "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
                     path: databasePath)

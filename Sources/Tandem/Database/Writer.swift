@@ -65,10 +65,11 @@ final class Writer: @unchecked Sendable {
     /// Records the changed tables in `ps_state` inside the transaction, then wakes other processes.
     /// - Parameter marked: tables to stamp as changed even though no row change of them was seen
     ///   (raw table names), for writes Tandem cannot see.
-    func write<T>(marking marked: Set<String> = [], _ body: (Transaction) throws -> T) throws -> (T, Commit?) {
+    func write<T>(marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil,
+                  _ body: (Transaction) throws -> T) throws -> (T, Commit?) {
         try enter()
         defer { leave() }
-        try writeLock.acquire()
+        try writeLock.acquire(cancellation: cancellation)
         var locked = true
         defer { if locked { writeLock.release() } }
 

@@ -52,10 +52,10 @@ extension SharedDatabase {
     /// Watches a query with a callback, for code that runs on threads rather than tasks:
     /// `onChange` gets the result now and after every change that alters it, or one error after
     /// which the observation ends. Called on the query's own serial queue, one call at a time.
-    /// - Returns: an ``Observation``; the query runs until it is cancelled or released.
+    /// - Returns: an ``LiveObservation``; the query runs until it is cancelled or released.
     /// - Throws: ``SQLiteError`` when the SQL does not prepare; an error when the change observer cannot start.
     public func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
-                        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> Observation {
+                        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> LiveObservation {
         let tables = try readers.read { try $0.tablesRead(by: sql) }
         var readSet = tables
         for table in tables {
@@ -65,7 +65,7 @@ extension SharedDatabase {
         let query = LiveQuery(database: self, sql: sql, arguments: arguments.map(\.databaseValue), readSet: readSet, deliver: onChange)
         let token = try observer.subscribe { [weak query] change, _ in query?.changed(change) }
         query.schedule()
-        return Observation { [weak self] in
+        return LiveObservation { [weak self] in
             query.finish()
             self?.observer.unsubscribe(token)
         }

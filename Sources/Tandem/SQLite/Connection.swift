@@ -9,6 +9,8 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     private var cache = StatementCache()
+    /// Record types already checked against this file's schema (see `Transaction.checkedLayout`).
+    var checkedRecordTypes: Set<String> = []
     private var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Keeps a live query running; ``cancel()`` (or releasing the token) stops it.
-public final class Observation: Sendable {
+public final class LiveObservation: Sendable {
     private let onCancel: Mutex<(@Sendable () -> Void)?>
 
     init(onCancel: @escaping @Sendable () -> Void) {

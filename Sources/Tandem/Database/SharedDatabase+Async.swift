@@ -1,0 +1,39 @@
+import Foundation
+
+/// Reads and writes for Swift concurrency. The work, and any wait for the cross-process write
+/// lock, runs on Tandem's own threads, never on a thread of the cooperative pool; cancelling the
+/// task ends a wait for the write lock with `CancellationError`.
+extension SharedDatabase {
+    private static let blockingWork = DispatchQueue(label: "tandem.async", attributes: .concurrent)
+
+    /// ``read(_:)`` from a task.
+    public func readAsync<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        return try await withCheckedThrowingContinuation { continuation in
+            SharedDatabase.blockingWork.async {
+                continuation.resume(with: Result { try self.read(body) })
+            }
+        }
+    }
+
+    /// ``write(_:)`` from a task; cancelling the task while it waits for the write lock throws
+    /// `CancellationError` and writes nothing.
+    public func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        guard let writer else { throw TandemError.readOnly(path: path) }
+        let cancellation = LockWatchdog.Cancellation()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                SharedDatabase.blockingWork.async {
+                    continuation.resume(with: Result {
+                        let (value, commit) = try writer.write(cancellation: cancellation, body)
+                        if let commit { self.observer.localCommit(commit) }
+                        return value
+                    })
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+
+/// SQL text with its bound arguments; values never become SQL text.
+struct SQLFragment {
+    var text: String
+    var arguments: [DatabaseValue] = []
+
+    static func + (a: SQLFragment, b: SQLFragment) -> SQLFragment {
+        SQLFragment(text: a.text + b.text, arguments: a.arguments + b.arguments)
+    }
+}
+
+/// A `#Predicate` expression node that has an SQL form. Foundation's `PredicateExpressions`
+/// types conform below; a node without a conformance (or whose parts do not translate) makes
+/// the predicate "untranslatable": fetches then evaluate it in Swift, and count, ids and
+/// delete-where throw naming the node.
+protocol SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment
+}
+
+/// What a translation needs: the record type's layout, for key paths.
+struct PredicateContext {
+    let layout: RecordLayout
+
+    /// The SQL of a child node, or an error naming it.
+    func translate(_ node: Any) throws -> SQLFragment {
+        guard let node = node as? any SQLPredicateExpression else { throw Untranslatable(node: node) }
+        return try node.sql(self)
+    }
+}
+
+/// A predicate node with no SQL form, named by its type.
+struct Untranslatable: Error, CustomStringConvertible {
+    let node: Any
+    var description: String {
+        let name = String(describing: type(of: node))
+        return "the predicate expression \(name.prefix(while: { $0 != "<" })) (\(name.count > 120 ? String(name.prefix(120)) + "…" : name)) cannot be translated to SQL"
+    }
+}
+
+extension PredicateExpressions.KeyPath: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        guard root is PredicateExpressions.Variable<Root.Output> else { throw Untranslatable(node: self) }
+        do {
+            return SQLFragment(text: SQLText.identifier(try context.layout.column(for: keyPath)))
+        } catch let error as TandemError {
+            // A key path through another value (`$0.folder.name`) is evaluated in Swift.
+            if String(reflecting: keyPath).dropFirst(context.layout.typeName.count + 2).contains(".") { throw Untranslatable(node: self) }
+            throw error
+        }
+    }
+}
+
+extension PredicateExpressions.Value: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        guard let encodable = value as? any Encodable else { throw Untranslatable(node: self) }
+        if let optional = value as? any OptionalProtocol, optional.isNone { return SQLFragment(text: "NULL") }
+        return SQLFragment(text: "?", arguments: [try RecordValue.databaseValue(encodable)])
+    }
+}
+
+extension PredicateExpressions.NilLiteral: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment { SQLFragment(text: "NULL") }
+}
+
+/// `==` and `!=` are NULL-safe, as Swift's optional comparison is (`nil == nil`).
+extension PredicateExpressions.Equal: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " IS ") + context.translate(rhs) + SQLFragment(text: ")")
+    }
+}
+
+extension PredicateExpressions.NotEqual: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " IS NOT ") + context.translate(rhs) + SQLFragment(text: ")")
+    }
+}
+
+extension PredicateExpressions.Comparison: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        let op: String
+        switch self.op {
+        case .lessThan: op = "<"
+        case .lessThanOrEqual: op = "<="
+        case .greaterThan: op = ">"
+        case .greaterThanOrEqual: op = ">="
+        @unknown default: throw Untranslatable(node: self)
+        }
+        return try SQLFragment(text: "coalesce(") + context.translate(lhs) + SQLFragment(text: " \(op) ") + context.translate(rhs) + SQLFragment(text: ", 0)")
+    }
+}
+
+extension PredicateExpressions.Conjunction: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " AND ") + context.translate(rhs) + SQLFragment(text: ")")
+    }
+}
+
+extension PredicateExpressions.Disjunction: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " OR ") + context.translate(rhs) + SQLFragment(text: ")")
+    }
+}
+
+extension PredicateExpressions.Negation: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "(NOT ") + context.translate(wrapped) + SQLFragment(text: ")")
+    }
+}
+
+extension PredicateExpressions.NilCoalesce: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "coalesce(") + context.translate(lhs) + SQLFragment(text: ", ") + context.translate(rhs) + SQLFragment(text: ")")
+    }
+}
+
+/// `starts(with:)` compares characters exactly (case-sensitive), as Swift does.
+extension PredicateExpressions.SequenceStartsWith: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        let prefix = try context.translate(self.prefix)
+        return try SQLFragment(text: "(substr(") + context.translate(base) + SQLFragment(text: ", 1, length(") + prefix
+            + SQLFragment(text: ")) = ") + prefix + SQLFragment(text: ")")
+    }
+}
+
+/// `contains` on strings is case-sensitive (`instr`); an empty needle is contained, as in Swift.
+extension PredicateExpressions.CollectionContainsCollection: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        try SQLFragment(text: "(instr(") + context.translate(base) + SQLFragment(text: ", ") + context.translate(other) + SQLFragment(text: ") > 0)")
+    }
+}
+
+/// `[a, b].contains($0.x)` over a constant collection: `x IN (a, b)`.
+extension PredicateExpressions.SequenceContains: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        guard let constant = sequence as? any ConstantSequence else { throw Untranslatable(node: self) }
+        let values = try constant.databaseValues()
+        if values.isEmpty { return SQLFragment(text: "0") }
+        let element = try context.translate(self.element)
+        let list = SQLFragment(text: " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + "))", arguments: values)
+        // Swift's contains matches nil to nil; SQL's IN never matches NULL.
+        let matchesNil = values.contains(where: \.isNull) ? element + SQLFragment(text: " IS NULL OR ") : SQLFragment(text: "")
+        return SQLFragment(text: "(") + matchesNil + element + list
+    }
+}
+
+/// `(a...b).contains($0.x)` and `(a..<b).contains($0.x)`.
+extension PredicateExpressions.RangeExpressionContains: SQLPredicateExpression {
+    func sql(_ context: PredicateContext) throws -> SQLFragment {
+        guard let bounds = range as? any RangeBounds else { throw Untranslatable(node: self) }
+        let element = try context.translate(self.element)
+        let (lower, upper) = try bounds.bounds(context)
+        return SQLFragment(text: "(") + element + SQLFragment(text: " >= ") + lower + SQLFragment(text: " AND ") + element
+            + SQLFragment(text: bounds.isClosed ? " <= " : " < ") + upper + SQLFragment(text: ")")
+    }
+}
+
+protocol RangeBounds {
+    var isClosed: Bool { get }
+    func bounds(_ context: PredicateContext) throws -> (SQLFragment, SQLFragment)
+}
+
+extension PredicateExpressions.ClosedRange: RangeBounds {
+    var isClosed: Bool { true }
+    func bounds(_ context: PredicateContext) throws -> (SQLFragment, SQLFragment) {
+        (try context.translate(lower), try context.translate(upper))
+    }
+}
+
+extension PredicateExpressions.Range: RangeBounds {
+    var isClosed: Bool { false }
+    func bounds(_ context: PredicateContext) throws -> (SQLFragment, SQLFragment) {
+        (try context.translate(lower), try context.translate(upper))
+    }
+}
+
+/// A constant collection in a predicate (`Value<[T]>`), as bound values.
+protocol ConstantSequence {
+    func databaseValues() throws -> [DatabaseValue]
+}
+
+extension PredicateExpressions.Value: ConstantSequence where Output: Sequence {
+    func databaseValues() throws -> [DatabaseValue] {
+        try value.map { element in
+            if let optional = element as? any OptionalProtocol, optional.isNone { return .null }
+            guard let encodable = element as? any Encodable else { throw Untranslatable(node: self) }
+            return try RecordValue.databaseValue(encodable)
+        }
+    }
+}
+
+/// Lets code see through `Optional` without knowing its wrapped type.
+protocol OptionalProtocol {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalProtocol {
+    var isNone: Bool { self == nil }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// Decodes a record from a row, values mapped back by ``RecordValue``'s table. A NULL or missing
+/// column for a non-optional property throws ``TandemError/invalidRecord(_:)`` naming the type,
+/// the property and the row.
+struct RecordDecoder: Decoder {
+    let values: [String: DatabaseValue]
+    let typeName: String
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    static func decode<R: Record>(_ type: R.Type, from row: Row) throws -> R {
+        var values: [String: DatabaseValue] = [:]
+        for (column, value) in zip(row.columns, row.values) { values[column] = value }
+        return try R(from: RecordDecoder(values: values, typeName: String(describing: R.self)))
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(Columns<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw TandemError.invalidRecord("\(typeName) must decode as an object with one key per column")
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw TandemError.invalidRecord("\(typeName) must decode as an object with one key per column")
+    }
+
+    private struct Columns<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let decoder: RecordDecoder
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { decoder.values.keys.compactMap { Key(stringValue: $0) } }
+
+        func contains(_ key: Key) -> Bool { decoder.values[key.stringValue] != nil }
+
+        func decodeNil(forKey key: Key) throws -> Bool { (decoder.values[key.stringValue] ?? .null).isNull }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            let value = decoder.values[key.stringValue] ?? .null
+            let row = decoder.values["id"]?.stringValue.map { " (row '\($0)')" } ?? ""
+            guard !value.isNull else {
+                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue) is NULL or missing\(row) but the property is not optional; make it optional or store a value")
+            }
+            do {
+                return try ColumnValueDecoder.decode(type, from: value)
+            } catch let error as TandemError {
+                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue)\(row): \(error.description.replacingOccurrences(of: "invalid record: ", with: ""))")
+            }
+        }
+
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+            throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue): nested containers are not columns")
+        }
+
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue): nested containers are not columns")
+        }
+
+        func superDecoder() throws -> any Decoder { decoder }
+        func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
+    }
+}
+
+/// One column value decoded as a Swift type (the reverse of ``RecordValue/databaseValue(_:)``).
+struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
+    let value: DatabaseValue
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    static func decode<T: Decodable>(_ type: T.Type, from value: DatabaseValue) throws -> T {
+        try ColumnValueDecoder(value: value).decodeValue(type)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        throw TandemError.invalidRecord("a column holds one value, not an object")
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw TandemError.invalidRecord("a column holds one value, not a list")
+    }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    func decodeNil() -> Bool { value.isNull }
+
+    private func mismatch(_ expected: String) -> TandemError {
+        .invalidRecord("expected \(expected), found \(value.isNull ? "NULL" : "\(value) (\(kind))")")
+    }
+
+    private var kind: String {
+        switch value {
+        case .null: return "null"
+        case .integer: return "integer"
+        case .real: return "real"
+        case .text: return "text"
+        case .blob: return "blob"
+        }
+    }
+
+    private var isNumber: Bool { kind == "integer" || kind == "real" }
+
+    private func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+        switch value {
+        case .integer(let i): if let exact = I(exactly: i) { return exact }
+        case .real(let d): if let exact = I(exactly: d) { return exact }
+        default: break
+        }
+        throw mismatch("an integer that fits \(I.self)")
+    }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeValue(type) }
+
+    private func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+        switch type {
+        case is String.Type:
+            guard case .text(let s) = value else { throw mismatch("text") }
+            return s as! T
+        case is Bool.Type:
+            guard case .integer(let i) = value, i == 0 || i == 1 else { throw mismatch("0 or 1") }
+            return (i == 1) as! T
+        case is Int.Type: return try integer(Int.self) as! T
+        case is Int64.Type: return try integer(Int64.self) as! T
+        case is Int32.Type: return try integer(Int32.self) as! T
+        case is Int16.Type: return try integer(Int16.self) as! T
+        case is Int8.Type: return try integer(Int8.self) as! T
+        case is UInt.Type: return try integer(UInt.self) as! T
+        case is UInt64.Type: return try integer(UInt64.self) as! T
+        case is UInt32.Type: return try integer(UInt32.self) as! T
+        case is UInt16.Type: return try integer(UInt16.self) as! T
+        case is UInt8.Type: return try integer(UInt8.self) as! T
+        case is Double.Type:
+            guard isNumber, let d = value.doubleValue else { throw mismatch("a real") }
+            return d as! T
+        case is Float.Type:
+            guard isNumber, let d = value.doubleValue else { throw mismatch("a real") }
+            return Float(d) as! T
+        case is Date.Type:
+            guard isNumber, let d = value.doubleValue else { throw mismatch("seconds since 1970") }
+            return Date(timeIntervalSince1970: d) as! T
+        case is UUID.Type:
+            guard case .text(let s) = value, let uuid = UUID(uuidString: s) else { throw mismatch("a UUID") }
+            return uuid as! T
+        case is Data.Type:
+            guard case .text(let s) = value, let data = Data(base64Encoded: s) else { throw mismatch("base64 text") }
+            return data as! T
+        case is any RawRepresentable.Type:
+            return try T(from: self)
+        default:
+            guard case .text(let json) = value else { throw mismatch("JSON text") }
+            do { return try RecordValue.jsonDecoder.decode(T.self, from: Data(json.utf8)) } catch {
+                throw TandemError.invalidRecord("the JSON text does not decode as \(T.self): \(error)")
+            }
+        }
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool { try decodeValue(type) }
+    func decode(_ type: String.Type) throws -> String { try decodeValue(type) }
+    func decode(_ type: Double.Type) throws -> Double { try decodeValue(type) }
+    func decode(_ type: Float.Type) throws -> Float { try decodeValue(type) }
+    func decode(_ type: Int.Type) throws -> Int { try decodeValue(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try decodeValue(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try decodeValue(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try decodeValue(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try decodeValue(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try decodeValue(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try decodeValue(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try decodeValue(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try decodeValue(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try decodeValue(type) }
+}

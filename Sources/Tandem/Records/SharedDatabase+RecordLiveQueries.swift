@@ -1,0 +1,82 @@
+import Foundation
+import Synchronization
+
+/// Typed live queries: records now, and again after every change (from any process) that
+/// changes the result.
+extension SharedDatabase {
+    /// Watches a record query: `[R]` now, then after every committed change to its table that
+    /// alters the result; identical results are not repeated. See ``watch(_:_:)`` for what a
+    /// live query notices.
+    ///
+    /// ```swift
+    /// for try await open in db.watch(RecordQuery<TodoItem>(#Predicate { !$0.done })) { render(open) }
+    /// ```
+    public func watch<R: Record>(_ query: RecordQuery<R>) -> AsyncThrowingStream<[R], Error> {
+        let (stream, continuation) = AsyncThrowingStream<[R], Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        do {
+            let observation = try observe(query) { result in
+                switch result {
+                case .success(let records): continuation.yield(records)
+                case .failure(let error): continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in observation.cancel() }
+        } catch {
+            continuation.finish(throwing: error)
+        }
+        return stream
+    }
+
+    /// Watches one record by id: the record, or nil while there is none.
+    public func watch<R: Record>(_ type: R.Type, id: String) -> AsyncThrowingStream<R?, Error> {
+        let (stream, continuation) = AsyncThrowingStream<R?, Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        do {
+            let layout = try RecordLayout.of(R.self)
+            let observation = try observe("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id]) { result in
+                switch result {
+                case .success(let rows):
+                    do { continuation.yield(try rows.first.map { try RecordDecoder.decode(R.self, from: $0) }) } catch { continuation.finish(throwing: error) }
+                case .failure(let error): continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in observation.cancel() }
+        } catch {
+            continuation.finish(throwing: error)
+        }
+        return stream
+    }
+
+    /// A record query as a live query with a callback (on the query's own queue); a result equal
+    /// to the last one delivered (same rows, same order) is not delivered again.
+    public func observe<R: Record>(_ query: RecordQuery<R>, onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> LiveObservation {
+        let layout = try read { try $0.checkedLayout(R.self) }
+        let plan = try RecordSQL.make(query, layout: layout)
+        let last = Mutex<[Row]?>(nil)
+        return try observe(plan.select.text, plan.select.arguments) { result in
+            switch result {
+            case .failure(let error): onChange(.failure(error))
+            case .success(let rows):
+                do {
+                    var pairs = try rows.map { ($0, try RecordDecoder.decode(R.self, from: $0)) }
+                    if plan.filterInSwift, let predicate = query.predicate { pairs = try pairs.filter { try predicate.evaluate($0.1) } }
+                    if plan.sortInSwift {
+                        if !query.sortBy.isEmpty {
+                            let order = pairs.map(\.1).sorted(using: query.sortBy).map(\.id)
+                            let byID = Dictionary(pairs.map { ($0.1.id, $0) }, uniquingKeysWith: { a, _ in a })
+                            pairs = order.compactMap { byID[$0] }
+                        }
+                        pairs = Array(pairs.dropFirst(query.offset).prefix(query.limit ?? .max))
+                    }
+                    let shown = pairs.map(\.0)
+                    let isNew = last.withLock { previous -> Bool in
+                        defer { previous = shown }
+                        return previous != shown
+                    }
+                    if isNew { onChange(.success(pairs.map(\.1))) }
+                } catch {
+                    onChange(.failure(error))
+                }
+            }
+        }
+    }
+}
