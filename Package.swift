@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Tandem", targets: ["Tandem"]),
         .executable(name: "tandem", targets: ["tandem"]),
+        .executable(name: "tandem-example", targets: ["tandem-example"]),
     ],
     targets: [
         .systemLibrary(
@@ -27,6 +28,11 @@ let package = Package(
             name: "tandem",
             dependencies: ["TandemCLI"],
             path: "Tools/tandem"
+        ),
+        .executableTarget(
+            name: "tandem-example",
+            dependencies: ["Tandem"],
+            path: "Tools/example"
         ),
         .testTarget(
             name: "TandemTests",

@@ -23,6 +23,10 @@ import Foundation
 ///   Date → real seconds since 1970; UUID → lowercase text; Data → base64 text; RawRepresentable
 ///   enums → their raw value's column; any other Codable → JSON text (sorted keys, ISO 8601
 ///   dates); Optional of any → nullable.
+/// - A property added after rows were stored reads NULL for them: make it optional, or decode it
+///   with `decodeIfPresent(…) ?? default` in `init(from:)` (synthesized Codable ignores property
+///   defaults); otherwise fetching such a row throws ``TandemError/invalidRecord(_:)`` naming the
+///   type, the property and the row.
 ///
 /// Related documentation: https://docs.powersync.com/client-sdk-references/swift (PowerSync's SwiftData store)
 public protocol Record: Codable, Sendable {
