@@ -102,6 +102,7 @@ enum Opening {
         let seconds = configuration.openTimeout.isFinite ? min(max(configuration.openTimeout, 0), 86_400) : 86_400
         let deadline = start + UInt64(seconds * 1e9)
         var delay: UInt64 = 10_000_000
+        var recovered = false
         while true {
             do {
                 // The busy handler must not outlast the open deadline.
@@ -121,6 +122,14 @@ enum Opening {
                 }
                 usleep(useconds_t(min(delay, deadline - now) / 1000))
                 delay = min(delay * 2, 250_000_000)
+            } catch let error as SQLiteError where configuration.readOnly && needsRecovery(error) && !recovered {
+                // A writer died mid-transaction and left a hot journal (or a WAL to recover),
+                // which only a read-write connection can roll back: do that once, as any SQLite
+                // client opening the file would, then read.
+                recovered = true
+                if let writer = try? Connection(path: path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds) {
+                    _ = try? writer.scalar("SELECT count(*) FROM sqlite_master")
+                }
             } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {
                 throw TandemError.cannotOpen(path: path, reason: error.message)
             } catch let error as SQLiteError where error.code == .readOnly || error.code == .cantOpen {
@@ -129,6 +138,14 @@ enum Opening {
                 throw TandemError.cannotOpen(path: path, reason: problem)
             }
         }
+    }
+
+    /// SQLITE_READONLY_ROLLBACK and SQLITE_READONLY_RECOVERY: a read-only connection found a hot
+    /// journal or a WAL that needs recovery.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/rescode.html#readonly_rollback
+    static func needsRecovery(_ error: SQLiteError) -> Bool {
+        error.extendedCode == 776 || error.extendedCode == 264
     }
 
     /// Pragmas for a writer: WAL, synchronous, journal size limit; foreign keys off.
