@@ -155,6 +155,21 @@ let recordSchema: Schema = {
         }
     }
 
+    /// About time: a throttled live query delivers at most one result per interval, the latest last.
+    @Test func aThrottledLiveQueryDeliversTheLatestAtMostOncePerInterval() throws {
+        let counts = Mutex<[Int]>([])
+        let start = nowMicroseconds()
+        let observation = try db.observe(RecordQuery<TodoItem>(), throttle: 0.2) { result in
+            if case .success(let items) = result { counts.withLock { $0.append(items.count) } }
+        }
+        for n in 0..<20 { try db.insert(TodoItem(title: "t\(n)")) }
+        try waitUntil("the latest result") { counts.withLock { $0.last } == 20 }
+        let elapsed = Double(nowMicroseconds() - start) / 1e6
+        let delivered = counts.withLock { $0 }
+        #expect(delivered.count <= 2 + Int(elapsed / 0.2), "\(delivered.count) results in \(elapsed) s")
+        withExtendedLifetime(observation) {}
+    }
+
     /// A typed stream in this process settles on records another process writes.
     @Test func typedLiveQuerySeesOtherProcesses() async throws {
         var stream = db.watch(RecordQuery<TodoItem>(#Predicate { $0.count > 1 }, sortBy: [SortDescriptor(\.count, order: .reverse)])).makeAsyncIterator()

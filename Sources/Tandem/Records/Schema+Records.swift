@@ -30,3 +30,11 @@ extension Schema {
         try validate()
     }
 }
+
+extension SharedDatabase {
+    /// Opens (and creates, or upgrades) a database whose tables are the record types' tables.
+    /// - Throws: what ``Schema/init(records:)`` and ``init(path:schema:configuration:)`` throw.
+    public convenience init(path: String, records: [RecordTable], configuration: Configuration = Configuration()) throws {
+        try self.init(path: path, schema: try Schema(records: records), configuration: configuration)
+    }
+}

@@ -11,10 +11,12 @@ extension SharedDatabase {
     /// ```swift
     /// for try await open in db.watch(RecordQuery<TodoItem>(#Predicate { !$0.done })) { render(open) }
     /// ```
-    public func watch<R: Record>(_ query: RecordQuery<R>) -> AsyncThrowingStream<[R], Error> {
+    /// - Parameter throttle: at most one result per this many seconds (the latest wins); nil
+    ///   delivers every changed result at once.
+    public func watch<R: Record>(_ query: RecordQuery<R>, throttle: Double? = nil) -> AsyncThrowingStream<[R], Error> {
         let (stream, continuation) = AsyncThrowingStream<[R], Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         do {
-            let observation = try observe(query) { result in
+            let observation = try observe(query, throttle: throttle) { result in
                 switch result {
                 case .success(let records): continuation.yield(records)
                 case .failure(let error): continuation.finish(throwing: error)
@@ -48,7 +50,9 @@ extension SharedDatabase {
 
     /// A record query as a live query with a callback (on the query's own queue); a result equal
     /// to the last one delivered (same rows, same order) is not delivered again.
-    public func observe<R: Record>(_ query: RecordQuery<R>, onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> LiveObservation {
+    public func observe<R: Record>(_ query: RecordQuery<R>, throttle: Double? = nil,
+                                   onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> LiveObservation {
+        let onChange = throttle.map { Throttle(interval: $0, deliver: onChange).callAsFunction } ?? onChange
         let layout = try read { try $0.checkedLayout(R.self) }
         let plan = try RecordSQL.make(query, layout: layout)
         let last = Mutex<[Row]?>(nil)
@@ -77,6 +81,40 @@ extension SharedDatabase {
                     onChange(.failure(error))
                 }
             }
+        }
+    }
+}
+
+/// Delivers at most one value per interval: the first at once, later ones no sooner than
+/// `interval` seconds after the one before, the latest winning.
+final class Throttle<Value: Sendable>: @unchecked Sendable {
+    // Invariant: `pending` and `lastDelivery` are guarded by `lock`; `deliver` runs on `queue`, in order.
+    private let interval: Double
+    private let deliver: @Sendable (Value) -> Void
+    private let queue = DispatchQueue(label: "tandem.throttle")
+    private let lock = NSLock()
+    private var pending: Value?
+    private var lastDelivery: DispatchTime?
+
+    init(interval: Double, deliver: @escaping @Sendable (Value) -> Void) {
+        self.interval = max(0, interval)
+        self.deliver = deliver
+    }
+
+    func callAsFunction(_ value: Value) {
+        lock.lock()
+        let scheduled = pending != nil
+        pending = value
+        let earliest = lastDelivery.map { $0 + interval } ?? .now()
+        lock.unlock()
+        if scheduled { return }  // a delivery is already due; it takes the latest value
+        queue.asyncAfter(deadline: max(earliest, .now())) { [self] in
+            lock.lock()
+            let value = pending
+            pending = nil
+            lastDelivery = .now()
+            lock.unlock()
+            if let value { deliver(value) }
         }
     }
 }

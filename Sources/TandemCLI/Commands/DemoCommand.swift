@@ -35,8 +35,7 @@ enum DemoCommand {
         defer { if !args.has("keep") { try? FileManager.default.removeItem(at: dir) } }
         let a = dir.appendingPathComponent("A.db").path, b = dir.appendingPathComponent("B.db").path
         let backend = "sqlite:" + dir.appendingPathComponent("server.db").path
-        let schema = Schema(tables: [TableSchema(name: "notes", columns: [.text("title"), .text("author"), .integer("done"), .integer("written_at")],
-                                           indexes: [IndexSchema(name: "by_author", columns: ["author"])])])
+        let schema = try DemoNote.schema
         _ = try SharedDatabase(path: a, schema: schema)
         _ = try SharedDatabase(path: b, schema: schema)
         Output.write("Tandem demo in \(dir.path)\n  A.db, B.db: client databases; server.db: embedded backend\n")

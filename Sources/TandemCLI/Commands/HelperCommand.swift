@@ -22,18 +22,14 @@ enum HelperCommand {
         let interval = try args.integer("interval-ms", default: 40, range: 0...60_000)
         let end = Date(timeIntervalSinceNow: seconds)
         var count = 0
-        var ids: [String] = []
+        var notes: [DemoNote] = []
         while Date() < end {
             count += 1
-            let id = try db.write { tx -> String in
-                let id = UUID().uuidString.lowercased()
-                try tx.execute("INSERT INTO notes(id, title, author, done, written_at) VALUES (?, ?, ?, 0, ?)",
-                               [id, "\(name) note \(count)", name, monotonicMicroseconds()])
-                return id
-            }
-            ids.append(id)
-            if count % 3 == 0, let target = ids.randomElement() {
-                try db.write { try $0.execute("UPDATE notes SET done = 1, written_at = ? WHERE id = ?", [monotonicMicroseconds(), target]) }
+            notes.append(try db.insert(DemoNote(title: "\(name) note \(count)", author: name, written_at: monotonicMicroseconds())))
+            if count % 3 == 0, let index = notes.indices.randomElement(), !notes[index].done {
+                notes[index].done = true
+                notes[index].written_at = monotonicMicroseconds()
+                try db.update(notes[index])  // one PATCH with the two changed columns
             }
             if interval > 0 { usleep(useconds_t(interval * 1000)) }
         }
