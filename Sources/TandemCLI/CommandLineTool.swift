@@ -16,7 +16,7 @@ public enum CommandLineTool {
         InitCommand.command, CheckCommand.command, ExecCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
-        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command,
+        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command,
     ]
 
     static var overview: String {

@@ -44,20 +44,26 @@ extension Transaction {
     /// - Throws: ``SQLiteError`` when a row with this id exists (see ``upsert(_:)``).
     @discardableResult
     public func insert<R: Record>(_ record: R) throws -> R {
-        let layout = try checkedLayout(R.self)
-        var record = record
-        if record.id.isEmpty { record.id = UUID().uuidString.lowercased() }
-        let values = try columnValues(of: record, layout: layout)
-        let names = (["id"] + layout.columns.map(\.name)).map(SQLText.identifier).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: layout.columns.count + 1).joined(separator: ", ")
-        try execute("INSERT INTO \(SQLText.identifier(layout.tableName))(\(names)) VALUES (\(marks))", values)
-        return record
+        try insert(contentsOf: CollectionOfOne(record))[0]
     }
 
-    /// Inserts many records in this transaction through one prepared statement. Returns them as stored.
+    /// Inserts many records in this transaction through one prepared statement (the table's
+    /// view, so each is captured for upload). Returns them as stored.
     @discardableResult
     public func insert<R: Record, S: Sequence<R>>(contentsOf records: S) throws -> [R] {
-        try records.map { try insert($0) }
+        if isReadOnly { throw TandemError.readOnly(path: connection.path) }
+        let layout = try checkedLayout(R.self)
+        let names = (["id"] + layout.columns.map(\.name)).map(SQLText.identifier).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: layout.columns.count + 1).joined(separator: ", ")
+        let sql = "INSERT INTO \(SQLText.identifier(layout.tableName))(\(names)) VALUES (\(marks))"
+        return try connection.withCachedStatement(sql) { statement in
+            try records.map { record in
+                var record = record
+                if record.id.isEmpty { record.id = UUID().uuidString.lowercased() }
+                try statement.run(try columnValues(of: record, layout: layout))
+                return record
+            }
+        }
     }
 
     /// Writes `record` over the stored row with its id. Only the columns whose values changed

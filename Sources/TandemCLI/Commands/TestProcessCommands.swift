@@ -91,3 +91,44 @@ enum OpenRoundsCommand {
         return failed ? 1 : 0
     }
 }
+
+/// Bulk loads through the record API and through SQL, for the benchmark's figures.
+enum BulkRecordsCommand {
+    static let command = CommandLineTool.Command(
+        name: "bulk-records", summary: "(internal) time a bulk load of records against SQL",
+        usage: """
+            Usage: tandem bulk-records DIR --rows N
+
+            Loads N notes into a new database in DIR twice, each in one write transaction: with
+            `insert(contentsOf:)` and with `tx.execute` of the same INSERT per row. Prints
+            "records <rows/s>" and "sql <rows/s>" and checks that both queued N CRUD entries.
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["rows"])
+        try args.require(["DIR"])
+        let rows = try args.integer("rows", default: 100_000, range: 1...10_000_000)
+        let notes = (0..<rows).map { DemoNote(id: "n\($0)", title: "note \($0)", author: "bulk", written_at: Int64($0)) }
+        for method in ["records", "sql"] {
+            let path = URL(fileURLWithPath: args.positionals[0]).appendingPathComponent("bulk-\(method)-\(getpid()).db").path
+            let db = try SharedDatabase(path: path, schema: try DemoNote.schema)
+            let start = monotonicMicroseconds()
+            try db.write { tx in
+                if method == "records" {
+                    try tx.insert(contentsOf: notes)
+                } else {
+                    for note in notes {
+                        try tx.execute("INSERT INTO notes(id, title, author, done, written_at) VALUES (?, ?, ?, ?, ?)",
+                                       [note.id, note.title, note.author, note.done, note.written_at])
+                    }
+                }
+            }
+            let seconds = Double(monotonicMicroseconds() - start) / 1e6
+            guard try db.pendingUploadCount() == rows else { Output.error("\(method): not every row was queued\n"); return 1 }
+            Output.write(String(format: "%@ %.0f\n", method, Double(rows) / seconds))
+            for suffix in ["", "-wal", "-shm", "-notify", "-write.lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        return 0
+    }
+}
