@@ -13,7 +13,7 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, CheckCommand.command, ExecCommand.command, QueryCommand.command, WatchCommand.command,
+        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command,
@@ -44,6 +44,10 @@ public enum CommandLineTool {
         guard let name = arguments.first else {
             Output.error(overview)
             return 2
+        }
+        if name == "--version" || name == "version" {
+            Output.write("tandem \(TandemVersion.string) (SQLite \(TandemVersion.sqlite))\n")
+            return 0
         }
         if ["--help", "-h", "help"].contains(name) {
             Output.write(overview)

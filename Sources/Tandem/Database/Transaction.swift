@@ -21,6 +21,20 @@ public struct Transaction {
         try connection.executeScript(sql, arguments: values)
     }
 
+    /// Runs one or more `;`-separated statements, like ``execute(_:_:)``, and returns the rows of
+    /// those that return rows (a SELECT, a `RETURNING` clause) and the number of rows changed.
+    public func run(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> ScriptResult {
+        let values = arguments.map(\.databaseValue)
+        if isReadOnly {
+            let statement = try connection.prepare(sql)
+            guard statement.isReadOnly else { throw TandemError.readOnly(path: connection.path) }
+        }
+        var sets: [ResultSet] = []
+        let before = connection.userRowChanges
+        try connection.executeScript(sql, arguments: values) { sets.append($0) }
+        return ScriptResult(resultSets: sets, rowsChanged: connection.userRowChanges - before)
+    }
+
     /// Runs one statement and returns all its rows.
     /// - Throws: ``SQLiteError`` naming the SQL.
     public func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {

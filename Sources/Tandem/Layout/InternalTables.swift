@@ -32,6 +32,11 @@ enum InternalTables {
         return nil
     }
 
+    /// True for tables that hold the user's rows: data tables, and tables not named by Tandem.
+    static func holdsUserRows(_ table: String) -> Bool {
+        declaredTable(ofDataTable: table) != nil || !table.hasPrefix("ps_")
+    }
+
     /// The INSTEAD OF trigger of a table's view: `kind` is insert, update or delete.
     static func trigger(_ kind: String, of table: String) -> String { "ps_view_\(kind)__\(table)" }
 

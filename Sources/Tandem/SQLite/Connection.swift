@@ -11,6 +11,8 @@ final class Connection {
     private var cache = StatementCache()
     /// Record types already checked against this file's schema (see `Transaction.checkedLayout`).
     var checkedRecordTypes: Set<String> = []
+    /// Row changes the preupdate hook saw in the user's tables (see ``InternalTables/holdsUserRows(_:)``).
+    var userRowChanges = 0
     private var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
@@ -109,9 +111,18 @@ final class Connection {
 
     /// Prepares and runs each `;`-separated statement of `sql` in turn. Arguments are consumed
     /// in order by the statements' parameters. SQL that holds one statement is cached.
-    func executeScript(_ sql: String, arguments: [DatabaseValue] = []) throws {
+    /// - Parameter results: given the rows of each statement that returns rows; without it they
+    ///   are stepped through and dropped.
+    func executeScript(_ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil) throws {
+        func perform(_ statement: Statement, _ arguments: [DatabaseValue]) throws {
+            if let results, statement.columnCount > 0 {
+                results(ResultSet(columns: statement.columnNames, rows: try statement.fetchAll(arguments)))
+            } else {
+                try statement.run(arguments)
+            }
+        }
         if cache.statement(for: sql) != nil {
-            try withCachedStatement(sql) { try $0.run(arguments) }
+            try withCachedStatement(sql) { try perform($0, arguments) }
             return
         }
         var remaining = arguments[...]
@@ -136,7 +147,7 @@ final class Connection {
                 let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text())
                 if whole {
                     cache.insert(statement, for: sql)
-                    do { try statement.run(arguments) } catch { cache.remove(sql); throw error }
+                    do { try perform(statement, arguments) } catch { cache.remove(sql); throw error }
                     remaining = []
                     return
                 }
@@ -145,7 +156,7 @@ final class Connection {
                     throw TandemError.invalidArguments(
                         "`\(statement.sql)` needs \(n) argument(s) but \(remaining.count) of the \(arguments.count) given remain")
                 }
-                try statement.run(Array(remaining.prefix(n)))
+                try perform(statement, Array(remaining.prefix(n)))
                 remaining = remaining.dropFirst(n)
             }
         }
@@ -233,7 +244,9 @@ final class Connection {
         sqlite3_preupdate_hook(handle, { context, _, _, _, table, _, _ in
             guard let context, let table else { return }
             let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            connection.changedTables.insert(String(cString: table))
+            let name = String(cString: table)
+            connection.changedTables.insert(name)
+            if InternalTables.holdsUserRows(name) { connection.userRowChanges += 1 }
         }, context)
     }
 

@@ -5,20 +5,28 @@ enum QueryCommand {
     static let command = CommandLineTool.Command(
         name: "query", summary: "print the rows of a query",
         usage: """
-            Usage: tandem query DB SQL [ARG…] [--args-json JSON] [--json]
+            Usage: tandem query DB [SQL | - | --file F] [ARG…] [--args-json JSON] [output options]
 
-            Prints the rows of one SQL statement as a table, or with --json as one JSON array of
-            objects. Each '?' takes the next ARG (see `tandem exec --help` for how ARGs bind, and
-            --args-json). Runs on a read-only connection.
+            Prints the rows of each statement, column names included even when there are no rows.
+            SQL comes from the argument, from standard input ('-', or no SQL argument with standard
+            input not a terminal), or from --file F; each '?' takes the next ARG (see `tandem exec
+            --help` for how ARGs bind, and --args-json). Runs on a read-only connection.
+
+            \(OutputMode.usage)
+
+            Example: tandem query app.db "SELECT title, done FROM notes WHERE done = ?" 0 --mode csv
 
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["args-json"])
-        try args.require(["DB", "SQL"], more: true)
+        let args = try Arguments(words, flags: OutputMode.flags, options: OutputMode.options.union(["args-json", "file"]))
+        try args.require(["DB"], more: true)
+        let mode = try OutputMode(args)
+        let (sql, first) = try SQLInput.resolve(args)
+        let values = try sqlArguments(args, from: first)
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        let rows = try db.fetchAll(args.positionals[1], try sqlArguments(args, after: 2))
-        Output.write(args.has("json") ? Output.json(rows) + "\n" : Output.table(rows))
+        let result = try db.read { try $0.run(sql, values) }
+        for set in result.resultSets { Output.write(mode.render(set)) }
         return 0
     }
 }
@@ -27,25 +35,33 @@ enum WatchCommand {
     static let command = CommandLineTool.Command(
         name: "watch", summary: "print a query's result now and after every change",
         usage: """
-            Usage: tandem watch DB SQL [ARG…] [--args-json JSON] [--json]
+            Usage: tandem watch DB [SQL | - | --file F] [ARG…] [--args-json JSON] [output options]
 
             Prints the query's rows now, then again after every committed change (from any process)
-            to a table the query reads, until SIGINT or SIGTERM (exit 0). With --json each result is
-            one JSON array per line, flushed at once.
+            to a table the query reads, until SIGINT or SIGTERM (exit 0). In --mode json and ndjson
+            each result is one JSON array per line, flushed at once.
+
+            \(OutputMode.usage)
+
+            Example: tandem watch app.db "SELECT count(*) AS open FROM notes WHERE done = 0" --mode ndjson
 
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["args-json"])
-        try args.require(["DB", "SQL"], more: true)
+        let args = try Arguments(words, flags: OutputMode.flags, options: OutputMode.options.union(["args-json", "file"]))
+        try args.require(["DB"], more: true)
+        let mode = try OutputMode(args)
+        let (sql, first) = try SQLInput.resolve(args)
+        let values = try sqlArguments(args, from: first)
         Signals.onTerminate { exit(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        let json = args.has("json")
-        // Results are printed from the thread that produced them: no hop through a task.
-        let observation = try db.observe(args.positionals[1], try sqlArguments(args, after: 2)) { result in
+        // The column names, which an empty result does not carry.
+        let columns = try db.read { try $0.run(sql, values) }.resultSets.first?.columns ?? []
+        // Results are printed from the live query's own queue: no hop through a task.
+        let observation = try db.observe(sql, values) { result in
             switch result {
             case .success(let rows):
-                Output.write(json ? Output.json(rows) + "\n" : Output.table(rows) + "\n")
+                Output.write(mode.watchLine(ResultSet(columns: columns, rows: rows)))
             case .failure(let error):
                 Output.error("tandem watch: error: \(error)\n")
                 exit(1)

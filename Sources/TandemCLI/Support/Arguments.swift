@@ -1,6 +1,7 @@
 /// A small command-line parser: positionals, `--flag`s and `--option value` (or `--option=value`).
 ///
-/// Anything after `--` is positional. A word starting with `--` that the command does not know
+/// Anything after `--` is positional, and so is a word with white space in it (SQL that starts
+/// with a `--` comment). A word starting with `--` that the command does not know
 /// is an error naming it; single words like `-5` are positional (SQL arguments may be negative).
 struct Arguments: Equatable {
     var positionals: [String] = []
@@ -22,7 +23,8 @@ struct Arguments: Equatable {
         while index < words.count {
             let word = words[index]
             index += 1
-            if onlyPositionals || !word.hasPrefix("--") {
+            // A word with white space is never an option: `-- comment\nSELECT 1` is SQL.
+            if onlyPositionals || !word.hasPrefix("--") || word.contains(where: \.isWhitespace) {
                 positionals.append(word)
                 continue
             }

@@ -53,17 +53,17 @@ enum Output {
     /// An aligned table for a terminal. Control characters in names and values are shown as
     /// escapes (`\n`, `\t`, `\r`, `\x1b`, …), so a value can neither break the layout nor
     /// send commands to the terminal.
-    static func table(_ rows: [Row], columns: [String]? = nil) -> String {
+    static func table(_ rows: [Row], columns: [String]? = nil, header showHeader: Bool = true, null: String = "NULL") -> String {
         let header = (columns ?? rows.first?.columns ?? []).map(escapingControlCharacters)
         if header.isEmpty { return "(no rows)\n" }
-        let cells = rows.map { $0.values.map { $0.isNull ? "NULL" : escapingControlCharacters($0.description) } }
+        let cells = rows.map { $0.values.map { $0.isNull ? null : escapingControlCharacters($0.description) } }
         var widths = header.map(\.count)
         for row in cells { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
         func line(_ values: [String]) -> String {
             let padded = zip(values, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(separator: "  ")
             return String(padded.reversed().drop { $0 == " " }.reversed())
         }
-        var text = line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
+        var text = showHeader ? line(header) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n" : ""
         for row in cells { text += line(row) + "\n" }
         text += "(\(rows.count) row\(rows.count == 1 ? "" : "s"))\n"
         return text

@@ -13,7 +13,7 @@ func bindValue(_ text: String) -> DatabaseValue {
 /// The `?` arguments of `exec`, `query` and `watch`: the ARG words, or the JSON array given with
 /// `--args-json` (`'["007", 2.0, 3, null]'`: strings bind as text, integers as integers, numbers
 /// with a fraction or exponent as reals, null as NULL, true/false as 1/0).
-func sqlArguments(_ args: Arguments, after count: Int) throws -> [DatabaseValue] {
+func sqlArguments(_ args: Arguments, from count: Int) throws -> [DatabaseValue] {
     let words = Array(args.positionals.dropFirst(count))
     guard let json = args.options["args-json"] else { return words.map(bindValue) }
     guard words.isEmpty else {

@@ -1,0 +1,46 @@
+import Foundation
+import Tandem
+
+enum SchemaCommand {
+    static let command = CommandLineTool.Command(
+        name: "schema", summary: "print the stored schema (JSON for init, or Swift records)",
+        usage: """
+            Usage: tandem schema DB [--swift]
+
+            Prints the schema stored in DB as the JSON that `tandem init --schema` accepts, or with
+            --swift as Record type declarations for the typed API (one struct per table; every
+            column optional, since rows written by SQL may leave any of them NULL).
+
+            Example: tandem schema app.db > schema.json
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, flags: ["swift"])
+        try args.require(["DB"])
+        let db = try openDatabase(args.positionals[0], readOnly: true)
+        Output.write(args.has("swift") ? swiftDeclarations(db.schema) : prettyJSON(db.schema) + "\n")
+        return 0
+    }
+
+    static func prettyJSON(_ schema: Schema) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(schema)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// `struct Notes: Record { … }` per table.
+    static func swiftDeclarations(_ schema: Schema) -> String {
+        var text = "import Foundation\nimport Tandem\n"
+        for table in schema.tables {
+            let typeName = table.name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+            text += "\nstruct \(typeName): Record, Equatable {\n    var id = \"\"\n"
+            for column in table.columns {
+                let type = column.type == .text ? "String" : column.type == .integer ? "Int64" : "Double"
+                text += "    var \(column.name): \(type)?\n"
+            }
+            text += "    static var tableName: String { \(JSONValue.string(table.name).jsonText) }\n}\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Tandem
+
+/// How `query`, `exec` and `watch` print rows: `--mode table|csv|tsv|json|ndjson|markdown|line`
+/// (`--json` is `--mode json`), `--no-header`, `--null TEXT` (how NULL shows outside JSON).
+struct OutputMode {
+    enum Kind: String, CaseIterable { case table, csv, tsv, json, ndjson, markdown, line }
+
+    var kind: Kind = .table
+    var header = true
+    var null = "NULL"
+
+    static let flags: Set<String> = ["json", "no-header"]
+    static let options: Set<String> = ["mode", "null"]
+    static let usage = """
+        Output: --mode table|csv|tsv|json|ndjson|markdown|line (default table; --json is --mode json),
+        --no-header, --null TEXT (how NULL shows; default NULL, JSON always null). CSV follows
+        RFC 4180 (CRLF, fields quoted when needed); table mode shows control characters as escapes.
+        """
+
+    init(_ args: Arguments) throws {
+        if let mode = args.options["mode"] {
+            guard let kind = Kind(rawValue: mode.lowercased()) else {
+                throw Arguments.UsageError(message: "--mode takes one of \(Kind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(mode)'")
+            }
+            self.kind = kind
+        }
+        if args.has("json") {
+            guard args.options["mode"] == nil || kind == .json else { throw Arguments.UsageError(message: "--json is --mode json; give one of them") }
+            kind = .json
+        }
+        header = !args.has("no-header")
+        null = args.options["null"] ?? "NULL"
+    }
+
+    /// One result set as text; `ndjson` gives one line per row (``watchLine(_:)`` one per result).
+    func render(_ result: ResultSet) -> String {
+        let columns = result.columns
+        switch kind {
+        case .table:
+            return Output.table(result.rows, columns: columns, header: header, null: null)
+        case .json:
+            return Output.json(result.rows) + "\n"
+        case .ndjson:
+            return result.rows.map { Output.json($0) + "\n" }.joined()
+        case .csv:
+            return delimited(result, separator: ",", newline: "\r\n", field: Self.csvField)
+        case .tsv:
+            return delimited(result, separator: "\t", newline: "\n", field: Self.tsvField)
+        case .markdown:
+            var lines: [String] = []
+            let cell = { (text: String) in Output.escapingControlCharacters(text).replacingOccurrences(of: "|", with: "\\|") }
+            if header || !columns.isEmpty {
+                lines.append("| " + columns.map(cell).joined(separator: " | ") + " |")
+                lines.append("|" + columns.map { _ in " --- |" }.joined())
+            }
+            for row in result.rows { lines.append("| " + row.values.map { cell(text($0)) }.joined(separator: " | ") + " |") }
+            return lines.map { $0 + "\n" }.joined()
+        case .line:
+            let width = columns.map(\.count).max() ?? 0
+            return result.rows.map { row in
+                zip(columns, row.values).map { String(repeating: " ", count: width - $0.count) + $0 + " = " + text($1) + "\n" }.joined()
+            }.joined(separator: "\n")
+        }
+    }
+
+    /// A result of `watch`: in JSON modes one line per result (`ndjson`: the result's array).
+    func watchLine(_ result: ResultSet) -> String {
+        switch kind {
+        case .json, .ndjson: return Output.json(result.rows) + "\n"
+        default: return render(result) + (kind == .table ? "\n" : "")
+        }
+    }
+
+    private func text(_ value: DatabaseValue) -> String { value.isNull ? null : value.description }
+
+    private func delimited(_ result: ResultSet, separator: String, newline: String, field: (String) -> String) -> String {
+        var text = ""
+        if header { text += result.columns.map(field).joined(separator: separator) + newline }
+        for row in result.rows { text += row.values.map { field(self.text($0)) }.joined(separator: separator) + newline }
+        return text
+    }
+
+    /// RFC 4180: quoted when it holds a comma, a quote, CR or LF; quotes doubled.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Tabs, newlines and backslashes escaped, so a row is one line.
+    static func tsvField(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
+            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
