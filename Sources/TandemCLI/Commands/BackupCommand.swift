@@ -1,0 +1,26 @@
+import Foundation
+import Tandem
+
+enum BackupCommand {
+    static let command = CommandLineTool.Command(
+        name: "backup", summary: "write a consistent copy of a database while writers go on",
+        usage: """
+            Usage: tandem backup DB DEST
+
+            Writes a consistent copy of DB to the new file DEST (SQLite's VACUUM INTO on one read
+            snapshot) while other processes keep writing. Restoring it (copying DEST over a lost DB)
+            keeps every queued write exactly once. DEST must not exist.
+
+            Example: tandem backup app.db /backups/app-$(date +%F).db
+
+            """, hidden: false, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words)
+        try args.require(["DB", "DEST"])
+        let db = try openDatabase(args.positionals[0], readOnly: true)
+        try db.backup(to: args.positionals[1])
+        Output.write("backed up \(db.path) to \(URL(fileURLWithPath: args.positionals[1]).standardizedFileURL.path)\n")
+        return 0
+    }
+}
