@@ -13,7 +13,7 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, QueryCommand.command, WatchCommand.command,
+        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command, ExportCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command,

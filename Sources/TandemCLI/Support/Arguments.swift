@@ -7,6 +7,8 @@ struct Arguments: Equatable {
     var positionals: [String] = []
     var flags: Set<String> = []
     var options: [String: String] = [:]
+    /// Options that may be given more than once (`--map a=b --map c=d`), in order.
+    var repeated: [String: [String]] = [:]
 
     struct UsageError: Error, Equatable, CustomStringConvertible {
         let message: String
@@ -17,7 +19,7 @@ struct Arguments: Equatable {
     ///   - words: the words after the command name.
     ///   - flags: flag names without dashes (`json`).
     ///   - options: option names without dashes that take a value (`schema`).
-    init(_ words: [String], flags knownFlags: Set<String> = [], options knownOptions: Set<String> = []) throws {
+    init(_ words: [String], flags knownFlags: Set<String> = [], options knownOptions: Set<String> = [], repeatable: Set<String> = []) throws {
         var index = 0
         var onlyPositionals = false
         while index < words.count {
@@ -38,6 +40,14 @@ struct Arguments: Equatable {
             if knownFlags.contains(name) {
                 guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
                 flags.insert(name)
+            } else if repeatable.contains(name) {
+                if let inlineValue {
+                    repeated[name, default: []].append(inlineValue)
+                } else {
+                    guard index < words.count else { throw UsageError(message: "--\(name) needs a value") }
+                    repeated[name, default: []].append(words[index])
+                    index += 1
+                }
             } else if knownOptions.contains(name) {
                 if let inlineValue {
                     options[name] = inlineValue

@@ -1,0 +1,187 @@
+import Foundation
+
+extension SharedDatabase {
+    /// Syncs a JSON array of objects into `table`, SwiftSync-style, in one write transaction.
+    ///
+    /// Keys map to columns by exact name, then by convention (`createdAt` ↔ `created_at`), after
+    /// ``ImportOptions/keyMap``. Each object needs a non-empty `id` (text or integer). New ids
+    /// are inserted; rows whose mapped values differ are updated (only those columns, so each
+    /// queues one minimal PATCH); equal rows are left alone (no CRUD entry); rows missing from
+    /// the payload are deleted only with ``ImportOptions/deleteMissing``. Values keep their kind:
+    /// strings into `text` columns; integers, reals and booleans (0/1) into `integer` and `real`
+    /// columns (an integral real into an integer column); ISO 8601 dates and Unix timestamps into
+    /// `real` columns (as seconds since 1970); null anywhere.
+    ///
+    /// A payload that does not fit (not an array of objects, a missing or duplicate id, a value
+    /// of the wrong type, an unknown key with ``ImportOptions/strict``) is rejected whole with the
+    /// first bad element's index and key, and nothing is written.
+    /// - Throws: ``TandemError/invalidJSON(_:)`` for the payload; ``TandemError/invalidSchema(_:)``
+    ///   for a table that is not declared; what a write transaction throws.
+    @discardableResult
+    public func importJSON(_ data: Data, into table: String, options: ImportOptions = ImportOptions()) throws -> ImportResult {
+        guard let text = String(data: data, encoding: .utf8) else { throw TandemError.invalidJSON("the payload is not UTF-8") }
+        guard case .array(let elements) = try JSONValue(parsing: text) else {
+            throw TandemError.invalidJSON("the payload must be a JSON array of objects")
+        }
+        let plan = try ImportPlan(elements: elements, table: table, parent: nil, schema: schema, options: options, path: "")
+        return try write { tx in
+            var result = ImportResult()
+            try plan.apply(in: tx, result: &result, deleteMissing: options.deleteMissing)
+            return result
+        }
+    }
+}
+
+/// A validated payload for one table (and its nested tables): rows of column values by id.
+struct ImportPlan {
+    let table: TableSchema
+    /// (id, columns present in the element) in payload order.
+    let rows: [(id: String, values: [String: DatabaseValue])]
+    /// Only rows with this column value are compared and deleted.
+    let scope: (column: String, value: String)?
+    /// Children per parent id, per nested table.
+    let children: [(parentID: String, plan: ImportPlan)]
+
+    init(elements: [JSONValue], table name: String, parent: (column: String, id: String)?, schema: Schema,
+         options: ImportOptions, path: String) throws {
+        guard let table = schema.table(named: name), !table.insertOnly else {
+            throw TandemError.invalidSchema("'\(name)' is not a declared table that rows can be imported into (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
+        }
+        self.table = table
+        self.scope = parent.map { ($0.column, $0.id) } ?? options.scope
+        let columns = Dictionary(table.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var rows: [(String, [String: DatabaseValue])] = []
+        var seen: Set<String> = []
+        var children: [(String, ImportPlan)] = []
+        for (index, element) in elements.enumerated() {
+            let at = "\(path)[\(index)]"
+            guard case .object(let object) = element else { throw TandemError.invalidJSON("element \(at) is not an object") }
+            let id: String
+            switch object["id"] {
+            case .string(let text)? where !text.isEmpty: id = text
+            case .integer(let number)?: id = String(number)
+            default: throw TandemError.invalidJSON("element \(at) has no id (a non-empty text or an integer under the key 'id')")
+            }
+            guard seen.insert(id).inserted else { throw TandemError.invalidJSON("element \(at): id '\(id)' appears twice in the payload") }
+            var values: [String: DatabaseValue] = [:]
+            for key in object.keys.sorted() where key != "id" {
+                let value = object[key]!
+                if let childTable = options.nested[key] {
+                    guard case .array(let childElements) = value else {
+                        throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
+                    }
+                    let reference = try ImportPlan.referenceColumn(child: childTable, parent: name, schema: schema)
+                    children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
+                                                        schema: schema, options: ImportOptions(keyMap: options.keyMap, strict: options.strict),
+                                                        path: "\(at).\(key)")))
+                    continue
+                }
+                guard let column = ImportPlan.column(for: key, in: columns, keyMap: options.keyMap) else {
+                    if options.strict { throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(name) matches it") }
+                    continue
+                }
+                values[column.name] = try ImportPlan.databaseValue(value, for: column, at: "element \(at), key '\(key)'")
+            }
+            if let parent { values[parent.column] = .text(parent.id) }
+            rows.append((id, values))
+        }
+        self.rows = rows
+        self.children = children
+    }
+
+    static func column(for key: String, in columns: [String: ColumnSchema], keyMap: [String: String]) -> ColumnSchema? {
+        if let mapped = keyMap[key] { return columns[mapped] }
+        return columns[key] ?? columns[KeyConvention.snake(key)] ?? columns[KeyConvention.camel(key)]
+    }
+
+    /// The child table's column that holds the parent's id: `{singular parent}_id`, or `{parent}_id`.
+    static func referenceColumn(child: String, parent: String, schema: Schema) throws -> String {
+        guard let table = schema.table(named: child) else {
+            throw TandemError.invalidSchema("nested table '\(child)' is not declared")
+        }
+        let singular = parent.hasSuffix("s") ? String(parent.dropLast()) : parent
+        for candidate in [singular + "_id", parent + "_id"] where table.columns.contains(where: { $0.name == candidate }) { return candidate }
+        throw TandemError.invalidSchema("nested table '\(child)' has no column \(singular)_id for its parent's id")
+    }
+
+    /// A JSON value as the column stores it, or an error naming where and why it does not fit.
+    static func databaseValue(_ value: JSONValue, for column: ColumnSchema, at place: String) throws -> DatabaseValue {
+        switch (value, column.type) {
+        case (.null, _): return .null
+        case (.string(let s), .text): return .text(s)
+        case (.integer(let i), .integer): return .integer(i)
+        case (.bool(let b), .integer): return .integer(b ? 1 : 0)
+        case (.double(let d), .integer):
+            if let i = Int64(exactly: d) { return .integer(i) }
+        case (.integer(let i), .real): return .real(Double(i))
+        case (.double(let d), .real): return .real(d)
+        case (.string(let s), .real):
+            if let date = ImportPlan.date(s) { return .real(date.timeIntervalSince1970) }
+        default: break
+        }
+        throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
+    }
+
+    /// ISO 8601 with or without fractional seconds, a date alone, or a number as text.
+    static func date(_ text: String) -> Date? {
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]] {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    func apply(in tx: Transaction, result: inout ImportResult, deleteMissing: Bool) throws {
+        let quoted = SQLText.identifier(table.name)
+        var filter = ""
+        var filterArguments: [DatabaseValue] = []
+        if let scope {
+            guard table.columns.contains(where: { $0.name == scope.column }) else {
+                throw TandemError.invalidSchema("scope column '\(scope.column)' is not a column of \(table.name)")
+            }
+            filter = " WHERE \(SQLText.identifier(scope.column)) = ?"
+            filterArguments = [.text(scope.value)]
+        }
+        let stored = try tx.fetchAll("SELECT * FROM \(quoted)\(filter)", filterArguments)
+        var existing: [String: Row] = [:]
+        for row in stored { if let id = row["id"]?.stringValue { existing[id] = row } }
+        let everything = scope == nil ? existing : Dictionary(
+            try tx.fetchAll("SELECT * FROM \(quoted)").compactMap { row in row["id"]?.stringValue.map { ($0, row) } },
+            uniquingKeysWith: { a, _ in a })
+        var counts = result.tables[table.name] ?? ImportResult.Counts()
+        for (id, values) in rows {
+            if let current = everything[id] {
+                let changed = values.filter { column, value in current[column].map { exactlyEqual($0, value) } != true }
+                if changed.isEmpty { counts.unchanged += 1; continue }
+                let names = changed.keys.sorted()
+                try tx.execute("UPDATE \(quoted) SET \(names.map { "\(SQLText.identifier($0)) = ?" }.joined(separator: ", ")) WHERE id = ?",
+                               names.map { changed[$0]! } + [DatabaseValue.text(id)])
+                counts.updated += 1
+            } else {
+                let names = values.keys.sorted()
+                try tx.execute("INSERT INTO \(quoted)(\((["id"] + names).map(SQLText.identifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count + 1).joined(separator: ", ")))",
+                               [DatabaseValue.text(id)] + names.map { values[$0]! })
+                counts.inserted += 1
+            }
+        }
+        if deleteMissing {
+            let payloadIDs = Set(rows.map(\.id))
+            for id in existing.keys.sorted() where !payloadIDs.contains(id) {
+                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [id])
+                counts.deleted += 1
+            }
+        }
+        result.tables[table.name] = counts
+        // Children: each parent's list, compared and (with deleteMissing) pruned within that parent.
+        for (_, plan) in children { try plan.apply(in: tx, result: &result, deleteMissing: deleteMissing) }
+    }
+
+    /// Equal values of the same storage class (2 and 2.0 differ; -0.0 and 0.0 differ).
+    private func exactlyEqual(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+        switch (a, b) {
+        case (.real(let x), .real(let y)): return x.bitPattern == y.bitPattern
+        default: return a == b
+        }
+    }
+}
