@@ -92,3 +92,18 @@ import Testing
         #expect(try JSONValue(parsing: filtered.stdout) == .array([.object(["id": .string("a"), "title": .string("quote \" and \\ and \u{0}"), "done": .integer(0), "created_at": .double(2.0)])]))
     }
 }
+
+/// The same diff for records.
+@Suite struct RecordImportTests {
+    @Test func importingRecordsPatchesOnlyWhatChanged() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("r.db"), schema: recordSchema)
+        let items = [TodoItem(id: "a", title: "A", count: 1), TodoItem(id: "b", title: "B")]
+        #expect(try db.importRecords(items).tables["todo_item"] == ImportResult.Counts(inserted: 2))
+        var changed = items
+        changed[0].count = 2
+        let result = try db.importRecords([changed[0]], options: ImportOptions(deleteMissing: true))
+        #expect(result.tables["todo_item"] == ImportResult.Counts(updated: 1, deleted: 1))
+        #expect(try db.crudTransactions(limit: 10).flatMap(\.entries).last(where: { $0.op == .patch })?.data == ["count": .integer(2)])
+    }
+}

@@ -185,3 +185,19 @@ struct ImportPlan {
         }
     }
 }
+
+extension SharedDatabase {
+    /// ``importJSON(_:into:options:)`` for records: syncs `records` into their table with the
+    /// same diff (new ids inserted, changed columns patched, equal rows untouched, missing rows
+    /// deleted with ``ImportOptions/deleteMissing``).
+    @discardableResult
+    public func importRecords<R: Record>(_ records: [R], options: ImportOptions = ImportOptions()) throws -> ImportResult {
+        let layout = try RecordLayout.of(R.self)
+        let objects = try records.map { record -> JSONValue in
+            var columns = try RecordEncoder.columns(of: record)
+            for column in layout.columns where columns[column.name] == nil { columns[column.name] = .null }
+            return .object(columns.mapValues(JSONValue.init))
+        }
+        return try importJSON(Data(JSONValue.array(objects).jsonText.utf8), into: layout.tableName, options: options)
+    }
+}

@@ -16,6 +16,8 @@ enum AppCommand {
             Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
             relative PATH is taken from the current directory and recorded as an absolute path)
 
+            Example: tandem app app.db --backend sqlite:/var/lib/app/server.db
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
@@ -77,6 +79,8 @@ enum SyncCommand {
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
             backend's changes, releases ownership and exits. Refuses (exit 1) if another process
             owns sync, or if DB syncs with another backend (then nothing is created or changed).
+
+            Example: tandem sync app.db --backend sqlite:/var/lib/app/server.db
 
             """, hidden: false, run: run)
 

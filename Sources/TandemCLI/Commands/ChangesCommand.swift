@@ -11,6 +11,8 @@ enum ChangesCommand {
             "unknown" for a writer that does not record its changes, such as the sqlite3 shell),
             until SIGINT or SIGTERM. --json prints {"tables":[…],"unknown":false} per line.
 
+            Example: tandem changes app.db --json
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {

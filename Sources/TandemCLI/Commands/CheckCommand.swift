@@ -17,6 +17,8 @@ enum CheckCommand {
             1. `tandem init DB --schema FILE` repairs the problems marked repairable. --json prints
             {"ok":…,"findings":[{"problem":…,"repairable":…}]}.
 
+            Example: tandem check app.db --full
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {

@@ -10,6 +10,8 @@ enum CrudCommand {
             Lists the CRUD entries waiting for upload, oldest first: entry id, transaction id,
             operation, table, row id and data. --json prints one JSON array of objects.
 
+            Example: tandem crud app.db --json
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {

@@ -15,6 +15,8 @@ enum DemoCommand {
             entries, and the commit-to-watcher latency within A and from A to B.
             --keep leaves the directory in place.
 
+            Example: tandem demo --seconds 10
+
             """, hidden: false, run: run)
 
     struct View { var notes = 0, done = 0, last: Int64 = 0, updates = 0 }

@@ -21,6 +21,8 @@ enum InitCommand {
                           "indexes":[{"name":"by_title","columns":["title"]}],
                           "localOnly":false,"insertOnly":false}]}
 
+            Example: tandem init app.db --schema schema.json
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {

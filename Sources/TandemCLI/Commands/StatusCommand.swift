@@ -11,6 +11,8 @@ enum StatusCommand {
             (null when no process owns sync), the epoch, whether the owner is connected, when it
             last synced, and the last error.
 
+            Example: tandem status app.db --json
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {

@@ -21,6 +21,8 @@ enum StressCommand {
             Reports throughput, commit latency (lock wait + commit) and commit-to-watcher latency.
             Exits 1 naming each failed check. --verify re-checks DB from its saved stress log.
 
+            Example: tandem stress /tmp/stress.db --writers 8 --transactions 500 --kill-every 50 --backend sqlite:/tmp/stress-server.db
+
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
