@@ -31,9 +31,10 @@ struct PredicateContext {
 
 /// A predicate node with no SQL form, named by its type.
 struct Untranslatable: Error, CustomStringConvertible {
-    let node: Any
+    /// The node's type name.
+    let name: String
+    init(node: Any) { name = String(describing: type(of: node)) }
     var description: String {
-        let name = String(describing: type(of: node))
         return "the predicate expression \(name.prefix(while: { $0 != "<" })) (\(name.count > 120 ? String(name.prefix(120)) + "…" : name)) cannot be translated to SQL"
     }
 }

@@ -20,8 +20,11 @@ enum DemoCommand {
             """, hidden: false, run: run)
 
     struct View { var notes = 0, done = 0, last: Int64 = 0, updates = 0 }
+    /// One of the latest notes a watcher shows.
+    struct Latest { var title: String, author: String, done: Bool, writtenAt: Int64 }
     struct Shared {
         var views = ["A": View(), "B": View()]
+        var latest = ["A": [Latest](), "B": [Latest]()]
         var latencies = ["A": [Double](), "B": [Double]()]
         var uploaded = 0
         var owners: [String] = []
@@ -77,6 +80,17 @@ enum DemoCommand {
             }
             children.append(watcher)
             running.withLock { $0.append(watcher) }
+            // The notes themselves: the five written last, with their writer and age.
+            let latestSQL = "SELECT title, author, done, written_at FROM notes ORDER BY written_at DESC, id LIMIT 5"
+            let notes = ChildProcess(label: "notes-\(name)", arguments: ["watch", path, latestSQL, "--json"])
+            try notes.start { line, _ in
+                guard let data = line.data(using: .utf8), let rows = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else { return }
+                let latest = rows.map { Latest(title: $0["title"] as? String ?? "", author: $0["author"] as? String ?? "",
+                                               done: ($0["done"] as? NSNumber)?.intValue == 1, writtenAt: ($0["written_at"] as? NSNumber)?.int64Value ?? 0) }
+                shared.withLock { $0.latest[name] = latest }
+            }
+            children.append(notes)
+            running.withLock { $0.append(notes) }
         }
         let helpers = (1...writers).map { i in
             ChildProcess(label: "helper-\(i)", arguments: ["helper", a, "--name", "writer-\(i)", "--seconds", String(seconds)])
@@ -87,10 +101,17 @@ enum DemoCommand {
         }
 
         let tty = isatty(STDOUT_FILENO) != 0
+        var drawn = 0
         func show() {
             let s = shared.withLock { $0 }
-            let line = "A: \(s.views["A"]!.notes) notes (\(s.views["A"]!.done) done)  |  B: \(s.views["B"]!.notes) notes (\(s.views["B"]!.done) done)  |  uploaded \(s.uploaded) transactions"
-            Output.write(tty ? "\r\u{1B}[2K" + line : line + "\n")
+            if tty {
+                // Redrawn in place: up over the last frame, each line cleared before it is written.
+                let lines = DemoView.frame(s, now: monotonicMicroseconds())
+                Output.write((drawn > 0 ? "\u{1B}[\(drawn)A" : "") + lines.map { "\r\u{1B}[2K" + $0 + "\n" }.joined())
+                drawn = lines.count
+            } else {
+                Output.write(DemoView.summaryLine(s) + "\n")
+            }
         }
         var ticks = 0
         while helpers.contains(where: \.isRunning) {
@@ -108,7 +129,6 @@ enum DemoCommand {
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         show()
-        if tty { Output.write("\n") }
         for child in children { child.terminate() }
         for child in children { child.wait() }
 
