@@ -67,6 +67,19 @@ import Testing
         #expect(try runTandem(["exec", db.path, "DELETE FROM t WHERE id = 'x'", "--quiet"]).stdout == "")
     }
 
+    @Test func watchPrintsTheSameModes() throws {
+        let watcher = try Spawned(["watch", db.path, "SELECT count(*) AS n FROM t WHERE n > ?", "0", "--mode", "ndjson"])
+        try watcher.waitForLine("the first result") { $0 == #"[{"n":2}]"# }
+        try db.execute("INSERT INTO t(id, name, n) VALUES ('9', 'nine', 9)")
+        try watcher.waitForLine("the next result, one line") { $0 == #"[{"n":3}]"# }
+        watcher.signal(SIGTERM)
+        #expect(try watcher.wait() == 0)
+        let csv = try Spawned(["watch", db.path, "SELECT name FROM t WHERE id = '1'", "--mode", "csv", "--no-header"])
+        try csv.waitForLine("a CSV result") { $0 == "plain\r" }
+        csv.signal(SIGTERM)
+        #expect(try csv.wait() == 0)
+    }
+
     @Test func schemaAndVersion() throws {
         let schema = try runTandem(["schema", db.path])
         #expect(try Schema(json: Data(schema.stdout.utf8)) == db.schema)
