@@ -34,19 +34,7 @@ extension SharedDatabase {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/set_authorizer.html
     public func watch(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) -> AsyncThrowingStream<[Row], Error> {
-        let (stream, continuation) = AsyncThrowingStream<[Row], Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        do {
-            let observation = try observe(sql, arguments) { result in
-                switch result {
-                case .success(let rows): continuation.yield(rows)
-                case .failure(let error): continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in observation.cancel() }
-        } catch {
-            continuation.finish(throwing: error)
-        }
-        return stream
+        LiveObservation.stream { try observe(sql, arguments, onChange: $0) }
     }
 
     /// Watches a query with a callback, for code that runs on threads rather than tasks:

@@ -22,6 +22,11 @@ protocol SQLPredicateExpression {
 struct PredicateContext {
     let layout: RecordLayout
 
+    /// `(lhs op rhs)`.
+    func infix(_ lhs: Any, _ op: String, _ rhs: Any) throws -> SQLFragment {
+        try SQLFragment(text: "(") + translate(lhs) + SQLFragment(text: " \(op) ") + translate(rhs) + SQLFragment(text: ")")
+    }
+
     /// The SQL of a child node, or an error naming it.
     func translate(_ node: Any) throws -> SQLFragment {
         guard let node = node as? any SQLPredicateExpression else { throw Untranslatable(node: node) }
@@ -67,13 +72,13 @@ extension PredicateExpressions.NilLiteral: SQLPredicateExpression {
 /// `==` and `!=` are NULL-safe, as Swift's optional comparison is (`nil == nil`).
 extension PredicateExpressions.Equal: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " IS ") + context.translate(rhs) + SQLFragment(text: ")")
+        try context.infix(lhs, "IS", rhs)
     }
 }
 
 extension PredicateExpressions.NotEqual: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " IS NOT ") + context.translate(rhs) + SQLFragment(text: ")")
+        try context.infix(lhs, "IS NOT", rhs)
     }
 }
 
@@ -93,13 +98,13 @@ extension PredicateExpressions.Comparison: SQLPredicateExpression {
 
 extension PredicateExpressions.Conjunction: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " AND ") + context.translate(rhs) + SQLFragment(text: ")")
+        try context.infix(lhs, "AND", rhs)
     }
 }
 
 extension PredicateExpressions.Disjunction: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try SQLFragment(text: "(") + context.translate(lhs) + SQLFragment(text: " OR ") + context.translate(rhs) + SQLFragment(text: ")")
+        try context.infix(lhs, "OR", rhs)
     }
 }
 

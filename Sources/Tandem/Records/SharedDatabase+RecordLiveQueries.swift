@@ -14,38 +14,17 @@ extension SharedDatabase {
     /// - Parameter throttle: at most one result per this many seconds (the latest wins); nil
     ///   delivers every changed result at once.
     public func watch<R: Record>(_ query: RecordQuery<R>, throttle: Double? = nil) -> AsyncThrowingStream<[R], Error> {
-        let (stream, continuation) = AsyncThrowingStream<[R], Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        do {
-            let observation = try observe(query, throttle: throttle) { result in
-                switch result {
-                case .success(let records): continuation.yield(records)
-                case .failure(let error): continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in observation.cancel() }
-        } catch {
-            continuation.finish(throwing: error)
-        }
-        return stream
+        LiveObservation.stream { try observe(query, throttle: throttle, onChange: $0) }
     }
 
     /// Watches one record by id: the record, or nil while there is none.
     public func watch<R: Record>(_ type: R.Type, id: String) -> AsyncThrowingStream<R?, Error> {
-        let (stream, continuation) = AsyncThrowingStream<R?, Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        do {
+        LiveObservation.stream { deliver in
             let layout = try RecordLayout.of(R.self)
-            let observation = try observe("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id]) { result in
-                switch result {
-                case .success(let rows):
-                    do { continuation.yield(try rows.first.map { try RecordDecoder.decode(R.self, from: $0) }) } catch { continuation.finish(throwing: error) }
-                case .failure(let error): continuation.finish(throwing: error)
-                }
+            return try observe("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id]) { result in
+                deliver(result.flatMap { rows in Result { try rows.first.map { try RecordDecoder.decode(R.self, from: $0) } } })
             }
-            continuation.onTermination = { _ in observation.cancel() }
-        } catch {
-            continuation.finish(throwing: error)
         }
-        return stream
     }
 
     /// A record query as a live query with a callback (on the query's own queue); a result equal
