@@ -5,6 +5,7 @@ let package = Package(
     name: "Tandem",
     products: [
         .library(name: "Tandem", targets: ["Tandem"]),
+        .library(name: "TandemPostgres", targets: ["TandemPostgres"]),
         .executable(name: "tandem", targets: ["tandem"]),
         .executable(name: "tandem-example", targets: ["tandem-example"]),
     ],
@@ -19,9 +20,20 @@ let package = Package(
             dependencies: ["CSQLite"],
             path: "Sources/Tandem"
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "TandemPostgres",
+            dependencies: ["Tandem", "CLibPQ"],
+            path: "Sources/TandemPostgres"
+        ),
         .target(
             name: "TandemCLI",
-            dependencies: ["Tandem"],
+            dependencies: ["Tandem", "TandemPostgres"],
             path: "Sources/TandemCLI"
         ),
         .executableTarget(
@@ -36,7 +48,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TandemTests",
-            dependencies: ["Tandem", "TandemCLI"],
+            dependencies: ["Tandem", "TandemCLI", "TandemPostgres"],
             path: "Tests/TandemTests"
         ),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Tandem
+import TandemPostgres
 
 /// The `tandem` command: dispatches to a command, prints errors to stderr, and sets the exit status
 /// (0 success, 1 failure, 2 usage error).
@@ -13,7 +14,7 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command, ExportCommand.command, QueryCommand.command, WatchCommand.command,
+        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command, ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command,
@@ -37,6 +38,7 @@ public enum CommandLineTool {
 
     /// Runs the command named by `arguments[0]` and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
+        PostgresBackend.register()
         if let bad = arguments.first(where: { $0.unicodeScalars.contains("\u{FFFD}") }), !argumentsAreValidUTF8() {
             Output.error("tandem: an argument is not valid UTF-8 (\(bad.debugDescription)); Tandem stores text as UTF-8\n")
             return 2

@@ -24,7 +24,7 @@ final class MemoryBackend: SyncBackend {
             s.epochs[clientID] = epoch
             for transaction in transactions {
                 let key = "\(clientID)\u{0}\(transaction.transactionID)"
-                let digest = EmbeddedBackend.digest(transaction)
+                let digest = transaction.digest
                 if let applied = s.applied[key] {
                     if applied == digest { continue }
                     let highest = s.applied.keys.filter { $0.hasPrefix(clientID + "\u{0}") }

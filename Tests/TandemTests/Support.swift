@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Tandem
 @testable import TandemCLI
+@testable import TandemPostgres
 
 /// A fresh temporary directory per test, removed when the value is released.
 final class TemporaryDirectory {
@@ -330,5 +331,21 @@ struct SyncFixture {
 
     func serverRows() throws -> [(table: String, id: String, data: String)] {
         try EmbeddedBackend(path: serverPath).rows()
+    }
+}
+
+/// The PostgreSQL server the tests use (`TANDEM_TEST_POSTGRES_URL`, which `Tools/test` sets to a
+/// throwaway cluster), or nil when there is none.
+enum TestPostgres {
+    static var url: String? { ProcessInfo.processInfo.environment["TANDEM_TEST_POSTGRES_URL"] }
+
+    /// A new, empty database on the test server, as a connection URL, set up for `schema`.
+    static func database(schema: Schema) throws -> String {
+        guard let admin = url else { throw TestFailure("TANDEM_TEST_POSTGRES_URL is not set") }
+        let name = "tandem_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try PostgresConnection(admin).execute("CREATE DATABASE \(name)")
+        let database = admin.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
+        try PostgresBackend.setup(conninfo: database, schema: schema)
+        return database
     }
 }

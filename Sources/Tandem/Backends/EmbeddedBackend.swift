@@ -124,7 +124,7 @@ public final class EmbeddedBackend: SyncBackend {
                 try tx.execute("INSERT OR REPLACE INTO server_clients(client_id, epoch) VALUES (?, ?)", [clientID, epoch])
             }
             for transaction in transactions {
-                let digest = EmbeddedBackend.digest(transaction)
+                let digest = transaction.digest
                 if let applied = try tx.scalar("SELECT digest FROM server_uploads WHERE client_id = ? AND tx_id = ?",
                                                [clientID, transaction.transactionID]).stringValue {
                     if applied == digest || applied.isEmpty { continue }  // a retry: applied once already
@@ -137,21 +137,6 @@ public final class EmbeddedBackend: SyncBackend {
                                [clientID, transaction.transactionID, txn, digest])
             }
         }
-    }
-
-    /// A 64-bit FNV-1a digest of a transaction's entries, telling a retry (same entries) from a
-    /// different transaction under a reused id.
-    static func digest(_ transaction: CrudTransaction) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for entry in transaction.entries {
-            for byte in entry.jsonText.utf8 {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x100_0000_01b3
-            }
-            hash ^= 0x0a
-            hash = hash &* 0x100_0000_01b3
-        }
-        return String(hash, radix: 16)
     }
 
     /// Applies one entry under the conflict rule (DESIGN.md, "Conflict rule"): PUT writes the

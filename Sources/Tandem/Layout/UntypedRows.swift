@@ -21,6 +21,10 @@ enum UntypedRows {
         try tx.execute("DELETE FROM \(table.quotedDataTable)")
     }
 
+    static func clear(in tx: Transaction) throws {
+        try tx.execute("DELETE FROM ps_untyped")
+    }
+
     /// A SQL condition on `id`: the row waits here for `table` (bind the table's name).
     static let waitingCondition = "id IN (SELECT id FROM ps_untyped WHERE type = ?)"
 }

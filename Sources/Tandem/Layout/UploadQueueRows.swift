@@ -67,4 +67,9 @@ enum UploadQueueRows {
         guard let last = transactions.last else { return }
         try tx.execute("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
     }
+
+    /// Removes every queued entry.
+    static func clear(in tx: Transaction) throws {
+        try tx.execute("DELETE FROM ps_crud")
+    }
 }

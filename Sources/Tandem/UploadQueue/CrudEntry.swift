@@ -78,3 +78,21 @@ public struct CrudTransaction: Sendable, Hashable {
     /// The highest `ps_crud` id in the transaction.
     public var lastEntryID: Int64 { entries.last?.id ?? 0 }
 }
+
+extension CrudTransaction {
+    /// A 64-bit FNV-1a digest of the entries (their JSON, numbers keeping their kind), which
+    /// tells a backend a retry (same entries) from different entries under a reused transaction
+    /// id (a client file restored from a backup).
+    public var digest: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for entry in entries {
+            for byte in entry.jsonText.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+            hash ^= 0x0a
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+
+extension SharedDatabase {
+    /// Unbinds this database from its backend so that it can sync with another (PowerSync's
+    /// `disconnectAndClear`): removes the synced tables' rows, the rows waiting for undeclared
+    /// tables, the download cursor, the backend binding and the sync status, in one write
+    /// transaction. Local-only tables are kept. The next sync starts fresh from the new backend.
+    /// - Parameter discardPending: also drop the upload queue; without it, a database with queued
+    ///   writes is refused (they would be lost), saying how many.
+    /// - Returns: how many queued CRUD entries were discarded.
+    /// - Throws: ``TandemError/invalidBackend(_:)`` while a process owns sync, or when uploads are
+    ///   pending and `discardPending` is false.
+    @discardableResult
+    public func disconnectAndClear(discardPending: Bool = false) throws -> Int {
+        if FileLock.isHeld(path: ownerLockPath) {
+            throw TandemError.invalidBackend("a process owns sync for '\(path)'; stop it (tandem app) before resetting the backend")
+        }
+        return try write { tx in
+            let pending = try UploadQueueRows.count(in: tx)
+            if pending > 0 && !discardPending {
+                throw TandemError.invalidBackend("'\(path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
+            }
+            try UploadQueueRows.clear(in: tx)
+            for table in schema.tables where !table.localOnly && !table.insertOnly {
+                try tx.execute("DELETE FROM \(table.quotedDataTable)")
+            }
+            try UntypedRows.clear(in: tx)
+            try DownloadStage.clear(in: tx)
+            for key in [StoredKey.cursor, .backendID, .backendName, .syncStatus, .downloading] { try tx.removeStored(key) }
+            return pending
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import Tandem
+
+extension PostgresBackend {
+    /// `postgres://…` and `postgresql://…` URLs (libpq connection URIs), for ``BackendRegistry``.
+    public static let kind = BackendKind(
+        scheme: "postgres", usage: "postgres://USER@HOST:PORT/DB",
+        parse: { url, _ in parse(url) },
+        open: { url in try PostgresBackend(conninfo: url.location) },
+        existingIdentifier: { url in try PostgresBackend.serverID(on: PostgresConnection(url.location)) })
+
+    /// Makes `postgres://` (and `postgresql://`) URLs open this backend.
+    public static func register() {
+        BackendRegistry.register(kind)
+        BackendRegistry.register(BackendKind(scheme: "postgresql", usage: kind.usage, parse: kind.parse, open: kind.open,
+                                             existingIdentifier: kind.existingIdentifier))
+    }
+
+    private static func parse(_ url: String) -> BackendURL {
+        BackendURL(scheme: "postgres", location: url, name: PostgresConnection.redacted(url))
+    }
+}

@@ -1,0 +1,117 @@
+import CLibPQ
+import Foundation
+import Tandem
+
+/// One libpq connection. Not thread-safe: each user holds its own (the backend keeps one for
+/// uploads and fetches, one for LISTEN). Values travel in text format, bound as parameters.
+///
+/// Related documentation: https://www.postgresql.org/docs/15/libpq.html
+final class PostgresConnection {
+    private let handle: OpaquePointer
+    /// The connection string with any password removed, for messages.
+    let safeName: String
+
+    /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason.
+    init(_ conninfo: String) throws {
+        safeName = PostgresConnection.redacted(conninfo)
+        guard let handle = PQconnectdb(conninfo) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
+        self.handle = handle
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let reason = PostgresConnection.redacted(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
+            PQfinish(handle)
+            throw PostgresError("cannot connect to \(safeName): \(reason)", isConnectionFailure: true)
+        }
+        _ = try execute("SET client_min_messages = warning")
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Runs one statement with text parameters (`$1`…; nil is NULL); returns the rows as text (nil for NULL).
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+        let result: OpaquePointer? = withParameters(parameters) { values in
+            PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        guard let result else { throw failure(sql: sql, result: nil) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return []
+        case PGRES_TUPLES_OK:
+            return (0..<PQntuples(result)).map { row in
+                (0..<PQnfields(result)).map { column in
+                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                }
+            }
+        default:
+            throw failure(sql: sql, result: result)
+        }
+    }
+
+    /// Runs `body` in a transaction (READ COMMITTED), rolling back if it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The socket, for waiting on notifications with poll(2).
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what arrived on the socket; returns the channels of the notifications received.
+    func consumeNotifications() throws -> [String] {
+        guard PQconsumeInput(handle) == 1 else { throw failure(sql: nil, result: nil) }
+        var channels: [String] = []
+        while let notification = PQnotifies(handle) {
+            channels.append(String(cString: notification.pointee.relname))
+            PQfreemem(notification)
+        }
+        return channels
+    }
+
+    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    private func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
+        let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+        return PostgresError("\(PostgresConnection.redacted(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
+                             sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
+    }
+
+    private func withParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { $0.map { UnsafePointer($0) } })
+    }
+
+    /// A connection string or URL without its password (`password=…`, `user:secret@`).
+    static func redacted(_ text: String) -> String {
+        var result = text.replacing(/password\s*=\s*('[^']*'|\S+)/) { _ in "password=***" }
+        result = result.replacing(/(postgres(?:ql)?:\/\/[^:@\/\s]+):[^@\/\s]+@/) { "\($0.1):***@" }
+        return result
+    }
+}
+
+/// A PostgreSQL failure, with the SQLSTATE when the server sent one.
+public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sendable {
+    public let message: String
+    /// The SQLSTATE code (`23505` unique violation, `22P02` invalid text representation, …).
+    public let sqlState: String?
+    /// The connection was lost or could not be made; sync retries with backoff.
+    public let isConnectionFailure: Bool
+
+    init(_ message: String, sqlState: String? = nil, isConnectionFailure: Bool = false) {
+        self.message = message
+        self.sqlState = sqlState
+        self.isConnectionFailure = isConnectionFailure
+    }
+
+    public var description: String { "PostgreSQL: \(message)" }
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import Tandem
+@testable import TandemPostgres
+
+/// The PostgreSQL backend against a real server (`Tools/test` starts a throwaway cluster).
+@Suite(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL (Tools/test starts a server)"))
+struct PostgresBackendTests {
+    /// A transaction that commits after later ones is never skipped: its change waits below the
+    /// snapshot's xmin and arrives when it commits, in transaction order.
+    @Test func aLateCommitIsNeverSkipped() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        let late = try PostgresConnection(url)
+        try late.execute("BEGIN")
+        try late.execute("INSERT INTO notes(id, title) VALUES ('late', 'committed last')")
+        let early = try PostgresConnection(url)
+        try early.execute("INSERT INTO notes(id, title) VALUES ('early', 'committed first')")
+        let before = try backend.fetchChanges(after: "", limit: 100)
+        #expect(!before.changes.contains { $0.rowID == "late" })
+        #expect(!before.changes.contains { $0.rowID == "early" }, "a later transaction waits while an earlier one is open")
+        try late.execute("COMMIT")
+        // Visibility follows the cluster's oldest open transaction (other tests' too): wait for it.
+        var after = ChangeBatch(changes: [], nextCursor: before.nextCursor, hasMore: false)
+        try waitUntil("both changes to become visible") {
+            after = try backend.fetchChanges(after: before.nextCursor, limit: 100)
+            return after.changes.count >= 2
+        }
+        #expect(after.changes.map(\.rowID) == ["late", "early"])
+        #expect(try backend.fetchChanges(after: after.nextCursor, limit: 100).changes.isEmpty)
+    }
+
+    /// Rows written in PostgreSQL by another application reach a client; a value the server's
+    /// column cannot take is a retained, typed upload error naming table, column and row.
+    @Test func otherApplicationsReachClientsAndBadValuesAreRejected() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try PostgresConnection(url).execute("INSERT INTO notes(id, title, done, score) VALUES ('psql', 'from psql', 1, 2.0)")
+        let synced = try runTandem(["sync", db.path, "--backend", url])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let row = try #require(try db.fetchAll("SELECT title, done, score FROM notes WHERE id = 'psql'").first)
+        #expect(row.values == [.text("from psql"), .integer(1), .real(2.0)])
+        try db.execute("INSERT INTO notes(id, title, done) VALUES ('bad', 'x', 'not a number')")
+        let rejected = try runTandem(["sync", db.path, "--backend", url])
+        #expect(rejected.status == 1)
+        #expect(rejected.stderr.contains("notes row 'bad'") && rejected.stderr.contains("column done"), "\(rejected.stderr)")
+        #expect(try db.pendingUploadCount() == 1, "the queue is kept")
+    }
+
+    /// Two clients, each with its own `tandem app`, converge through PostgreSQL, values intact.
+    @Test func twoClientsConvergeThroughPostgres() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let dir = try TemporaryDirectory()
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema), b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        var apps: [Spawned] = []
+        for db in [a, b] {
+            let app = try Spawned(["app", db.path, "--backend", url, "--json"])
+            try app.waitForLine("became_owner") { $0.contains("became_owner") }
+            apps.append(app)
+        }
+        try a.execute("INSERT INTO notes(id, title, done, score) VALUES ('x', ?, ?, ?)", ["ünïcode \"q\"", Int64.min, -0.0])
+        try waitUntil("A's row on B") { try count(b, "SELECT count(*) FROM notes WHERE id = 'x'") == 1 }
+        let onB = try #require(try b.fetchAll("SELECT title, done, score FROM notes").first)
+        #expect(onB[0] == .text("ünïcode \"q\"") && onB[1] == .integer(.min))
+        #expect(onB[2].doubleValue?.sign == .minus, "-0.0 keeps its sign through PostgreSQL")
+        try b.execute("DELETE FROM notes WHERE id = 'x'")
+        try waitUntil("B's delete on A") { try count(a, "SELECT count(*) FROM notes") == 0 }
+        for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
+    }
+
+    @Test func passwordsNeverShow() {
+        #expect(PostgresConnection.redacted("postgres://app:s3cret@db.example.com/app") == "postgres://app:***@db.example.com/app")
+        #expect(PostgresConnection.redacted("host=db user=app password=s3cret dbname=app") == "host=db user=app password=*** dbname=app")
+    }
+
+    /// Moving between backends: reset unbinds, refusing while uploads are pending unless told.
+    @Test func resetUnbindsAndRefusesPendingUploads() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let server = "sqlite:" + dir.path("server.db")
+        try db.execute("INSERT INTO notes(id, title) VALUES ('n', 'x')")
+        #expect(try runTandem(["sync", db.path, "--backend", server]).status == 0)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('q', 'queued')")
+        let refused = try runTandem(["backend", "reset", db.path])
+        #expect(refused.status == 1 && refused.stderr.contains("1 queued upload entry"), "\(refused.stderr)")
+        #expect(try runTandem(["backend", "reset", db.path, "--discard-pending"]).status == 0)
+        #expect(try count(db, "SELECT count(*) FROM notes") == 0 && db.pendingUploadCount() == 0)
+        let url = try TestPostgres.database(schema: notesSchema)
+        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0, "the next sync binds the new backend")
+    }
+}
