@@ -180,6 +180,14 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         }
     }
 
+    /// True while some logged change is not visible yet (a transaction older than it, anywhere in
+    /// the cluster, is still open); such changes arrive once it ends.
+    func hasChangesAwaitingVisibility() throws -> Bool {
+        try withConnection { db in
+            try db.execute("SELECT EXISTS (SELECT 1 FROM tandem_changes WHERE NOT (\(PostgresBackend.visible)))").first?.first == "t"
+        }
+    }
+
     // MARK: Push
 
     public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {

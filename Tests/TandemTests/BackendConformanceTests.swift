@@ -40,6 +40,10 @@ import Testing
     }
 
     private func allChanges(_ backend: any SyncBackend) throws -> [ServerChange] {
+        if let postgres = backend as? PostgresBackend {
+            // Other tests' transactions on the same cluster can hold visibility back for a moment.
+            try waitUntil("every committed change to become visible") { try !postgres.hasChangesAwaitingVisibility() }
+        }
         var changes: [ServerChange] = [], cursor = "", more = true
         while more {
             let batch = try backend.fetchChanges(after: cursor, limit: 2)
@@ -118,6 +122,7 @@ import Testing
         let backend = try kind.make(in: dir)
         try backend.upload([transaction(1, [(.put, "a", [:]), (.put, "b", [:]), (.put, "c", [:])])], clientID: "a", epoch: 1)
         try backend.upload([transaction(2, [(.put, "d", [:])])], clientID: "a", epoch: 1)
+        _ = try allChanges(backend)  // (waits until everything is visible)
         let first = try backend.fetchChanges(after: "", limit: 1)
         #expect(first.changes.map(\.rowID) == ["a", "b", "c"])
         #expect(first.hasMore)

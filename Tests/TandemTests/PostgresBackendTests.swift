@@ -37,6 +37,8 @@ struct PostgresBackendTests {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         try PostgresConnection(url).execute("INSERT INTO notes(id, title, done, score) VALUES ('psql', 'from psql', 1, 2.0)")
+        let backend = try PostgresBackend(conninfo: url)
+        try waitUntil("the row to become visible (other tests' transactions share the cluster)") { try !backend.hasChangesAwaitingVisibility() }
         let synced = try runTandem(["sync", db.path, "--backend", url])
         #expect(synced.status == 0, "\(synced.stderr)")
         let row = try #require(try db.fetchAll("SELECT title, done, score FROM notes WHERE id = 'psql'").first)

@@ -223,12 +223,21 @@ func sqlite(_ path: String, _ sql: String) throws -> [String] {
 }
 
 /// Writes a file of `bytes` zero bytes in place (no temporary copy).
+/// Writes `bytes` zeros to `path`, or as many as fit: on a file system filling up, a short write
+/// (or ENOSPC) is the point, not a failure.
 func fill(_ path: String, bytes: Int) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw SystemError(call: "open(2)", path: path, errno: errno) }
     defer { close(fd) }
     let zeros = [UInt8](repeating: 0, count: bytes)
-    guard write(fd, zeros, bytes) == bytes else { throw SystemError(call: "write(2)", path: path, errno: errno) }
+    var written = 0
+    while written < bytes {
+        let n = zeros.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes - written) }
+        if n > 0 { written += n; continue }
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 && errno != ENOSPC { throw SystemError(call: "write(2)", path: path, errno: errno) }
+        return
+    }
 }
 
 /// Every entry of a directory: a file's size and a hash of its contents, or "directory".
