@@ -20,6 +20,13 @@ public final class EmbeddedBackend: SyncBackend {
     private let token: UInt64
     private let serverID: String
 
+    /// Objects neither Tandem's (`ps_…`, the backend's `server_…`) nor SQLite's: a file holding
+    /// any is some other database, never taken over as a backend.
+    static let foreignObjects = """
+        SELECT count(*) FROM sqlite_master
+        WHERE name NOT LIKE 'ps\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'server\\_%' ESCAPE '\\'
+        """
+
     static let ddl = """
         CREATE TABLE IF NOT EXISTS server_rows(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY(type, id));
         CREATE TABLE IF NOT EXISTS server_changes(version INTEGER PRIMARY KEY AUTOINCREMENT, txn INTEGER NOT NULL,
@@ -55,9 +62,7 @@ public final class EmbeddedBackend: SyncBackend {
                         throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
                     }
                 } else {
-                    let foreign = try tx.scalar("""
-                        SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'ps\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-                        """).int64Value ?? 0
+                    let foreign = try tx.scalar(EmbeddedBackend.foreignObjects).int64Value ?? 0
                     guard foreign == 0 else {
                         throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
                     }
@@ -106,7 +111,7 @@ public final class EmbeddedBackend: SyncBackend {
             }
             return
         }
-        let foreign = try transaction.scalar("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'ps\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").int64Value ?? 0
+        let foreign = try transaction.scalar(EmbeddedBackend.foreignObjects).int64Value ?? 0
         if foreign > 0 { throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend") }
     }
 
