@@ -23,6 +23,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     private var connection: PostgresConnection?
     private var listener: PostgresConnection?
     private var listening = false
+    /// The server's synced tables and column types, read once (and again when an upload names a
+    /// table or column not in it, after a `tandem backend setup`); guarded by `lock`.
+    private var columnTypes: [String: [String: ColumnSchema.ColumnType]]?
     private let interrupts: (Int32, Int32)
     public let identifier: String
     /// The connection string without a password, for messages and status.
@@ -79,7 +82,14 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
 
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
         try withConnection { db in
-            let columns = try PostgresSetup.columnTypes(on: db)
+            let named = transactions.flatMap(\.entries).map { ($0.table, Array(($0.data ?? [:]).keys)) }
+            if columnTypes == nil || named.contains(where: { table, keys in
+                guard let known = columnTypes?[table] else { return true }
+                return keys.contains { known[$0] == nil }
+            }) {
+                columnTypes = try PostgresSetup.columnTypes(on: db)
+            }
+            let columns = columnTypes ?? [:]
             try db.transaction {
                 let seen = Int64(try db.execute("SELECT epoch FROM tandem_clients WHERE client_id = $1 FOR UPDATE", [clientID]).first?.first??.description ?? "0") ?? 0
                 guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
