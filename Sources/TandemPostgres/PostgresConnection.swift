@@ -99,7 +99,7 @@ final class PostgresConnection {
 }
 
 /// A PostgreSQL failure, with the SQLSTATE when the server sent one.
-public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sendable {
+public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sendable, BackendConnectionError {
     public let message: String
     /// The SQLSTATE code (`23505` unique violation, `22P02` invalid text representation, …).
     public let sqlState: String?

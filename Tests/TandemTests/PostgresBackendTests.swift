@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Tandem
 @testable import TandemPostgres
+@testable import TandemCLI
 
 /// The PostgreSQL backend against a real server (`Tools/test` starts a throwaway cluster).
 @Suite(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL (Tools/test starts a server)"))
@@ -50,13 +51,15 @@ struct PostgresBackendTests {
         #expect(try db.pendingUploadCount() == 1, "the queue is kept")
     }
 
-    /// Two clients, each with its own `tandem app`, converge through PostgreSQL, values intact.
-    @Test func twoClientsConvergeThroughPostgres() throws {
+    /// Three hosts (client databases), each with its own `tandem app`, converge through
+    /// PostgreSQL, values intact.
+    @Test func threeHostsConvergeThroughPostgres() throws {
         let url = try TestPostgres.database(schema: notesSchema)
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema), b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        let c = try SharedDatabase(path: dir.path("c.db"), schema: notesSchema)
         var apps: [Spawned] = []
-        for db in [a, b] {
+        for db in [a, b, c] {
             let app = try Spawned(["app", db.path, "--backend", url, "--json"])
             try app.waitForLine("became_owner") { $0.contains("became_owner") }
             apps.append(app)
@@ -66,9 +69,22 @@ struct PostgresBackendTests {
         let onB = try #require(try b.fetchAll("SELECT title, done, score FROM notes").first)
         #expect(onB[0] == .text("ünïcode \"q\"") && onB[1] == .integer(.min))
         #expect(onB[2].doubleValue?.sign == .minus, "-0.0 keeps its sign through PostgreSQL")
+        try c.execute("INSERT INTO notes(id, title) VALUES ('from-c', 'third host')")
+        for db in [a, b] { try waitUntil("C's row everywhere") { try count(db, "SELECT count(*) FROM notes WHERE id = 'from-c'") == 1 } }
         try b.execute("DELETE FROM notes WHERE id = 'x'")
-        try waitUntil("B's delete on A") { try count(a, "SELECT count(*) FROM notes") == 0 }
+        for db in [a, c] { try waitUntil("B's delete everywhere") { try count(db, "SELECT count(*) FROM notes WHERE id = 'x'") == 0 } }
         for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
+    }
+
+    /// `tandem stress` through PostgreSQL with kill -9 of writers and owners passes every check:
+    /// every transaction applied exactly once, both clients equal, nothing left queued.
+    @Test func stressWithKillsPassesThroughPostgres() throws {
+        let url = try TestPostgres.database(schema: StressWriterCommand.schema)
+        let dir = try TemporaryDirectory()
+        let stress = try runTandem(["stress", dir.path("s.db"), "--writers", "4", "--transactions", "150", "--kill-every", "60",
+                                    "--backend", url, "--json"], timeout: 240)
+        #expect(stress.status == 0, "\(stress.stdout.suffix(600)) \(stress.stderr.suffix(600))")
+        #expect(stress.stdout.contains(#""failed_checks":[]"#), "\(stress.stdout.suffix(600))")
     }
 
     @Test func passwordsNeverShow() {

@@ -49,10 +49,18 @@ public struct SyncFailure: Sendable, Hashable, Codable, CustomStringConvertible 
             self.init(kind: error.path == databasePath ? .localDatabase : .backendUnavailable, message: message)
         case is SystemError:
             self.init(kind: .backendUnavailable, message: message)
+        case let error as any BackendConnectionError where error.isConnectionFailure:
+            self.init(kind: .backendUnavailable, message: message)
         default:
             self.init(kind: .other, message: message)
         }
     }
 
     public var description: String { message }
+}
+
+/// An error of a backend's client library that can tell a lost or refused connection (sync
+/// retries with backoff and reports ``SyncFailure/Kind/backendUnavailable``) from other failures.
+public protocol BackendConnectionError: Error {
+    var isConnectionFailure: Bool { get }
 }
