@@ -15,12 +15,15 @@ final class PostgresConnection {
     init(_ conninfo: String) throws {
         safeName = PostgresConnection.redacted(conninfo)
         guard let handle = PQconnectdb(conninfo) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
-        self.handle = handle
+        // Checked before `self.handle` is set: a failed init must not reach deinit's PQfinish too.
         guard PQstatus(handle) == CONNECTION_OK else {
             let reason = PostgresConnection.redacted(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
             PQfinish(handle)
             throw PostgresError("cannot connect to \(safeName): \(reason)", isConnectionFailure: true)
         }
+        self.handle = handle
+        // Server notices (a shutdown's FATAL line) are not printed on the process's stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         _ = try execute("SET client_min_messages = warning")
     }
 

@@ -108,3 +108,69 @@ struct PostgresBackendTests {
         #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0, "the next sync binds the new backend")
     }
 }
+
+/// A PostgreSQL server of the test's own, to restart under running clients.
+final class PrivatePostgres {
+    let directory: TemporaryDirectory
+    let port = Int.random(in: 40_000...60_000)
+    private let bin: String
+    private let asPostgres: [String]
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        bin = (try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")).sorted().last.map { "/usr/lib/postgresql/\($0)/bin" } ?? "/usr/bin"
+        asPostgres = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        if getuid() == 0 { _ = chown(directory.url.path, getpwnam("postgres").pointee.pw_uid, 0) }
+        try run([bin + "/initdb", "-D", directory.path("data"), "-A", "trust", "-U", "tandem", "--no-sync"])
+        try start()
+    }
+
+    var url: String { "postgresql://tandem@/postgres?host=\(directory.url.path)&port=\(port)" }
+
+    func start() throws {
+        try run([bin + "/pg_ctl", "-D", directory.path("data"), "-l", directory.path("log"), "-w",
+                 "-o", "-k \(directory.url.path) -p \(port) -c listen_addresses='' -c fsync=off", "start"])
+    }
+
+    func stop() throws { try run([bin + "/pg_ctl", "-D", directory.path("data"), "-m", "fast", "-w", "stop"]) }
+
+    private func run(_ command: [String]) throws {
+        let all = asPostgres + command
+        let process = try Spawned(executable: all[0], Array(all.dropFirst()))
+        guard try process.wait(timeout: 60) == 0 else { throw TestFailure("\(command[0]) failed: \(process.stderr)") }
+    }
+
+    deinit { try? stop() }
+}
+
+@Suite(.enabled(if: TestPostgres.url != nil, "needs PostgreSQL (Tools/test installs it)"))
+struct PostgresRestartTests {
+    /// The server restarts while two clients sync: they report the lost connection, reconnect
+    /// with backoff, re-read from their cursors, and converge on every row.
+    @Test func clientsReconnectAndConvergeAfterARestart() throws {
+        let server = try PrivatePostgres()
+        try PostgresBackend.setup(conninfo: server.url, schema: notesSchema)
+        let dir = try TemporaryDirectory()
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema), b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        var apps: [Spawned] = []
+        for db in [a, b] {
+            let app = try Spawned(["app", db.path, "--backend", server.url, "--json"])
+            try app.waitForLine("became_owner") { $0.contains("became_owner") }
+            apps.append(app)
+        }
+        try a.execute("INSERT INTO notes(id, title) VALUES ('before', 'restart')")
+        try waitUntil("the first row on B") { try count(b, "SELECT count(*) FROM notes") == 1 }
+        try server.stop()
+        try a.execute("INSERT INTO notes(id, title) VALUES ('during', 'restart')")
+        do {
+            try waitUntil("A to report the lost server") { try a.syncStatus().lastFailure?.kind == .backendUnavailable }
+        } catch {
+            throw TestFailure("\(error); status: \(try a.syncStatus()); app output: \(apps[0].output.suffix(5)) stderr: \(apps[0].stderr.prefix(2000))")
+        }
+        try server.start()
+        try a.execute("INSERT INTO notes(id, title) VALUES ('after', 'restart')")
+        try waitUntil(timeout: 30, "every row on B") { try count(b, "SELECT count(*) FROM notes") == 3 }
+        try waitUntil("A's queue to drain") { try a.pendingUploadCount() == 0 }
+        for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
+    }
+}
