@@ -114,13 +114,14 @@ final class Writer: @unchecked Sendable {
             }
             tables = [InternalTables.anyTable]
         }
-        let recorded = try connection.counter(.commits)
-        if recorded != commitsAtBegin {
-            tables.insert(InternalTables.anyTable)  // unknown (no record yet) counts as foreign too
-        }
         if let commitsAtBegin {
-            try connection.setCounter(.commits, (commitsAtBegin + 1) & 0xffff_ffff)
-        } else if recorded != nil {
+            let next = (commitsAtBegin + 1) & 0xffff_ffff
+            if try !connection.advanceCommits(from: commitsAtBegin, to: next) {
+                tables.insert(InternalTables.anyTable)  // a foreign commit since, or no record yet
+                try connection.setCounter(.commits, next)
+            }
+        } else if try connection.counter(.commits) != nil {
+            tables.insert(InternalTables.anyTable)
             try connection.setCounter(.commits, nil)
         }
         if tables.contains(InternalTables.crud) {

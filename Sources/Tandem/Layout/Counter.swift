@@ -1,3 +1,5 @@
+import CSQLite
+
 /// The keys of `ps_state`, Tandem's counters, with typed access on a connection.
 ///
 /// - `next_tx`: the transaction id that view triggers give new CRUD entries;
@@ -28,6 +30,13 @@ extension Connection {
         } else {
             try execute("DELETE FROM ps_state WHERE key = ?", [.text(counter.rawValue)])
         }
+    }
+
+    /// Sets the `commits` counter to `new` if it holds `old`; returns false (and sets nothing)
+    /// when it held something else or was missing. One statement in the common case.
+    func advanceCommits(from old: Int64, to new: Int64) throws -> Bool {
+        try execute("UPDATE ps_state SET value = ? WHERE key = ? AND value = ?", [.integer(new), .text(Counter.commits.rawValue), .integer(old)])
+        return sqlite3_changes(handle) > 0
     }
 
     /// Adds one and returns the new value.

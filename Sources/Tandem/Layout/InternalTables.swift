@@ -33,8 +33,9 @@ enum InternalTables {
     }
 
     /// True for tables that hold the user's rows: data tables, and tables not named by Tandem.
+    /// Called for every row change (the preupdate hook): no allocation.
     static func holdsUserRows(_ table: String) -> Bool {
-        declaredTable(ofDataTable: table) != nil || !table.hasPrefix("ps_")
+        !table.hasPrefix("ps_") || table.hasPrefix("ps_data_")
     }
 
     /// The INSTEAD OF trigger of a table's view: `kind` is insert, update or delete.

@@ -4,7 +4,14 @@
 struct StatementCache {
     /// Most statements kept. User SQL built with values spliced in would otherwise grow the cache for ever.
     let capacity: Int
-    private var entries: [String: (statement: Statement, lastUse: UInt64)] = [:]
+    /// A class, so that marking a use costs no second hash of the SQL.
+    private final class Entry {
+        let statement: Statement
+        var lastUse: UInt64
+        init(_ statement: Statement, _ lastUse: UInt64) { self.statement = statement; self.lastUse = lastUse }
+    }
+
+    private var entries: [String: Entry] = [:]
     private var clock: UInt64 = 0
 
     init(capacity: Int = 256) { self.capacity = max(1, capacity) }
@@ -14,13 +21,13 @@ struct StatementCache {
     mutating func statement(for sql: String) -> Statement? {
         guard let entry = entries[sql] else { return nil }
         clock += 1
-        entries[sql] = (entry.statement, clock)
+        entry.lastUse = clock
         return entry.statement
     }
 
     mutating func insert(_ statement: Statement, for sql: String) {
         clock += 1
-        entries[sql] = (statement, clock)
+        entries[sql] = Entry(statement, clock)
         if entries.count > capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
             entries.removeValue(forKey: oldest)
         }
