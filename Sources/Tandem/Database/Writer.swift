@@ -36,6 +36,7 @@ final class Writer: @unchecked Sendable {
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         self.commitCounter = WALCommitCounter(databasePath: connection.path)
         connection.trackChanges()
+        connection.deferAutomaticCheckpoints()
     }
 
     deinit { close(notifyFD) }
@@ -58,6 +59,7 @@ final class Writer: @unchecked Sendable {
     func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
         try enter()
         defer { leave() }
+        defer { connection.checkpointIfDue() }
         return try writeLock.withLock { try body(connection) }
     }
 
@@ -91,6 +93,7 @@ final class Writer: @unchecked Sendable {
         writeLock.release()
         locked = false
         if commit != nil { FileWakeup.signal(fd: notifyFD) }
+        connection.checkpointIfDue()  // outside the lock, beside other writers
         return (value, commit)
     }
 

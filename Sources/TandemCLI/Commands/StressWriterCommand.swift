@@ -23,13 +23,13 @@ enum StressWriterCommand {
         indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])])
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["bulk"], options: ["writer", "transactions", "rows-per-transaction", "interval-us"])
+        let args = try Arguments(words, flags: ["bulk"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous"])
         try args.require(["DB"])
         let writer = try args.integer("writer", default: 0, range: 0...100_000)
         let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)
         let rows = try args.integer("rows-per-transaction", default: 1, range: 1...100_000_000)
         let interval = Int64(try args.integer("interval-us", default: 0, range: 0...60_000_000))
-        let db = try openDatabase(args.positionals[0])
+        let db = try openDatabase(args.positionals[0], synchronous: try synchronous(args))
         if args.has("bulk") { return try bulk(db, rows: rows) }
         let startedAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) } ?? monotonicMicroseconds()
         let first = try db.read {

@@ -6,7 +6,7 @@ enum StressCommand {
         name: "stress", summary: "stress-test concurrent writers (and sync), then verify the files",
         usage: """
             Usage: tandem stress DB [--writers N] [--transactions M] [--rows-per-transaction R]
-                                    [--watchers K] [--backend URL] [--kill-every MS] [--json]
+                                    [--watchers K] [--backend URL] [--kill-every MS] [--synchronous normal|full] [--json]
                    tandem stress DB --verify [--json]
 
             Spawns N writer processes (default 8) each running M write transactions (default 500)
@@ -14,6 +14,7 @@ enum StressCommand {
             processes (default 2) holding a live query. With --backend, also runs app processes
             that own sync and a second client database DB.peer.db. With --kill-every MS, kill -9 a
             random writer (with a backend, sometimes the owner) every MS ms and restart it.
+            --synchronous full runs the writers at SQLite's default durability (Tandem's is normal).
 
             Then verifies from the files: every transaction a writer saw commit is present once;
             no partial transactions; each row left one CRUD entry (or, with a backend, reached the
@@ -27,13 +28,14 @@ enum StressCommand {
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["json", "verify"],
-                                 options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every"])
+                                 options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous"])
         try args.require(["DB"])
         let path = URL(fileURLWithPath: args.positionals[0]).standardizedFileURL.path
         if args.has("verify") { return try verifyOnly(path: path, json: args.has("json")) }
 
         var options = StressRun.Options(path: path)
         options.writers = try args.integer("writers", default: 8, range: 1...256)
+        options.synchronous = try synchronous(args).rawValue.lowercased()
         options.transactions = try args.integer("transactions", default: 500, range: 1...10_000_000)
         options.rowsPerTransaction = try args.integer("rows-per-transaction", default: 1, range: 1...100_000)
         options.watchers = try args.integer("watchers", default: 2, range: 0...64)
@@ -71,5 +73,14 @@ enum StressCommand {
         let report = StressReport(checks: checks)
         Output.write(json ? report.json + "\n" : report.text)
         return report.passed ? 0 : 1
+    }
+}
+
+/// `--synchronous normal|full`: the writers' durability (SQLite's `synchronous` in WAL mode).
+func synchronous(_ args: Arguments) throws -> Configuration.Synchronous {
+    switch args.options["synchronous"]?.lowercased() ?? "normal" {
+    case "normal": return .normal
+    case "full": return .full
+    case let other: throw Arguments.UsageError(message: "--synchronous takes normal or full, not '\(other)'")
     }
 }

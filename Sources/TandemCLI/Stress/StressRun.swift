@@ -12,6 +12,8 @@ final class StressRun: Sendable {
         var watchers = 2
         var backend: String?
         var killEveryMilliseconds: Int?
+        /// The writers' `synchronous` setting (Tandem's default NORMAL; FULL for SQLite's default durability).
+        var synchronous = "normal"
         var peerPath: String?
         var showProgress = false
     }
@@ -84,7 +86,7 @@ final class StressRun: Sendable {
         while true {
             let process = ChildProcess(label: "writer-\(index)", arguments: [
                 "stress-writer", options.path, "--writer", String(index), "--transactions", String(options.transactions),
-                "--rows-per-transaction", String(options.rowsPerTransaction)])
+                "--rows-per-transaction", String(options.rowsPerTransaction), "--synchronous", options.synchronous])
             do {
                 try process.start { [self] line, _ in
                     let parts = line.split(separator: " ").compactMap { Int64($0) }
