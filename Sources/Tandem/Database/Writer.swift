@@ -36,7 +36,6 @@ final class Writer: @unchecked Sendable {
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         self.commitCounter = WALCommitCounter(databasePath: connection.path)
         connection.trackChanges()
-        connection.deferAutomaticCheckpoints()
     }
 
     deinit { close(notifyFD) }
@@ -59,7 +58,6 @@ final class Writer: @unchecked Sendable {
     func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
         try enter()
         defer { leave() }
-        defer { connection.checkpointIfDue() }
         return try writeLock.withLock { try body(connection) }
     }
 
@@ -93,7 +91,6 @@ final class Writer: @unchecked Sendable {
         writeLock.release()
         locked = false
         if commit != nil { FileWakeup.signal(fd: notifyFD) }
-        connection.checkpointIfDue()  // outside the lock, beside other writers
         return (value, commit)
     }
 
