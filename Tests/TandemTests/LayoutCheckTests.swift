@@ -11,8 +11,7 @@ import Testing
 
     init() throws {
         dir = try TemporaryDirectory()
-        schemaFile = dir.path("schema.json")
-        try notesSchema.jsonData().write(to: URL(fileURLWithPath: schemaFile))
+        schemaFile = try dir.schemaFile()
     }
 
     /// A database made by `tandem init` holding `rows` notes, written by the `tandem` binary.

@@ -56,8 +56,7 @@ import Testing
     /// its 12 simultaneous opens without 12 new processes per round.
     @Test func openRace() throws {
         let dir = try TemporaryDirectory()
-        let schemaFile = dir.path("schema.json")
-        try notesSchema.jsonData().write(to: URL(fileURLWithPath: schemaFile))
+        let schemaFile = try dir.schemaFile()
         let paths = (0..<60).map { dir.path("race-\($0).db") }
         let create = try Spawned(executable: "/usr/bin/sqlite3", [":memory:", paths.map { "ATTACH '\($0)' AS r; CREATE TABLE r.t(a); DETACH r;" }.joined()])
         #expect(try create.wait() == 0, "\(create.stderr)")

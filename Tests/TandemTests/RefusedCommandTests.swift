@@ -10,8 +10,7 @@ import Testing
 
     init() throws {
         dir = try TemporaryDirectory()
-        schemaFile = dir.path("schema.json")
-        try notesSchema.jsonData().write(to: URL(fileURLWithPath: schemaFile))
+        schemaFile = try dir.schemaFile()
     }
 
     private func subdirectory(_ name: String) throws -> String {

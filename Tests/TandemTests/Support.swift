@@ -17,6 +17,13 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
 
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Writes `schema` as the JSON schema file the CLI takes (`--schema`) and returns its path.
+    func schemaFile(_ schema: Schema = notesSchema, name: String = "schema.json") throws -> String {
+        let file = path(name)
+        try schema.jsonData().write(to: URL(fileURLWithPath: file))
+        return file
+    }
 }
 
 let notesSchema = Schema(tables: [

@@ -41,8 +41,7 @@ import Testing
     /// created there or exists without its -wal and -shm files.
     @Test(.enabled(if: unprivileged != nil, "needs setpriv or runuser to run tandem as an unprivileged user"))
     func unwritableDirectoryIsNamed() throws {
-        let schemaFile = dir.path("schema.json")
-        try notesSchema.jsonData().write(to: URL(fileURLWithPath: schemaFile))
+        let schemaFile = try dir.schemaFile()
         let locked = dir.path("locked")
         try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
         #expect(try runTandem(["init", locked + "/existing.db", "--schema", schemaFile]).status == 0)
