@@ -125,7 +125,7 @@ final class Writer: @unchecked Sendable {
             try connection.setCounter(.commits, nil)
         }
         if tables.contains(InternalTables.crud) {
-            _ = try connection.incrementCounter(.nextTransaction)
+            try connection.incrementCounter(.nextTransaction)
         }
         let sequence = try connection.incrementCounter(.sequence)
         for table in tables { try connection.stampChanged(table, sequence: sequence) }
