@@ -13,7 +13,8 @@ enum StressWriterCommand {
             R rows (default 1) into the table `stress` with ids "w<W>-t<i>-r<j>". After each commit
             prints "<i> <start_us> <commit_us>" (CLOCK_MONOTONIC microseconds: before waiting for the
             write lock, and after COMMIT returned). With --interval-us, transaction i starts no
-            earlier than U × i µs after the start (TANDEM_START_AT_US, or now).
+            earlier than U × i µs after the start: TANDEM_START_AT_US (a CLOCK_MONOTONIC instant in µs
+            that the first transaction waits for), or now.
             --bulk inserts R rows in one transaction and prints "<rows> <microseconds>".
 
             """, hidden: true, run: run)
@@ -31,12 +32,14 @@ enum StressWriterCommand {
         let interval = Int64(try args.integer("interval-us", default: 0, range: 0...60_000_000))
         let db = try openDatabase(args.positionals[0], synchronous: try synchronous(args))
         if args.has("bulk") { return try bulk(db, rows: rows) }
-        let startedAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) } ?? monotonicMicroseconds()
+        let startAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) }
+        let startedAt = startAt ?? monotonicMicroseconds()
         let first = try db.read {
             try $0.scalar("SELECT coalesce(max(txn), -1) + 1 FROM stress WHERE writer = ?", [writer]).int64Value ?? 0
         }
         let payload = String(repeating: "x", count: 32)
         var index = Int(first)
+        if let startAt, case let wait = startAt - monotonicMicroseconds(), wait > 0 { usleep(useconds_t(wait)) }
         while index < transactions {
             if interval > 0 {
                 let wait = startedAt + Int64(index) * interval - monotonicMicroseconds()
