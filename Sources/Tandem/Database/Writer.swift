@@ -127,7 +127,8 @@ final class Writer: @unchecked Sendable {
         if tables.contains(InternalTables.crud) {
             try connection.incrementCounter(.nextTransaction)
         }
-        let sequence = try connection.incrementCounter(.sequence)
+        try connection.incrementCounter(.sequence)
+        let sequence = try connection.counter(.sequence) ?? 0
         for table in tables { try connection.stampChanged(table, sequence: sequence) }
         return Commit(tables: tables, sequence: sequence)
     }

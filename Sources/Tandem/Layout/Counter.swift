@@ -39,14 +39,13 @@ extension Connection {
         return sqlite3_changes(handle) > 0
     }
 
-    /// Adds one and returns the new value (0 when the counter is missing).
+    /// Adds one (nothing when the counter is missing).
     ///
-    /// Two statements, not `UPDATE … RETURNING`: SQLite collects RETURNING rows in an ephemeral
-    /// table, created and freed on every run, which made this the dearest statement of a commit.
-    @discardableResult
-    func incrementCounter(_ counter: Counter) throws -> Int64 {
+    /// Not `UPDATE … RETURNING`: SQLite collects RETURNING rows in an ephemeral table, created
+    /// and freed on every run, which made that the dearest statement of a commit; a caller that
+    /// needs the new value reads it with ``counter(_:)``.
+    func incrementCounter(_ counter: Counter) throws {
         try execute("UPDATE ps_state SET value = value + 1 WHERE key = ?", [.text(counter.rawValue)])
-        return try self.counter(counter) ?? 0
     }
 
     /// Stamps `table` as changed by the commit with sequence number `sequence`.
