@@ -9,13 +9,13 @@ import Foundation
 /// data table's columns, its view, its three INSTEAD OF triggers and its declared indexes.
 enum LayoutCheck {
     private static let ownTables: [(name: String, label: String, shape: [String], columns: String)] = [
-        ("ps_kv", "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY"),
-        ("ps_crud", "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
+        (InternalTables.keyValue, "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY"),
+        (InternalTables.crud, "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
          "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT"),
-        ("ps_state", "Tandem's counters (ps_state)", ["key/TEXT/1", "value/INTEGER/0"], "key TEXT PRIMARY KEY, value INTEGER"),
-        ("ps_untyped", "Tandem's table of rows of undeclared tables (ps_untyped)", ["type/TEXT/1", "id/TEXT/2", "data/TEXT/0"],
+        (InternalTables.state, "Tandem's counters (ps_state)", ["key/TEXT/1", "value/INTEGER/0"], "key TEXT PRIMARY KEY, value INTEGER"),
+        (InternalTables.untyped, "Tandem's table of rows of undeclared tables (ps_untyped)", ["type/TEXT/1", "id/TEXT/2", "data/TEXT/0"],
          "type TEXT, id TEXT, data TEXT, PRIMARY KEY(type, id)"),
-        ("ps_download", "Tandem's staging table for large downloads (ps_download)",
+        (InternalTables.download, "Tandem's staging table for large downloads (ps_download)",
          ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT"),
     ]
 
@@ -67,7 +67,7 @@ enum LayoutCheck {
         let newestTransaction = try tx.scalar("SELECT max(tx_id) FROM ps_crud").int64Value
         let safeNext = (newestTransaction ?? 0) + 1
         let label = "Tandem's transaction counter (next_tx)"
-        if let next = try tx.scalar("SELECT value FROM ps_state WHERE key = 'next_tx'").int64Value {
+        if let next = try tx.connection.counter(.nextTransaction) {
             // next_tx equal to the newest queued id is an open transaction (sealed before upload).
             if let newest = newestTransaction, next < newest {
                 found.append(LayoutFinding("\(label) is \(next), below transaction \(newest) in the upload queue",
@@ -79,9 +79,9 @@ enum LayoutCheck {
         } else {
             found.append(LayoutFinding("\(label) is missing", repair: "\(label) was missing; set it to \(safeNext)", action: .counters))
         }
-        let newestStamp = max(0, try tx.scalar("SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'").int64Value ?? 0)
+        let newestStamp = max(0, try tx.scalar("SELECT max(value) FROM ps_state WHERE key LIKE '\(Counter.changedPrefix)%'").int64Value ?? 0)
         let seqLabel = "Tandem's change counter (seq)"
-        if let seq = try tx.scalar("SELECT value FROM ps_state WHERE key = 'seq'").int64Value {
+        if let seq = try tx.connection.counter(.sequence) {
             if seq < newestStamp {
                 found.append(LayoutFinding("\(seqLabel) is \(seq), below the newest change stamp \(newestStamp)",
                                            repair: "\(seqLabel) was \(seq); set it to \(newestStamp)", action: .counters))
@@ -125,10 +125,10 @@ enum LayoutCheck {
         }
         try check(name, "view \(name)", type: "view", sql: table.createView)
         for (kind, sql) in zip(["insert", "update", "delete"], table.createTriggers) {
-            try check("ps_view_\(kind)__\(name)", "the INSTEAD OF \(kind.uppercased()) trigger of view \(name)", type: "trigger", sql: sql)
+            try check(InternalTables.trigger(kind, of: name), "the INSTEAD OF \(kind.uppercased()) trigger of view \(name)", type: "trigger", sql: sql)
         }
         for (index, sql) in zip(table.indexes, table.createIndexes) {
-            try check("ps_index__\(name)__\(index.name)", "index \(index.name) of \(name)", type: "index", sql: sql)
+            try check(InternalTables.index(index.name, of: name), "index \(index.name) of \(name)", type: "index", sql: sql)
         }
         return found
     }
@@ -155,7 +155,7 @@ enum LayoutCheck {
             }
         }
         if actions.contains(.upgradeLayout) {
-            try tx.execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES ('layout', ?)", [SchemaInstaller.layoutVersion])
+            try tx.store(.layout, SchemaInstaller.layoutVersion)
         }
     }
 

@@ -73,9 +73,9 @@ struct SyncStateMachine: Equatable {
         case (.syncing, .passFailed(let error)):
             state = .backingOff
             return .backOff(seconds: backoff.next(), failure: error)
-        case (.syncing, .woken), (.backingOff, .woken):
-            return .none  // a running pass reads the queue afresh; a backoff is sat out
         default:
+            // Among others, a wake-up while syncing or backing off: a running pass reads the
+            // queue afresh; a backoff is sat out.
             return .none
         }
     }
