@@ -1,8 +1,8 @@
 /// What an observer has seen so far, and the decision what a new reading means: pure state,
 /// no SQLite, no threads (``ChangeObserver`` feeds it readings).
-struct ChangeLedger: Equatable {
+struct ChangeLedger {
     /// One read of the database's change record, in one snapshot.
-    struct Reading: Equatable {
+    struct Reading {
         /// Stamps newer than ``ChangeLedger/lastSequence``: (table, sequence number).
         var stamps: [(table: String, sequence: Int64)]
         /// `PRAGMA data_version` of the observer's connection.
@@ -11,11 +11,6 @@ struct ChangeLedger: Equatable {
         var recordedCommits: Int64?
         /// SQLite's commit counter, read before the snapshot, if readable.
         var commits: Int64?
-
-        static func == (a: Reading, b: Reading) -> Bool {
-            a.stamps.elementsEqual(b.stamps) { $0 == $1 } && a.dataVersion == b.dataVersion
-                && a.recordedCommits == b.recordedCommits && a.commits == b.commits
-        }
     }
 
     private(set) var lastSequence: Int64 = 0

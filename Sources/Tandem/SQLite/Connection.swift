@@ -121,8 +121,8 @@ final class Connection {
                 try statement.run(arguments)
             }
         }
-        if cache.statement(for: sql) != nil {
-            try withCachedStatement(sql) { try perform($0, arguments) }
+        if let statement = cache.statement(for: sql) {  // one lookup per use of a cached statement
+            do { try perform(statement, arguments) } catch { cache.remove(sql); throw error }
             return
         }
         var remaining = arguments[...]
