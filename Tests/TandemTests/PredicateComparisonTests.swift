@@ -85,14 +85,41 @@ import Testing
             ("title.count > 2 (Swift fallback)", #Predicate { $0.title.count > 2 }),
             ("id starts with r01", #Predicate { $0.id.starts(with: "r01") }),
         ]
+        // To-one relationships, through subqueries; f3 is a dangling id (no such folder).
+        for name in ["a", "A", "%", ""] {
+            all.append(("folder?.name == \(name.debugDescription)", #Predicate { $0.folder?.name == name }))
+            all.append(("folder?.name != \(name.debugDescription)", #Predicate { $0.folder?.name != name }))
+            all.append(("folder == nil || folder?.name < \(name.debugDescription)", #Predicate { $0.folder == nil || $0.folder?.name.starts(with: name) == false }))
+            all.append(("folder?.name contains \(name.debugDescription) == true", #Predicate { $0.folder?.name.contains(name) == true }))
+        }
+        all += [
+            ("folder == nil", #Predicate { $0.folder == nil }),
+            ("folder != nil && !done", #Predicate { $0.folder != nil && !$0.done }),
+            ("folder?.id == folder_id", #Predicate { $0.folder?.id == $0.folder_id }),
+            ("folder?.name == note", #Predicate { $0.folder?.name == $0.note }),
+        ]
         return all
+    }
+
+    /// The folders the records refer to (f0 to f2; f3 is dangling), with adversarial names.
+    static let folders = [Folder(id: "f0", name: "a"), Folder(id: "f1", name: "%"), Folder(id: "f2", name: "")]
+
+    /// Records as a fetch returns them: relationships loaded.
+    static func loaded(_ records: [TodoItem]) -> [TodoItem] {
+        records.map { record in
+            var record = record
+            record.folder = folders.first { $0.id == record.folder_id }
+            return record
+        }
     }
 
     @Test func sqlSelectsWhatSwiftSelects() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("p.db"), schema: recordSchema)
-        let records = Self.records(count: 250)
+        let records = Self.loaded(Self.records(count: 250))
+        try db.insert(contentsOf: Self.folders)
         try db.insert(contentsOf: records)
+        #expect(try db.fetch(RecordQuery<TodoItem>()) == records, "fetches load the to-one relationships")
         let corpus = Self.corpus
         #expect(corpus.count >= 100)
         var translated = 0
@@ -112,7 +139,8 @@ import Testing
     @Test func sqlSortsAsSwiftSorts() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("s.db"), schema: recordSchema)
-        let records = Self.records(count: 120)
+        let records = Self.loaded(Self.records(count: 120))
+        try db.insert(contentsOf: Self.folders)
         try db.insert(contentsOf: records)
         let sorts: [(String, [SortDescriptor<TodoItem>])] = [
             ("title", [SortDescriptor(\.title)]),
@@ -123,6 +151,7 @@ import Testing
             ("note (optional)", [SortDescriptor(\.note)]),
             ("due reverse", [SortDescriptor(\.due, order: .reverse)]),
             ("title lexical", [SortDescriptor(\.title, comparator: .lexical)]),
+            ("folder?.name (a relationship, sorted in Swift)", [SortDescriptor(\.folder?.name), SortDescriptor(\.title)]),
         ]
         for (name, sortBy) in sorts {
             let expected = records.sorted(using: sortBy).map(\.id)

@@ -21,6 +21,8 @@ struct TodoItem: Record, Equatable {
     var attachment: Data?
     var meta: Meta?
     var folder_id: String?
+    /// To-one: loaded from `folder_id`.
+    var folder: Folder? = nil
 }
 
 struct Folder: Record, Equatable {
@@ -150,7 +152,7 @@ let recordSchema: Schema = {
     /// fetch with an error naming the type, the property and the row, never a trap.
     @Test func aMissingRequiredValueIsADescriptiveError() throws {
         try db.execute("INSERT INTO todo_item(id, title) VALUES ('bare', 'x')")
-        #expect(throws: TandemError.invalidRecord("TodoItem.count is NULL or missing (row 'bare') but the property is not optional; make it optional or store a value")) {
+        #expect(throws: TandemError.invalidRecord("TodoItem.count is NULL or missing (row 'bare') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")) {
             try db.fetch(TodoItem.self, id: "bare")
         }
     }

@@ -1,34 +1,33 @@
 import Foundation
 import Synchronization
 
-/// One live query: re-runs its SQL after each commit that touches a table it reads, and
-/// delivers the result when it differs from the last one.
+/// One live query: re-runs its read (SQL, or records with their related records) after each
+/// commit that touches a table it reads, and delivers the result when it differs from the last one.
 ///
 /// Every run happens on the query's own serial queue, never on the thread that noticed the
 /// change (the change observer's, or a writer's), so a slow query delays only itself: other
 /// live queries and the sync engine's wake-up go on. A burst of changes during a run coalesces
 /// into one more run.
-final class LiveQuery: Sendable {
+final class LiveQuery<Value: Equatable & Sendable>: Sendable {
     private struct State {
         var running = false
         var dirty = false
-        var last: [Row]?
+        var last: Value?
         var finished = false
     }
 
-    private let sql: String
-    private let arguments: [DatabaseValue]
+    private let load: @Sendable (Transaction) throws -> Value
     private let readSet: Set<String>
     private weak let database: SharedDatabase?
-    private let deliver: @Sendable (Result<[Row], Error>) -> Void
+    private let deliver: @Sendable (Result<Value, Error>) -> Void
     private let queue = DispatchQueue(label: "tandem.live-query")
     private let state = Mutex(State())
 
-    init(database: SharedDatabase, sql: String, arguments: [DatabaseValue], readSet: Set<String>,
-         deliver: @escaping @Sendable (Result<[Row], Error>) -> Void) {
+    /// - Parameter load: the read, run in one read transaction each time.
+    init(database: SharedDatabase, readSet: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
+         deliver: @escaping @Sendable (Result<Value, Error>) -> Void) {
         self.database = database
-        self.sql = sql
-        self.arguments = arguments
+        self.load = load
         self.readSet = readSet
         self.deliver = deliver
     }
@@ -61,13 +60,13 @@ final class LiveQuery: Sendable {
                 return
             }
             do {
-                let rows = try database.read { try $0.fetchAll(sql, arguments) }
+                let value = try database.read(load)
                 let emit = state.withLock { s -> Bool in
-                    if s.last == rows || s.finished { return false }
-                    s.last = rows
+                    if s.last == value || s.finished { return false }
+                    s.last = value
                     return true
                 }
-                if emit { deliver(.success(rows)) }
+                if emit { deliver(.success(value)) }
             } catch {
                 let first = state.withLock { s -> Bool in
                     defer { s.finished = true }

@@ -44,13 +44,21 @@ extension SharedDatabase {
     /// - Throws: ``SQLiteError`` when the SQL does not prepare; an error when the change observer cannot start.
     public func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
                         onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> LiveObservation {
-        let tables = try readers.read { try $0.tablesRead(by: sql) }
+        let values = arguments.map(\.databaseValue)
+        return try observe(readSet: try readers.read { try $0.tablesRead(by: sql) }, load: { try $0.fetchAll(sql, values) }, onChange: onChange)
+    }
+
+    /// A live query of any read: `load` runs in one read transaction now and after every commit
+    /// that touches `tables` (user tables; their data tables are added), and `onChange` gets its
+    /// value when it differs from the last one.
+    func observe<Value: Equatable & Sendable>(readSet tables: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
+                                              onChange: @escaping @Sendable (Result<Value, Error>) -> Void) throws -> LiveObservation {
         var readSet = tables
         for table in tables {
             readSet.insert(InternalTables.dataTable(of: table, localOnly: false))
             readSet.insert(InternalTables.dataTable(of: table, localOnly: true))
         }
-        let query = LiveQuery(database: self, sql: sql, arguments: arguments.map(\.databaseValue), readSet: readSet, deliver: onChange)
+        let query = LiveQuery(database: self, readSet: readSet, load: load, deliver: onChange)
         let token = try observer.subscribe { [weak query] change, _ in query?.changed(change) }
         query.schedule()
         return LiveObservation { [weak self] in

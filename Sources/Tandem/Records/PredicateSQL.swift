@@ -18,9 +18,37 @@ protocol SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment
 }
 
-/// What a translation needs: the record type's layout, for key paths.
+/// What a translation needs: the record type's layout, for key paths, and the variables bound
+/// to related records inside relationship subqueries.
 struct PredicateContext {
+    /// A predicate variable as a table in the SQL: the record type and its alias.
+    struct Binding {
+        let layout: RecordLayout
+        let alias: String
+        /// A related record (inside a subquery), whose own relationships are not followed.
+        let isRelated: Bool
+    }
+
     let layout: RecordLayout
+    private var bindings: [PredicateExpressions.VariableID: Binding]
+
+    /// The context of `predicate`, whose variable is the query's own record.
+    init<R>(layout: RecordLayout, predicate: Predicate<R>) {
+        self.layout = layout
+        let root: PredicateExpressions.Variable<R> = predicate.variable
+        bindings = [root.key: Binding(layout: layout, alias: SQLText.identifier(layout.tableName), isRelated: false)]
+    }
+
+    /// The table a variable stands for, if it stands for one (the predicate's record, or a
+    /// related record in a subquery).
+    func binding(for variable: PredicateExpressions.VariableID) -> Binding? { bindings[variable] }
+
+    /// This context with `variable` standing for a related record of type `target`.
+    func binding(_ variable: PredicateExpressions.VariableID, toRelated target: RecordLayout) -> PredicateContext {
+        var inner = self
+        inner.bindings[variable] = Binding(layout: target, alias: "\"r\(bindings.count)\"", isRelated: true)
+        return inner
+    }
 
     /// `(lhs op rhs)`.
     func infix(_ lhs: Any, _ op: String, _ rhs: Any) throws -> SQLFragment {
@@ -31,6 +59,25 @@ struct PredicateContext {
     func translate(_ node: Any) throws -> SQLFragment {
         guard let node = node as? any SQLPredicateExpression else { throw Untranslatable(node: node) }
         return try node.sql(self)
+    }
+
+    /// The error for a relationship of a related record (see ``RelationshipDepth``).
+    func followedTooDeep(_ binding: Binding, _ relation: RecordLayout.Relation) -> TandemError {
+        .invalidRecord("\(layout.typeName): the predicate follows \(binding.layout.typeName).\(relation.property), a relationship of a related record; relationships are followed one level deep")
+    }
+
+    /// `(SELECT value FROM target AS rN WHERE rN.id = outer.{relation}_id)`: a value of the
+    /// related record, NULL when there is none (as `?.` gives nil). `variable`, when given, is
+    /// bound to the related record while `value` is translated.
+    func subquery(_ relation: RecordLayout.Relation, from outer: Binding, binding variable: PredicateExpressions.VariableID?,
+                  value: (PredicateContext, _ alias: String) throws -> SQLFragment) throws -> SQLFragment {
+        if outer.isRelated { throw followedTooDeep(outer, relation) }
+        let target = try RecordLayout.of(relation.target)
+        let alias = "\"r\(bindings.count)\""
+        let inner = variable.map { binding($0, toRelated: target) } ?? self
+        let selected = try value(inner, alias)
+        return SQLFragment(text: "(SELECT ") + selected
+            + SQLFragment(text: " FROM \(SQLText.identifier(target.tableName)) AS \(alias) WHERE \(alias).\"id\" = \(outer.alias).\(SQLText.identifier(relation.column)))")
     }
 }
 
@@ -46,12 +93,18 @@ struct Untranslatable: Error, CustomStringConvertible {
 
 extension PredicateExpressions.KeyPath: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        guard root is PredicateExpressions.Variable<Root.Output> else { throw Untranslatable(node: self) }
+        guard let variable = root as? PredicateExpressions.Variable<Root.Output>, let binding = context.binding(for: variable.key) else {
+            throw Untranslatable(node: self)
+        }
+        if let relation = binding.layout.relation(for: keyPath) {
+            // `$0.folder` itself: the related record's id, NULL when there is none.
+            return try context.subquery(relation, from: binding, binding: nil) { _, alias in SQLFragment(text: alias + ".\"id\"") }
+        }
         do {
-            return SQLFragment(text: SQLText.identifier(try context.layout.column(for: keyPath)))
+            return SQLFragment(text: binding.alias + "." + SQLText.identifier(try binding.layout.column(for: keyPath)))
         } catch let error as TandemError {
-            // A key path through another value (`$0.folder.name`) is evaluated in Swift.
-            if String(reflecting: keyPath).dropFirst(context.layout.typeName.count + 2).contains(".") { throw Untranslatable(node: self) }
+            // A key path through another value (`$0.meta.tags`) is evaluated in Swift.
+            if String(reflecting: keyPath).dropFirst(binding.layout.typeName.count + 2).contains(".") { throw Untranslatable(node: self) }
             throw error
         }
     }
@@ -59,7 +112,8 @@ extension PredicateExpressions.KeyPath: SQLPredicateExpression {
 
 extension PredicateExpressions.Value: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        guard let encodable = value as? any Encodable else { throw Untranslatable(node: self) }
+        // A record compares as a whole value, which only Swift can do.
+        guard let encodable = value as? any Encodable, !(value is any Record) else { throw Untranslatable(node: self) }
         if let optional = value as? any OptionalProtocol, optional.isNone { return SQLFragment(text: "NULL") }
         return SQLFragment(text: "?", arguments: [try RecordValue.databaseValue(encodable)])
     }

@@ -23,10 +23,19 @@ import Foundation
 ///   Date → real seconds since 1970; UUID → lowercase text; Data → base64 text; RawRepresentable
 ///   enums → their raw value's column; any other Codable → JSON text (sorted keys, ISO 8601
 ///   dates); Optional of any → nullable.
-/// - A property added after rows were stored reads NULL for them: make it optional, or decode it
-///   with `decodeIfPresent(…) ?? default` in `init(from:)` (synthesized Codable ignores property
-///   defaults); otherwise fetching such a row throws ``TandemError/invalidRecord(_:)`` naming the
-///   type, the property and the row.
+/// - To-one relationships: an optional property whose type is another record (`var folder:
+///   Folder?`) is not a column. It is stored as the related record's id in the text column
+///   `{property}_id`, which the type declares (`var folder_id: String?`) and the derived schema
+///   indexes. Fetches load it for every record in one query per relationship (no N+1), one level
+///   deep (the loaded record's own relationships are nil); a dangling id loads nil. Writes store
+///   only `folder_id`: set that to change the relationship. Predicates follow it in SQL
+///   (`$0.folder?.name == "Inbox"` becomes a subquery). No foreign key is enforced (sync order
+///   is free), as in PowerSync. To-many: ``SharedDatabase/fetchRelated(_:by:in:)``.
+/// - A property added after rows were stored reads NULL for them. A ``DefaultedRecord`` (every
+///   property has a default, so the type has `init()`) reads its `init()` value instead.
+///   Otherwise make the property optional, or decode it with `decodeIfPresent(…) ?? default` in
+///   `init(from:)` (synthesized Codable ignores property defaults); else fetching such a row
+///   throws ``TandemError/invalidRecord(_:)`` naming the type, the property and the row.
 ///
 /// Related documentation: https://docs.powersync.com/client-sdk-references/swift (PowerSync's SwiftData store)
 public protocol Record: Codable, Sendable {
@@ -42,4 +51,22 @@ public protocol Record: Codable, Sendable {
 extension Record {
     public static var tableName: String { RecordLayout.snakeCase(String(describing: Self.self)) }
     public static var keyPathColumns: [String: String] { [:] }
+}
+
+/// A record whose properties all have default values, so that it has `init()`: a NULL or missing
+/// value of a non-optional property (a property added after rows were stored) reads as the value
+/// `init()` gives it, instead of failing the fetch.
+///
+/// ```swift
+/// struct TodoItem: DefaultedRecord {
+///     var id = ""
+///     var title = ""
+///     var priority = 3        // added later: rows stored before read 3
+/// }
+/// ```
+///
+/// Swift's synthesized `Decodable` ignores property defaults; this is how Tandem applies them,
+/// as SwiftData applies a new property's default in a lightweight migration.
+public protocol DefaultedRecord: Record {
+    init()
 }

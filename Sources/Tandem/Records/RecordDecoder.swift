@@ -1,18 +1,23 @@
 import Foundation
 
 /// Decodes a record from a row, values mapped back by ``RecordValue``'s table. A NULL or missing
-/// column for a non-optional property throws ``TandemError/invalidRecord(_:)`` naming the type,
-/// the property and the row.
+/// column for a non-optional property reads the ``DefaultedRecord`` default, or else throws
+/// ``TandemError/invalidRecord(_:)`` naming the type, the property and the row. A to-one
+/// relationship reads the record `related` holds for its id.
 struct RecordDecoder: Decoder {
     let values: [String: DatabaseValue]
-    let typeName: String
+    let layout: RecordLayout
+    /// Relationship property → related id → the related record.
+    let related: [String: [String: any Record]]
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var typeName: String { layout.typeName }
 
-    static func decode<R: Record>(_ type: R.Type, from row: Row) throws -> R {
+    static func decode<R: Record>(_ type: R.Type, from row: Row, layout: RecordLayout,
+                                  related: [String: [String: any Record]] = [:]) throws -> R {
         var values: [String: DatabaseValue] = [:]
         for (column, value) in zip(row.columns, row.values) { values[column] = value }
-        return try R(from: RecordDecoder(values: values, typeName: String(describing: R.self)))
+        return try R(from: RecordDecoder(values: values, layout: layout, related: related))
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -36,11 +41,21 @@ struct RecordDecoder: Decoder {
 
         func decodeNil(forKey key: Key) throws -> Bool { (decoder.values[key.stringValue] ?? .null).isNull }
 
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            if type is any Record.Type {
+                guard let id = decoder.values[key.stringValue + "_id"]?.stringValue else { return nil }
+                return decoder.related[key.stringValue]?[id] as? T
+            }
+            guard let value = decoder.values[key.stringValue], !value.isNull else { return nil }
+            return try decode(type, forKey: key)
+        }
+
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            let value = decoder.values[key.stringValue] ?? .null
+            var value = decoder.values[key.stringValue] ?? .null
             let row = decoder.values["id"]?.stringValue.map { " (row '\($0)')" } ?? ""
+            if value.isNull, let fallback = decoder.layout.defaults[key.stringValue] { value = fallback }
             guard !value.isNull else {
-                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue) is NULL or missing\(row) but the property is not optional; make it optional or store a value")
+                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue) is NULL or missing\(row) but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")
             }
             do {
                 return try ColumnValueDecoder.decode(type, from: value)

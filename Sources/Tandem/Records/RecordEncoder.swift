@@ -37,6 +37,7 @@ final class RecordEncoder: Encoder {
         mutating func encodeNil(forKey key: Key) throws { encoder.columns[key.stringValue] = .null }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            if value is any Record { return }  // a to-one relationship: its `…_id` column holds it
             encoder.columns[key.stringValue] = try RecordValue.databaseValue(value)
         }
 

@@ -11,12 +11,28 @@ struct RecordLayout: Sendable {
         var nullable: Bool
     }
 
+    /// A to-one relationship: an optional property whose type is another record (`folder:
+    /// Folder?`), stored as the id in the text column `{property}_id` (`folder_id`).
+    struct Relation: @unchecked Sendable {
+        // @unchecked: `target` is a metatype, an immutable value.
+        let property: String
+        let column: String
+        let target: any Record.Type
+    }
+
     let typeName: String
     let tableName: String
     /// The columns besides `id`, in Codable order.
     let columns: [Column]
     /// Property name (from a key path) → column, for the names that differ.
     let keyPathColumns: [String: String]
+    /// The to-one relationships, in Codable order.
+    let relations: [Relation]
+    /// `\R.id` as generic code spells it (described as a computed property, not by name).
+    let idKeyPath: AnyKeyPath & Sendable
+    /// Column values of a ``DefaultedRecord``'s `init()`, read for a NULL or missing value of a
+    /// non-optional property; empty for other records.
+    let defaults: [String: DatabaseValue]
 
     private static let cache = Mutex<[ObjectIdentifier: RecordLayout]>([:])
 
@@ -34,8 +50,19 @@ struct RecordLayout: Sendable {
         guard recorder.recorded.columns.contains(where: { $0.name == "id" }) else {
             throw TandemError.invalidRecord("\(R.self) has no Codable key 'id' (a record's id is its row id)")
         }
+        let relations = try recorder.recorded.relations.map { property, target in
+            let column = property + "_id"
+            guard columns.contains(where: { $0.name == column && $0.type == .text }) else {
+                throw TandemError.invalidRecord("\(R.self).\(property) is a to-one relationship to \(target), stored as its id in the text column \(column); declare `var \(column): String?` in \(R.self)")
+            }
+            return Relation(property: property, column: column, target: target)
+        }
+        var defaults: [String: DatabaseValue] = [:]
+        if let defaulted = R.self as? any DefaultedRecord.Type {
+            defaults = try RecordEncoder.columns(of: defaulted.init())
+        }
         let layout = RecordLayout(typeName: String(describing: R.self), tableName: R.tableName, columns: columns,
-                                  keyPathColumns: R.keyPathColumns)
+                                  keyPathColumns: R.keyPathColumns, relations: relations, idKeyPath: \R.id, defaults: defaults)
         cache.withLock { $0[ObjectIdentifier(type)] = layout }
         return layout
     }
@@ -45,18 +72,30 @@ struct RecordLayout: Sendable {
     /// - Throws: ``TandemError/invalidRecord(_:)`` naming the type and property, for a property that
     ///   is not a column or a key path through another value (those are evaluated in Swift).
     func column(for keyPath: AnyKeyPath) throws -> String {
-        let description = String(reflecting: keyPath)
-        let prefix = "\\\(typeName)."
-        guard description.hasPrefix(prefix) else {
-            throw TandemError.invalidRecord("the key path \(description) does not start at \(typeName)")
-        }
-        let property = String(description.dropFirst(prefix.count))
+        if keyPath == idKeyPath { return "id" }
+        let property = try self.property(of: keyPath)
         let column = keyPathColumns[property] ?? property
         guard column == "id" || columns.contains(where: { $0.name == column }) else {
             throw TandemError.invalidRecord(
                 "\(typeName).\(property) is not a column of \(tableName) (its Codable keys are id, \(columns.map(\.name).joined(separator: ", "))); map it in \(typeName).keyPathColumns")
         }
         return column
+    }
+
+    /// The property a key path names: what follows the type name in its description.
+    func property(of keyPath: AnyKeyPath) throws -> String {
+        let description = String(reflecting: keyPath)
+        let prefix = "\\\(typeName)."
+        guard description.hasPrefix(prefix) else {
+            throw TandemError.invalidRecord("the key path \(description) does not start at \(typeName)")
+        }
+        return String(description.dropFirst(prefix.count))
+    }
+
+    /// The to-one relationship a key path names (`\Note.folder`), if any.
+    func relation(for keyPath: AnyKeyPath) -> Relation? {
+        guard let property = try? property(of: keyPath) else { return nil }
+        return relations.first { $0.property == property }
     }
 
     /// Fails fast, naming the type, property and column, when the file's declared table does
@@ -86,6 +125,8 @@ struct RecordLayout: Sendable {
 final class PlaceholderDecoder: Decoder {
     final class Recorded {
         var columns: [RecordLayout.Column] = []
+        /// Optional properties whose type is a record: to-one relationships, not columns.
+        var relations: [(property: String, target: any Record.Type)] = []
     }
 
     let depth: Int
@@ -152,11 +193,18 @@ final class PlaceholderDecoder: Decoder {
         func decodeNil(forKey key: Key) throws -> Bool { false }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try record(type, key: key, nullable: false)
+            if decoder.depth == 0, type is any Record.Type {
+                throw TandemError.invalidRecord("'\(key.stringValue)' is a to-one relationship to \(T.self) and must be optional (`\(key.stringValue): \(T.self)?`)")
+            }
+            return try record(type, key: key, nullable: false)
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            try record(type, key: key, nullable: true)
+            if decoder.depth == 0, let target = type as? any Record.Type {
+                decoder.recorded.relations.append((key.stringValue, target))
+                return nil
+            }
+            return try record(type, key: key, nullable: true)
         }
 
         private func record<T: Decodable>(_ type: T.Type, key: Key, nullable: Bool) throws -> T {

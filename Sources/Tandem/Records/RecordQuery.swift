@@ -47,8 +47,10 @@ struct RecordSQL {
         var sql = SQLFragment(text: "SELECT \(columns) FROM \(SQLText.identifier(layout.tableName))")
         var filterInSwift = false
         if let predicate = query.predicate {
+            let context = PredicateContext(layout: layout, predicate: predicate)
+            if !layout.relations.isEmpty { try RelationshipDepth.check(predicate.expression, context) }
             do {
-                sql = sql + SQLFragment(text: " WHERE ") + (try PredicateContext(layout: layout).translate(predicate.expression))
+                sql = sql + SQLFragment(text: " WHERE ") + (try context.translate(predicate.expression))
             } catch is Untranslatable {
                 filterInSwift = true
             }
@@ -61,6 +63,9 @@ struct RecordSQL {
             orders.append("\(SQLText.identifier(column)) \(descriptor.order == .forward ? "ASC" : "DESC")")
         }
         if sortInSwift {
+            for keyPath in query.sortBy.compactMap(\.keyPath) where !layout.relations.isEmpty {
+                try RelationshipDepth.check(sortKeyPath: keyPath, layout: layout)
+            }
             sql.text += " ORDER BY id"
         } else {
             sql.text += " ORDER BY " + (orders + ["id"]).joined(separator: ", ")

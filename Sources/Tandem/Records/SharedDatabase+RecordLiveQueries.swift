@@ -19,28 +19,44 @@ extension SharedDatabase {
 
     /// Watches one record by id: the record, or nil while there is none.
     public func watch<R: Record>(_ type: R.Type, id: String) -> AsyncThrowingStream<R?, Error> {
-        LiveObservation.stream { deliver in
-            let layout = try RecordLayout.of(R.self)
-            return try observe("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id]) { result in
-                deliver(result.flatMap { rows in Result { try rows.first.map { try RecordDecoder.decode(R.self, from: $0) } } })
+        let records = watch(RecordQuery<R>(#Predicate { $0.id == id }))
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await found in records { continuation.yield(found.first) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
             }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
 
     /// A record query as a live query with a callback (on the query's own queue); a result equal
-    /// to the last one delivered (same rows, same order) is not delivered again.
+    /// to the last one delivered (same rows, same related rows, same order) is not delivered
+    /// again. Changes to the tables of related records (to-one relationships) wake it too.
     public func observe<R: Record>(_ query: RecordQuery<R>, throttle: Double? = nil,
                                    onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> LiveObservation {
         let onChange = throttle.map { Throttle(interval: $0, deliver: onChange).callAsFunction } ?? onChange
         let layout = try read { try $0.checkedLayout(R.self) }
         let plan = try RecordSQL.make(query, layout: layout)
+        let tables = try read { tx in try tx.connection.tablesRead(by: plan.select.text).union(layout.relations.map { try RecordLayout.of($0.target).tableName }) }
         let last = Mutex<[Row]?>(nil)
-        return try observe(plan.select.text, plan.select.arguments) { result in
+        let load: @Sendable (Transaction) throws -> LoadedRecords<R> = { tx in
+            let rows = try tx.fetchAll(plan.select.text, plan.select.arguments)
+            let related = layout.relations.isEmpty ? RelatedRecords() : try RelatedRecords.load(for: rows, layout: layout, in: tx)
+            // A row that does not decode is reported, and the live query goes on.
+            let records = Result { try rows.map { try RecordDecoder.decode(R.self, from: $0, layout: layout, related: related.records) } }
+            return LoadedRecords(rows: rows, related: related.rows, records: records)
+        }
+        return try observe(readSet: tables, load: load) { result in
             switch result {
             case .failure(let error): onChange(.failure(error))
-            case .success(let rows):
+            case .success(let loaded):
                 do {
-                    var pairs = try rows.map { ($0, try RecordDecoder.decode(R.self, from: $0)) }
+                    let (rows, records, related) = (loaded.rows, try loaded.records.get(), loaded.related)
+                    var pairs = zip(rows, records).map { ($0, $1) }
                     if plan.filterInSwift, let predicate = query.predicate { pairs = try pairs.filter { try predicate.evaluate($0.1) } }
                     if plan.sortInSwift {
                         if !query.sortBy.isEmpty {
@@ -50,7 +66,7 @@ extension SharedDatabase {
                         }
                         pairs = Array(pairs.dropFirst(query.offset).prefix(query.limit ?? .max))
                     }
-                    let shown = pairs.map(\.0)
+                    let shown = pairs.map(\.0) + related
                     let isNew = last.withLock { previous -> Bool in
                         defer { previous = shown }
                         return previous != shown
@@ -62,6 +78,15 @@ extension SharedDatabase {
             }
         }
     }
+}
+
+/// Records with the rows they came from; equal when the rows and the related rows are.
+struct LoadedRecords<R: Record>: Equatable, Sendable {
+    let rows: [Row]
+    let related: [Row]
+    let records: Result<[R], any Error>
+
+    static func == (a: LoadedRecords, b: LoadedRecords) -> Bool { a.rows == b.rows && a.related == b.related }
 }
 
 /// Delivers at most one value per interval: the first at once, later ones no sooner than

@@ -22,6 +22,11 @@ extension SharedDatabase {
         try read { try $0.count(query) }
     }
 
+    /// The ids `query` selects, in its order (its predicate must translate to SQL).
+    public func ids<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [String] {
+        try read { try $0.ids(query) }
+    }
+
     /// Inserts `record` (minting an empty id) and returns it as stored.
     @discardableResult
     public func insert<R: Record>(_ record: R) throws -> R {
@@ -66,7 +71,7 @@ extension SharedDatabase {
             guard !ids.isEmpty else { return [:] }
             let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
             let rows = try tx.fetchAll("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE \(SQLText.identifier(column)) IN (\(marks)) ORDER BY id", ids)
-            return try Dictionary(grouping: rows.map { try RecordDecoder.decode(R.self, from: $0) }) { $0[keyPath: keyPath] ?? "" }
+            return Dictionary(grouping: try tx.decodeRecords(R.self, rows: rows, layout: layout).records) { $0[keyPath: keyPath] ?? "" }
         }
     }
 }

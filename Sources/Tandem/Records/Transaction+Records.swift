@@ -9,7 +9,7 @@ extension Transaction {
     public func fetch<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [R] {
         let layout = try checkedLayout(R.self)
         let plan = try RecordSQL.make(query, layout: layout)
-        var records = try fetchAll(plan.select.text, plan.select.arguments).map { try RecordDecoder.decode(R.self, from: $0) }
+        var records = try decodeRecords(R.self, rows: try fetchAll(plan.select.text, plan.select.arguments), layout: layout).records
         if plan.filterInSwift, let predicate = query.predicate { records = try records.filter { try predicate.evaluate($0) } }
         if plan.sortInSwift {
             if !query.sortBy.isEmpty { records.sort(using: query.sortBy) }
@@ -21,7 +21,8 @@ extension Transaction {
     /// The record with this id, or nil.
     public func fetch<R: Record>(_ type: R.Type, id: String) throws -> R? {
         let layout = try checkedLayout(R.self)
-        return try fetchOne("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id]).map { try RecordDecoder.decode(R.self, from: $0) }
+        let rows = try fetchAll("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id])
+        return try decodeRecords(R.self, rows: rows, layout: layout).records.first
     }
 
     /// How many records `query` selects (`SELECT count(*)`; limit and offset apply).
@@ -130,7 +131,7 @@ extension Transaction {
     private func translated<R: Record>(_ query: RecordQuery<R>, layout: RecordLayout, columns: String) throws -> SQLFragment {
         let plan = try RecordSQL.make(query, layout: layout, columns: columns)
         if plan.filterInSwift, let predicate = query.predicate {
-            do { _ = try PredicateContext(layout: layout).translate(predicate.expression) } catch let error as Untranslatable {
+            do { _ = try PredicateContext(layout: layout, predicate: predicate).translate(predicate.expression) } catch let error as Untranslatable {
                 throw TandemError.invalidRecord("\(layout.typeName): \(error.description); count, ids and delete need an SQL predicate")
             }
         }
@@ -146,6 +147,12 @@ extension Transaction {
         if connection.checkedRecordTypes.contains(layout.typeName) { return layout }
         try layout.check(against: try SchemaInstaller.storedSchema(self), path: connection.path)
         connection.checkedRecordTypes.insert(layout.typeName)
+        do {
+            for relation in layout.relations { _ = try checkedLayout(relation.target) }
+        } catch {
+            connection.checkedRecordTypes.remove(layout.typeName)
+            throw error
+        }
         return layout
     }
 }

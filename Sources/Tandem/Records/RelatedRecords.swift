@@ -1,0 +1,53 @@
+import Foundation
+
+/// The to-one relationships of a list of rows, loaded with one query per relationship (no N+1),
+/// one level deep.
+struct RelatedRecords {
+    /// Relationship property → related id → the related record.
+    var records: [String: [String: any Record]] = [:]
+    /// Every related row loaded, in load order (a live query compares them too).
+    var rows: [Row] = []
+
+    /// Loads the records `rows` refer to through `layout`'s relationships.
+    static func load(for rows: [Row], layout: RecordLayout, in tx: Transaction) throws -> RelatedRecords {
+        var loaded = RelatedRecords()
+        for relation in layout.relations {
+            guard let index = rows.first?.columns.firstIndex(of: relation.column) else { continue }
+            var ids: [String] = []
+            var seen = Set<String>()
+            for row in rows {
+                if let id = row.values[index].stringValue, seen.insert(id).inserted { ids.append(id) }
+            }
+            let (records, targetRows) = try tx.records(relation.target, ids: ids)
+            loaded.records[relation.property] = records
+            loaded.rows += targetRows
+        }
+        return loaded
+    }
+}
+
+extension Transaction {
+    /// Records of `R` from rows of its table, with their to-one relationships loaded.
+    func decodeRecords<R: Record>(_ type: R.Type, rows: [Row], layout: RecordLayout) throws -> (records: [R], related: [Row]) {
+        let related = layout.relations.isEmpty ? RelatedRecords() : try RelatedRecords.load(for: rows, layout: layout, in: self)
+        let records = try rows.map { try RecordDecoder.decode(R.self, from: $0, layout: layout, related: related.records) }
+        return (records, related.rows)
+    }
+
+    /// The records of `T` with these ids (their own relationships not loaded), by id.
+    fileprivate func records<T: Record>(_ type: T.Type, ids: [String]) throws -> ([String: any Record], [Row]) {
+        let layout = try checkedLayout(T.self)
+        var records: [String: any Record] = [:], rows: [Row] = []
+        let chunk = 500  // well under SQLite's bound-parameter limit
+        for start in stride(from: 0, to: ids.count, by: chunk) {
+            let part = Array(ids[start..<min(start + chunk, ids.count)])
+            let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
+            for row in try fetchAll("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id IN (\(marks)) ORDER BY id", part) {
+                let record = try RecordDecoder.decode(T.self, from: row, layout: layout)
+                records[record.id] = record
+                rows.append(row)
+            }
+        }
+        return (records, rows)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+
+struct Room: Record, Equatable {
+    var id = ""
+    var name: String
+}
+
+struct Shelf: Record, Equatable {
+    var id = ""
+    var name: String
+    var room_id: String?
+    var room: Room? = nil
+}
+
+struct Book: Record, Equatable {
+    var id = ""
+    var title: String
+    var shelf_id: String?
+    var shelf: Shelf? = nil
+}
+
+/// A relationship without its `…_id` column.
+struct Orphan: Record {
+    var id = ""
+    var shelf: Shelf?
+}
+
+/// A relationship that is not optional.
+struct Strict: Record {
+    var id = ""
+    var shelf_id: String?
+    var shelf: Shelf
+}
+
+/// To-one relationships: stored as `{name}_id`, loaded one level deep in one query per
+/// relationship, followed by predicates through subqueries.
+@Suite struct RelationshipTests {
+    let dir: TemporaryDirectory
+    let db: SharedDatabase
+
+    init() throws {
+        dir = try TemporaryDirectory()
+        db = try SharedDatabase(path: dir.path("books.db"), records: [RecordTable(Room.self), RecordTable(Shelf.self), RecordTable(Book.self)])
+    }
+
+    @Test func aRelationshipIsItsIdColumnIndexed() throws {
+        let table = try #require(try Schema(records: [RecordTable(Book.self)]).table(named: "book"))
+        #expect(table.columns.map(\.name) == ["title", "shelf_id"])
+        #expect(table.indexes == [IndexSchema(name: "by_shelf_id", columns: ["shelf_id"])])
+        #expect(throws: TandemError.invalidRecord("Orphan.shelf is a to-one relationship to Shelf, stored as its id in the text column shelf_id; declare `var shelf_id: String?` in Orphan")) {
+            try Schema(records: [RecordTable(Orphan.self)])
+        }
+        #expect(throws: TandemError.self) { try Schema(records: [RecordTable(Strict.self)]) }
+    }
+
+    @Test func fetchesLoadRelatedRecordsOneLevelDeep() throws {
+        let attic = try db.insert(Room(name: "attic"))
+        let shelf = try db.insert(Shelf(name: "poetry", room_id: attic.id))
+        try db.insert(Book(id: "b1", title: "Odes", shelf_id: shelf.id))
+        try db.insert(Book(id: "b2", title: "Lost", shelf_id: "no-such-shelf"))
+        try db.insert(Book(id: "b3", title: "Loose", shelf_id: nil))
+        let books = try db.fetch(RecordQuery<Book>(sortBy: [SortDescriptor(\.id)]))
+        #expect(books.map(\.shelf) == [shelf, nil, nil])
+        #expect(books[0].shelf?.room == nil && books[0].shelf?.room_id == attic.id, "the related record's own relationships are not loaded")
+        #expect(books[1].shelf_id == "no-such-shelf", "a dangling id stays as stored")
+        #expect(try db.fetch(Book.self, id: "b1")?.shelf == shelf)
+        #expect(try db.fetch(Shelf.self, id: shelf.id)?.room == attic)
+
+        // Writing a fetched record writes only what changed; the loaded relationship is not a column.
+        var lost = books[1]
+        lost.title = "Found"
+        try db.update(lost)
+        let entries = try db.crudTransactions(limit: 20).flatMap(\.entries)
+        #expect(entries.last?.data == ["title": .string("Found")])
+        #expect(try db.fetchAll("SELECT shelf_id FROM book WHERE id = 'b2'")[0]["shelf_id"] == .text("no-such-shelf"))
+    }
+
+    @Test func predicatesFollowARelationshipInSQL() throws {
+        let attic = try db.insert(Room(name: "attic"))
+        let poetry = try db.insert(Shelf(name: "poetry", room_id: attic.id)), prose = try db.insert(Shelf(name: "Poetry"))
+        for (id, shelf) in [("b1", poetry.id), ("b2", prose.id), ("b3", "dangling"), ("b4", nil)] as [(String, String?)] {
+            try db.insert(Book(id: id, title: id, shelf_id: shelf))
+        }
+        let onPoetry = RecordQuery<Book>(#Predicate { $0.shelf?.name == "poetry" })
+        #expect(try db.fetch(onPoetry).map(\.id) == ["b1"])
+        #expect(try db.count(onPoetry) == 1, "count needs SQL: the chain translated to a subquery")
+        #expect(try db.ids(RecordQuery<Book>(#Predicate { $0.shelf == nil })) == ["b3", "b4"])
+        #expect(try db.ids(RecordQuery<Book>(#Predicate { $0.shelf?.name != "poetry" })) == ["b2", "b3", "b4"])
+        #expect(try db.delete(Book.self, where: #Predicate { $0.shelf?.name.starts(with: "P") == true }) == 1)
+        #expect(try db.ids(RecordQuery<Book>()) == ["b1", "b3", "b4"])
+
+        // Followed one level only: deeper chains are refused wherever they are evaluated.
+        let deep = TandemError.invalidRecord("Book: the predicate follows Shelf.room, a relationship of a related record; relationships are followed one level deep")
+        #expect(throws: deep) { try db.fetch(RecordQuery<Book>(#Predicate { $0.shelf?.room?.name == "attic" })) }
+        #expect(throws: deep) { try db.fetch(RecordQuery<Book>(#Predicate { $0.title.count > 1 || $0.shelf?.room?.name == "attic" })) }
+        #expect(throws: TandemError.self) { try db.fetch(RecordQuery<Book>(sortBy: [SortDescriptor(\.shelf?.room?.name)])) }
+        #expect(try db.fetch(RecordQuery<Shelf>(#Predicate { $0.room?.name == "attic" })).map(\.id) == [poetry.id])
+    }
+
+    @Test func liveQueriesWakeForChangesToRelatedRecords() throws {
+        let shelf = try db.insert(Shelf(name: "poetry"))
+        try db.insert(Book(id: "b1", title: "Odes", shelf_id: shelf.id))
+        let seen = Mutex<[[String?]]>([])
+        let observation = try db.observe(RecordQuery<Book>()) { result in
+            if case .success(let books) = result { seen.withLock { $0.append(books.map { $0.shelf?.name }) } }
+        }
+        try waitUntil("the first result") { seen.withLock { $0.last } == ["poetry"] }
+        var renamed = shelf
+        renamed.name = "verse"
+        try db.update(renamed)
+        try waitUntil("the renamed shelf") { seen.withLock { $0.last } == ["verse"] }
+        withExtendedLifetime(observation) {}
+    }
+}
+
+/// The first version of a record type, and a later one with a property added.
+struct NoteV1: Record {
+    var id = ""
+    var title: String
+    static var tableName: String { "note" }
+}
+
+struct NoteV2: DefaultedRecord, Equatable {
+    var id = ""
+    var title = ""
+    var priority = 3
+    var tags = ["inbox"]
+    var due: Date? = nil
+    static var tableName: String { "note" }
+}
+
+struct NoteV2Strict: Record {
+    var id = ""
+    var title: String
+    var priority: Int
+    static var tableName: String { "note" }
+}
+
+/// A property added to a record type reads stored rows with its default.
+@Suite struct AddedPropertyTests {
+    @Test func oldRowsReadTheDefaultOfADefaultedRecord() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("notes.db")
+        do {
+            let v1 = try SharedDatabase(path: path, records: [RecordTable(NoteV1.self)])
+            try v1.insert(NoteV1(id: "old", title: "written by v1"))
+        }
+        let v2 = try SharedDatabase(path: path, records: [RecordTable(NoteV2.self)])
+        #expect(try v2.fetch(NoteV2.self, id: "old") == NoteV2(id: "old", title: "written by v1", priority: 3, tags: ["inbox"], due: nil))
+        try v2.insert(NoteV2(id: "new", title: "v2", priority: 0, tags: []))
+        #expect(try v2.fetch(NoteV2.self, id: "new")?.priority == 0, "a stored value wins over the default")
+        #expect(try v2.count(RecordQuery<NoteV2>(#Predicate { $0.priority == 3 })) == 0, "SQL sees what is stored (NULL): the default is applied when reading")
+        #expect(throws: TandemError.invalidRecord("NoteV2Strict.priority is NULL or missing (row 'old') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")) {
+            try v2.fetch(NoteV2Strict.self, id: "old")
+        }
+    }
+}
