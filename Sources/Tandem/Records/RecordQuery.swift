@@ -11,7 +11,9 @@ import Foundation
 /// Translated to SQL with bound arguments: comparisons; `==`/`!=` with Swift's optional
 /// semantics (`IS`/`IS NOT`, never three-valued); Bool key paths; `&&`, `||`, `!`; `contains` over
 /// a constant collection (`IN`); ranges (`...`, `..<`); `starts(with:)` and `contains` on strings,
-/// case-sensitive as in Swift; `??`; captured constants of every mapped type. Anything else
+/// case-sensitive as in Swift; `??`; captured constants of every mapped type; to-one chains
+/// (`$0.folder?.name == x`, a subquery that is NULL when Swift's `?.` gives nil; one level deep,
+/// deeper chains throw). `hasSuffix` is rejected by the `#Predicate` macro itself. Anything else
 /// (a key path through another value, string methods `#Predicate` does not translate): ``fetch``
 /// evaluates the predicate in Swift over the table, and `count`, `ids` and delete-where throw
 /// naming the expression. Sorting: numbers, dates, Bools, UUIDs and strings (code-point order,
