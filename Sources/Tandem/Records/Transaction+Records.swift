@@ -48,23 +48,24 @@ extension Transaction {
         try insert(contentsOf: CollectionOfOne(record))[0]
     }
 
-    /// Inserts many records in this transaction through one prepared statement (the table's
-    /// view, so each is captured for upload). Returns them as stored.
+    /// Inserts many records in this transaction; returns them as stored. Captured for upload
+    /// exactly as inserts through the table's view are, written by
+    /// ``insert(into:columns:rows:)`` (many rows per statement).
+    /// - Throws: ``SQLiteError`` when a row with one of the ids exists; ``TandemError/invalidRecord(_:)``
+    ///   for a record that does not encode as its table's columns.
     @discardableResult
     public func insert<R: Record, S: Sequence<R>>(contentsOf records: S) throws -> [R] {
         if isReadOnly { throw TandemError.readOnly(path: connection.path) }
         let layout = try checkedLayout(R.self)
-        let names = (["id"] + layout.columns.map(\.name)).map(SQLText.identifier).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: layout.columns.count + 1).joined(separator: ", ")
-        let sql = "INSERT INTO \(SQLText.identifier(layout.tableName))(\(names)) VALUES (\(marks))"
-        return try connection.withCachedStatement(sql) { statement in
-            try records.map { record in
-                var record = record
-                if record.id.isEmpty { record.id = UUID().uuidString.lowercased() }
-                try statement.run(try columnValues(of: record, layout: layout))
-                return record
-            }
+        var stored: [R] = []
+        let rows = try records.map { record in
+            var record = record
+            if record.id.isEmpty { record.id = UUID().uuidString.lowercased() }
+            stored.append(record)
+            return try columnValues(of: record, layout: layout)
         }
+        try insert(into: layout.tableName, columns: ["id"] + layout.columns.map(\.name), rows: rows)
+        return stored
     }
 
     /// Writes `record` over the stored row with its id. Only the columns whose values changed

@@ -11,6 +11,9 @@ final class Connection {
     private var cache = StatementCache()
     /// Record types already checked against this file's schema (see `Transaction.checkedLayout`).
     var checkedRecordTypes: Set<String> = []
+    /// The stored schema as last read, with the `schema_version` it was read at (see
+    /// `SchemaInstaller.storedSchema(_:cached:)`).
+    var storedSchemaCache: (version: Int64, schema: Schema?)?
     /// Row changes the preupdate hook saw in the user's tables (see ``InternalTables/holdsUserRows(_:)``).
     var userRowChanges = 0
     private var controlStatements: [Control: Statement] = [:]

@@ -14,6 +14,16 @@ enum SchemaInstaller {
         try tx.stored(.layout).int64Value == layoutVersion
     }
 
+    /// The stored schema, decoded again only when SQLite's `schema_version` moved (every schema
+    /// upgrade regenerates views, which moves it).
+    static func cachedStoredSchema(_ tx: Transaction) throws -> Schema? {
+        let version = try tx.connection.scalar("PRAGMA schema_version").int64Value ?? 0
+        if let cached = tx.connection.storedSchemaCache, cached.version == version { return cached.schema }
+        let schema = try storedSchema(tx)
+        tx.connection.storedSchemaCache = (version, schema)
+        return schema
+    }
+
     static func storedSchema(_ tx: Transaction) throws -> Schema? {
         guard let json = try tx.connection.storedIfPresent(.schema).stringValue else { return nil }
         do {

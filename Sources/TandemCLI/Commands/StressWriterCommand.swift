@@ -7,7 +7,7 @@ enum StressWriterCommand {
         name: "stress-writer", summary: "(internal) numbered writer for stress tests",
         usage: """
             Usage: tandem stress-writer DB --writer W --transactions M [--rows-per-transaction R] [--interval-us U]
-                   tandem stress-writer DB --bulk --rows-per-transaction R
+                   tandem stress-writer DB --bulk [--direct] --rows-per-transaction R
 
             Runs write transactions numbered from the first not yet in DB up to M-1, each inserting
             R rows (default 1) into the table `stress` with ids "w<W>-t<i>-r<j>". After each commit
@@ -15,7 +15,8 @@ enum StressWriterCommand {
             write lock, and after COMMIT returned). With --interval-us, transaction i starts no
             earlier than U × i µs after the start: TANDEM_START_AT_US (a CLOCK_MONOTONIC instant in µs
             that the first transaction waits for), or now.
-            --bulk inserts R rows in one transaction and prints "<rows> <microseconds>".
+            --bulk inserts R rows in one transaction and prints "<rows> <microseconds>": with
+            tx.execute of an INSERT per row, or with --direct through tx.insert(into:columns:rows:).
 
             """, hidden: true, run: run)
 
@@ -24,14 +25,14 @@ enum StressWriterCommand {
         indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])])
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["bulk"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous"])
+        let args = try Arguments(words, flags: ["bulk", "direct"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous"])
         try args.require(["DB"])
         let writer = try args.integer("writer", default: 0, range: 0...100_000)
         let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)
         let rows = try args.integer("rows-per-transaction", default: 1, range: 1...100_000_000)
         let interval = Int64(try args.integer("interval-us", default: 0, range: 0...60_000_000))
         let db = try openDatabase(args.positionals[0], synchronous: try synchronous(args))
-        if args.has("bulk") { return try bulk(db, rows: rows) }
+        if args.has("bulk") { return try bulk(db, rows: rows, direct: args.has("direct")) }
         let startAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) }
         let startedAt = startAt ?? monotonicMicroseconds()
         let first = try db.read {
@@ -58,11 +59,19 @@ enum StressWriterCommand {
         return 0
     }
 
-    /// One write transaction of `rows` rows through the view (triggers, CRUD capture, bookkeeping).
-    static func bulk(_ db: SharedDatabase, rows: Int) throws -> Int32 {
+    /// One write transaction of `rows` rows through the view (triggers, CRUD capture,
+    /// bookkeeping), or through the direct bulk insert.
+    static func bulk(_ db: SharedDatabase, rows: Int, direct: Bool) throws -> Int32 {
         let payload = String(repeating: "x", count: 32)
         let start = monotonicMicroseconds()
         try db.write { tx in
+            if direct {
+                let values = (0..<rows).lazy.map { row -> [DatabaseValue] in
+                    [.text("w0-t\(row)-r0"), .integer(0), .integer(Int64(row)), .integer(0), .text(payload), .integer(start)]
+                }
+                try tx.insert(into: "stress", columns: ["id", "writer", "txn", "row", "payload", "written_at"], rows: values)
+                return
+            }
             for row in 0..<rows {
                 try tx.execute("INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
                                ["w0-t\(row)-r0", 0, row, 0, payload, start])

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Row values as JSON text, written the way a view's INSERT trigger writes them
+/// (`TableSchema.jsonValue`), for ``RowInserter``, which builds the text in Swift instead of
+/// running the trigger per row. The values read back identically either way; both paths are
+/// compared in `BulkInsertTests`.
+///
+/// - Text: `"` and `\` escaped, U+0008/09/0A/0C/0D as `\b \t \n \f \r`, other control characters
+///   (NUL included) as `\u00xx`, everything else as is, as SQLite's `json_quote` writes it.
+/// - Integers in decimal. NULL (and NaN, which SQLite binds as NULL) as `null`.
+/// - Reals as the trigger writes them: 15 significant digits when those parse back to the same
+///   double, else 18 (always exact); a decimal point always (`2.0`, `1.0e+300`); `-0.0` keeps its sign.
+/// - BLOBs and infinite reals are refused naming the table and column, with the trigger's words.
+struct RowJSON {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func append(raw: StaticString) {
+        raw.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(raw: [UInt8]) { bytes.append(contentsOf: raw) }
+
+    /// A JSON string.
+    mutating func append(string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x0a: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0c: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0d: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A column's value.
+    /// - Throws: ``TandemError/invalidArguments(_:)`` for a BLOB or an infinite real.
+    mutating func append(_ value: DatabaseValue, table: String, column: String) throws {
+        switch value {
+        case .null: append(raw: "null")
+        case .integer(let i): bytes.append(contentsOf: String(i).utf8)
+        case .text(let s): append(string: s)
+        case .real(let d):
+            if d.isNaN { append(raw: "null"); return }
+            guard d.isFinite else {
+                throw TandemError.invalidArguments("\(table).\(column): an infinite real cannot be stored (JSON has no representation for it)")
+            }
+            bytes.append(contentsOf: Self.real(d))
+        case .blob:
+            throw TandemError.invalidArguments("\(table).\(column): a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")
+        }
+    }
+
+    /// A finite real as the trigger writes it.
+    static func real(_ d: Double) -> [UInt8] {
+        if d == 0 { return Array((d.sign == .minus ? "-0.0" : "0.0").utf8) }
+        var digits = formatted(d, significant: 15)
+        if Double(String(decoding: digits, as: UTF8.self)) != d { digits = formatted(d, significant: 18) }
+        // Always a decimal point in the mantissa, as SQLite's `%!g` writes it: `2` → `2.0`.
+        if !digits.contains(UInt8(ascii: ".")) {
+            let exponent = digits.firstIndex(of: UInt8(ascii: "e")) ?? digits.endIndex
+            digits.insert(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0")], at: exponent)
+        }
+        return digits
+    }
+
+    /// `%.<n>g` of `d` (the C library's correctly rounded conversion).
+    private static func formatted(_ d: Double, significant: Int32) -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
+            let count = withVaList([significant, d]) { vsnprintf(buffer.baseAddress, 40, "%.*g", $0) }
+            return (0..<Int(count)).map { UInt8(bitPattern: buffer[$0]) }
+        }
+    }
+}

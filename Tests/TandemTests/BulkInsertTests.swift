@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import Tandem
+
+/// `insert(into:columns:rows:)` builds row JSON in Swift and writes the data table and the
+/// upload queue directly; it must store and queue exactly what inserts through the view do.
+@Suite struct BulkInsertTests {
+    static let schema = Schema(tables: [
+        TableSchema(name: "synced", columns: [.integer("i"), .real("r"), .text("t")]),
+        TableSchema(name: "local", columns: [.integer("i"), .real("r"), .text("t")], localOnly: true),
+        TableSchema(name: "events", columns: [.integer("i"), .real("r"), .text("t")], insertOnly: true),
+    ])
+
+    /// Adversarial values, each tried in every column.
+    static var values: [DatabaseValue] {
+        var values: [DatabaseValue] = [
+            .null, .integer(.min), .integer(.max), .integer(0), .integer(-1), .integer(2),
+            .real(2.0), .real(-0.0), .real(0.0), .real(0.1), .real(1e300), .real(-1e-300), .real(.leastNonzeroMagnitude), .real(.greatestFiniteMagnitude),
+            .real(0.30000000000000004), .real(1.0 / 3.0), .real(123456789012345678), .real(1e16), .real(1e-5), .real(.nan),
+            .text(""), .text("\u{0}"), .text("a\u{0}b"), .text("\u{1}\u{8}\u{9}\u{a}\u{c}\u{d}\u{1f}\u{7f}"), .text("\"quoted\" \\ back"),
+            .text("{\"json\": [1, 2.0]}"), .text("2.0"), .text("null"), .text("ü 日本 😀 \u{2028}"), .text("\u{e000}1"),
+        ]
+        var random = SeededRandom(seed: 0xb01c)
+        for _ in 0..<400 {
+            let d = Double(bitPattern: random.next())
+            if d.isFinite { values.append(.real(d)) }
+        }
+        return values
+    }
+
+    /// Rows: every value in each column, ids given, minted (NULL) or integers.
+    static var rows: [[DatabaseValue]] {
+        var rows: [[DatabaseValue]] = []
+        for (n, value) in values.enumerated() {
+            rows.append([.text("v\(n)"), value, value, value])
+            rows.append([.text("w\(n)"), .integer(Int64(n)), value, .text("x")])
+        }
+        rows.append([.integer(77), .null, .null, .null])
+        return rows
+    }
+
+    @Test func theDirectPathStoresAndQueuesWhatTheViewDoes() throws {
+        let dir = try TemporaryDirectory()
+        let viaView = try SharedDatabase(path: dir.path("view.db"), schema: Self.schema)
+        let direct = try SharedDatabase(path: dir.path("direct.db"), schema: Self.schema)
+        let rows = Self.rows
+        for table in ["synced", "local", "events"] {
+            try viaView.write { tx in
+                for row in rows { try tx.execute("INSERT INTO \(table)(id, i, r, t) VALUES (?, ?, ?, ?)", row) }
+            }
+            let ids = try direct.write { tx in try tx.insert(into: table, columns: ["id", "i", "r", "t"], rows: rows) }
+            #expect(ids.count == rows.count && ids.last == "77")
+            let stored = try zip(exact(viaView.fetchAll("SELECT * FROM \(table) ORDER BY id")), exact(direct.fetchAll("SELECT * FROM \(table) ORDER BY id")))
+            let differing = stored.filter { $0 != $1 }
+            #expect(differing.isEmpty, "\(table): stored rows differ (view, direct): \(differing.prefix(4))")
+        }
+        let viewEntries = try viaView.crudTransactions(limit: 100).flatMap(\.entries)
+        let directEntries = try direct.crudTransactions(limit: 100).flatMap(\.entries)
+        #expect(viewEntries.count == 2 * rows.count, "synced and events queue every row; local queues none")
+        #expect(viewEntries.map(\.transactionID) == directEntries.map(\.transactionID))
+        let describe = { (entry: CrudEntry) in "\(entry.op) \(entry.table) \(entry.rowID) \(entry.data.map { JSONValue.object($0).jsonText } ?? "-")" }
+        let differing = zip(viewEntries.map(describe), directEntries.map(describe)).filter { $0 != $1 }
+        #expect(differing.isEmpty, "CRUD entries differ (view, direct): \(differing.prefix(4))")
+    }
+
+    @Test func refusedRowsNameTheTableAndColumn() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("refused.db"), schema: Self.schema)
+        try db.write { tx in try tx.insert(into: "synced", columns: ["id", "t"], rows: [[.text("a"), .text("x")]]) }
+        #expect(throws: TandemError.invalidArguments("synced.r: a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")) {
+            try db.write { tx in try tx.insert(into: "synced", columns: ["id", "r"], rows: [[.text("b"), .blob(Data([1]))]]) }
+        }
+        #expect(throws: TandemError.invalidArguments("synced.r: an infinite real cannot be stored (JSON has no representation for it)")) {
+            try db.write { tx in try tx.insert(into: "synced", columns: ["r"], rows: [[.real(.infinity)]]) }
+        }
+        #expect(throws: TandemError.invalidArguments("table synced has no column named nope")) {
+            try db.write { tx in try tx.insert(into: "synced", columns: ["nope"], rows: [[.null]]) }
+        }
+        #expect(throws: TandemError.invalidArguments("synced.id must be a non-empty text")) {
+            try db.write { tx in try tx.insert(into: "synced", columns: ["id"], rows: [[.text("")]]) }
+        }
+        #expect(throws: TandemError.invalidArguments("no table named missing is declared in '\(db.path)'")) {
+            try db.write { tx in try tx.insert(into: "missing", columns: [], rows: [[]]) }
+        }
+        do {
+            try db.write { tx in try tx.insert(into: "synced", columns: ["id"], rows: (0..<100).map { [.text($0 == 70 ? "a" : "n\($0)")] }) }
+            Issue.record("a duplicate id was accepted")
+        } catch let error as SQLiteError {
+            #expect(error.message == "a row with id 'a' already exists in table synced")
+            #expect(!error.description.contains("ps_"), "\(error)")
+        }
+        #expect(try db.fetchAll("SELECT id FROM synced").count == 1, "a refused write leaves nothing")
+        #expect(try db.pendingUploadCount() == 1)
+    }
+
+    @Test func typedBatchInsertsGoTheDirectWay() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("typed.db"), schema: recordSchema)
+        let items = (0..<100).map { TodoItem(title: "t\($0)", count: $0, score: Double($0) / 3) }
+        let stored = try db.insert(contentsOf: items)
+        #expect(Set(stored.map(\.id)).count == 100 && stored.allSatisfy { !$0.id.isEmpty })
+        #expect(try db.fetch(RecordQuery<TodoItem>(sortBy: [SortDescriptor(\.count)])) == stored)
+        #expect(try db.pendingUploadCount() == 100)
+    }
+
+    /// Values with reals compared by bit pattern (so -0.0 differs from 0.0).
+    private func exact(_ rows: [Row]) -> [[String]] {
+        rows.map { row in
+            row.values.map { value in
+                if case .real(let d) = value { return "real \(d.bitPattern)" }
+                return "\(value)"
+            }
+        }
+    }
+}
