@@ -17,6 +17,8 @@
  *       MODE view:  INSERT INTO stress(id, writer, txn, row, payload, written_at) (view + triggers + CRUD)
  *            plain: the same INSERT into plain_stress, an ordinary table with the same columns
  *            apply: INSERT OR REPLACE INTO ps_data__stress(id, data) VALUES (?, json(?)) (download-style)
+ *            direct: the writes of Tandem's direct bulk insert (data table and ps_crud, 32 rows per
+ *                   statement) with the JSON texts pre-built in C: that path's ceiling
  *            view-prepare-each: as view, but prepares the INSERT again for every row (what
  *                   Tandem's Transaction.execute does), to show what the preparing costs
  */
@@ -120,6 +122,54 @@ static int run_write(int argc, char **argv) {
     return 0;
 }
 
+/* The writes Tandem's direct bulk insert makes (data table and upload queue, DIRECT_BATCH rows per
+ * statement), with every JSON text pre-built: the ceiling for that path. */
+#define DIRECT_BATCH 32
+static void prepare_direct(sqlite3 *db, int k, sqlite3_stmt **data, sqlite3_stmt **crud) {
+    char data_sql[4096], crud_sql[4096];
+    int n1 = snprintf(data_sql, sizeof data_sql, "INSERT INTO ps_data__stress(id, data) VALUES ");
+    int n2 = snprintf(crud_sql, sizeof crud_sql, "INSERT INTO ps_crud(tx_id, data) VALUES ");
+    for (int i = 0; i < k; i++) {
+        n1 += snprintf(data_sql + n1, sizeof data_sql - n1, "%s(?, ?)", i ? ", " : "");
+        n2 += snprintf(crud_sql + n2, sizeof crud_sql - n2, "%s(?, ?)", i ? ", " : "");
+    }
+    if (*data) sqlite3_finalize(*data);
+    if (*crud) sqlite3_finalize(*crud);
+    if (sqlite3_prepare_v2(db, data_sql, -1, data, NULL) != SQLITE_OK) die(db, "prepare");
+    if (sqlite3_prepare_v2(db, crud_sql, -1, crud, NULL) != SQLITE_OK) die(db, "prepare");
+}
+
+static int run_bulk_direct(sqlite3 *db, long rows) {
+    sqlite3_stmt *data = NULL, *crud = NULL;
+    int prepared = DIRECT_BATCH;
+    prepare_direct(db, prepared, &data, &crud);
+    static char ids[DIRECT_BATCH][64], json[DIRECT_BATCH][256], entry[DIRECT_BATCH][512];
+    long long start = now_us();
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) die(db, "BEGIN IMMEDIATE");
+    for (long r = 0; r < rows; r += DIRECT_BATCH) {
+        int count = rows - r < DIRECT_BATCH ? (int)(rows - r) : DIRECT_BATCH;
+        if (count != prepared) { prepared = count; prepare_direct(db, count, &data, &crud); }
+        for (int k = 0; k < count; k++) {
+            snprintf(ids[k], sizeof ids[k], "w0-t%ld-r0", r + k);
+            int n = snprintf(json[k], sizeof json[k], "{\"writer\":0,\"txn\":%ld,\"row\":0,\"payload\":\"%s\",\"written_at\":%lld}", r + k, payload, start);
+            int m = snprintf(entry[k], sizeof entry[k], "{\"op\":\"PUT\",\"type\":\"stress\",\"id\":\"%s\",\"data\":%s}", ids[k], json[k]);
+            sqlite3_bind_text(data, 2 * k + 1, ids[k], -1, SQLITE_STATIC);
+            sqlite3_bind_text(data, 2 * k + 2, json[k], n, SQLITE_STATIC);
+            sqlite3_bind_int64(crud, 2 * k + 1, 1);
+            sqlite3_bind_text(crud, 2 * k + 2, entry[k], m, SQLITE_STATIC);
+        }
+        if (sqlite3_step(data) != SQLITE_DONE) die(db, "INSERT data");
+        sqlite3_reset(data);
+        if (sqlite3_step(crud) != SQLITE_DONE) die(db, "INSERT crud");
+        sqlite3_reset(crud);
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) die(db, "COMMIT");
+    printf("%ld %lld\n", rows, now_us() - start);
+    sqlite3_finalize(data); sqlite3_finalize(crud);
+    sqlite3_close(db);
+    return 0;
+}
+
 static int run_bulk(int argc, char **argv) {
     if (argc < 5) { fprintf(stderr, "usage: plain_writer bulk DB view|plain|apply ROWS\n"); return 2; }
     const char *path = argv[2], *mode = argv[3];
@@ -127,6 +177,7 @@ static int run_bulk(int argc, char **argv) {
     sqlite3 *db = open_db(path);
     const char *sql;
     int apply = 0, prepare_each = 0;
+    if (strcmp(mode, "direct") == 0) return run_bulk_direct(db, rows);
     if (strcmp(mode, "view-prepare-each") == 0) { mode = "view"; prepare_each = 1; }
     if (strcmp(mode, "view") == 0) sql = "INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)";
     else if (strcmp(mode, "plain") == 0) sql = "INSERT INTO plain_stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)";

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Inserts many rows into a declared table the way its view's INSERT trigger does (the data
@@ -55,80 +56,125 @@ struct RowInserter {
     /// - Throws: ``TandemError/invalidArguments(_:)`` for a row of the wrong length, a bad id, a
     ///   BLOB or an infinite real; ``SQLiteError`` (a duplicate id named in the table's terms).
     func insert(_ rows: some Sequence<[DatabaseValue]>, on connection: Connection) throws -> [String] {
-        let transactionID = try connection.counter(.nextTransaction) ?? 1
+        var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1)
         var ids: [String] = []
-        var dataArguments: [DatabaseValue] = [], crudArguments: [DatabaseValue] = []
-        dataArguments.reserveCapacity(2 * Self.batch)
-        crudArguments.reserveCapacity(2 * Self.batch)
-        var pending = 0
         for row in rows {
-            let (id, data) = try json(of: row)
+            let id = try self.id(of: row)
             ids.append(id)
-            if !table.insertOnly { dataArguments += [.text(id), .text(data.text)] }
+            batch.ids.append(.text(id))
+            let idStart = batch.arena.bytes.count
+            batch.arena.append(utf8Of: id)
+            let dataStart = batch.arena.bytes.count
+            try appendJSON(of: row, to: &batch.arena)
+            let dataEnd = batch.arena.bytes.count
+            batch.data.append((idStart..<dataStart, dataStart..<dataEnd))
             if !table.localOnly {
-                var entry = RowJSON(capacity: data.bytes.count + 64)
-                entry.append(raw: "{\"op\":\"PUT\",\"type\":")
-                entry.append(raw: nameJSON)
-                entry.append(raw: ",\"id\":")
-                entry.append(string: id)
-                entry.append(raw: ",\"data\":")
-                entry.append(raw: data.bytes)
-                entry.append(raw: "}")
-                crudArguments += [.integer(transactionID), .text(entry.text)]
+                let entryStart = batch.arena.bytes.count
+                batch.arena.append(raw: "{\"op\":\"PUT\",\"type\":")
+                batch.arena.append(raw: nameJSON)
+                batch.arena.append(raw: ",\"id\":")
+                batch.arena.append(string: id)
+                batch.arena.append(raw: ",\"data\":")
+                batch.arena.append(copyOf: dataStart..<dataEnd)
+                batch.arena.append(raw: "}")
+                batch.entries.append(entryStart..<batch.arena.bytes.count)
             }
-            pending += 1
-            if pending == Self.batch {
-                try flush(pending, &dataArguments, &crudArguments, on: connection)
-                pending = 0
-            }
+            if batch.ids.count == Self.batch { try flush(&batch, on: connection) }
         }
-        if pending > 0 { try flush(pending, &dataArguments, &crudArguments, on: connection) }
+        if !batch.ids.isEmpty { try flush(&batch, on: connection) }
         return ids
     }
 
-    /// The row's id and its data JSON (every column, in the table's order, as the trigger's
-    /// `json_object` writes them).
-    private func json(of row: [DatabaseValue]) throws -> (String, RowJSON) {
+    /// One statement's worth of rows: their texts in one buffer, bound from it in place.
+    private struct Batch {
+        let transactionID: Int64
+        var arena = RowJSON(capacity: 64 * 1024)
+        /// Per row: the id's bytes and the data JSON's bytes in `arena`.
+        var data: [(id: Range<Int>, json: Range<Int>)] = []
+        /// Per row: the CRUD entry's bytes in `arena`.
+        var entries: [Range<Int>] = []
+        /// The ids, for an error that names one.
+        var ids: [DatabaseValue] = []
+
+        mutating func clear() {
+            arena.removeAll()
+            data.removeAll(keepingCapacity: true)
+            entries.removeAll(keepingCapacity: true)
+            ids.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The row's id: given, or minted as the trigger does for NULL.
+    private func id(of row: [DatabaseValue]) throws -> String {
         guard row.count == columnNames.count else {
             throw TandemError.invalidArguments("a row for \(table.name) has \(row.count) value(s) for \(columnNames.count) column(s) (\(columnNames.joined(separator: ", ")))")
         }
-        let id: String
         switch idSource.map({ row[$0] }) ?? .null {
-        case .null: id = UUID().uuidString.lowercased()
-        case .text(let text) where !text.isEmpty: id = text
-        case .integer(let number): id = String(number)
+        case .null: return UUID().uuidString.lowercased()
+        case .text(let text) where !text.isEmpty: return text
+        case .integer(let number): return String(number)
         default: throw TandemError.invalidArguments("\(table.name).id must be a non-empty text")
         }
-        var data = RowJSON()
-        data.append(raw: "{")
+    }
+
+    /// The row's data JSON: every column, in the table's order, as the trigger's `json_object`
+    /// writes them.
+    private func appendJSON(of row: [DatabaseValue], to json: inout RowJSON) throws {
+        json.append(raw: "{")
         for (offset, source) in sources.enumerated() {
-            if offset > 0 { data.append(raw: ",") }
-            data.append(raw: keys[offset])
+            if offset > 0 { json.append(raw: ",") }
+            json.append(raw: keys[offset])
             var value = source.map { row[$0] } ?? .null
             // As the view's REAL column hands an integer to the trigger: as a real.
             if case .integer(let number) = value, realColumns[offset] { value = .real(Double(number)) }
-            try data.append(value, table: table.name, column: table.columns[offset].name)
+            try json.append(value, table: table.name, column: table.columns[offset].name)
         }
-        data.append(raw: "}")
-        return (id, data)
+        json.append(raw: "}")
     }
 
-    private func flush(_ count: Int, _ data: inout [DatabaseValue], _ crud: inout [DatabaseValue], on connection: Connection) throws {
-        let values = Array(repeating: "(?, ?)", count: count).joined(separator: ", ")
+    private func flush(_ batch: inout Batch, on connection: Connection) throws {
+        let values = Array(repeating: "(?, ?)", count: batch.ids.count).joined(separator: ", ")
+        let transient = tandem_sqlite_transient()
         do {
-            if !data.isEmpty {
-                try connection.withCachedStatement("INSERT INTO \(table.quotedDataTable)(id, data) VALUES \(values)") { try $0.run(data) }
-            }
-            if !crud.isEmpty {
-                try connection.withCachedStatement("INSERT INTO \(InternalTables.crud)(tx_id, data) VALUES \(values)") { try $0.run(crud) }
+            try batch.arena.bytes.withUnsafeBufferPointer { arena in
+                let text = { (statement: OpaquePointer, index: Int, range: Range<Int>) -> Int32 in
+                    arena.baseAddress!.advanced(by: range.lowerBound).withMemoryRebound(to: CChar.self, capacity: range.count) {
+                        sqlite3_bind_text(statement, Int32(index), $0, Int32(range.count), transient)
+                    }
+                }
+                if !table.insertOnly {
+                    try connection.withCachedStatement("INSERT INTO \(table.quotedDataTable)(id, data) VALUES \(values)") { statement in
+                        try statement.run(described: batch.ids) { handle in
+                            for (row, spans) in batch.data.enumerated() {
+                                let rc = text(handle, 2 * row + 1, spans.id)
+                                if rc != SQLITE_OK { return rc }
+                                let rc2 = text(handle, 2 * row + 2, spans.json)
+                                if rc2 != SQLITE_OK { return rc2 }
+                            }
+                            return SQLITE_OK
+                        }
+                    }
+                }
+                if !table.localOnly {
+                    try connection.withCachedStatement("INSERT INTO \(InternalTables.crud)(tx_id, data) VALUES \(values)") { statement in
+                        try statement.run(described: batch.ids) { handle in
+                            for (row, entry) in batch.entries.enumerated() {
+                                let rc = sqlite3_bind_int64(handle, Int32(2 * row + 1), batch.transactionID)
+                                if rc != SQLITE_OK { return rc }
+                                let rc2 = text(handle, 2 * row + 2, entry)
+                                if rc2 != SQLITE_OK { return rc2 }
+                            }
+                            return SQLITE_OK
+                        }
+                    }
+                }
             }
         } catch let error as SQLiteError {
             // In the user's terms: their table and columns, not the data table and JSON arguments.
             let columns = columnNames.map(SQLText.identifier).joined(separator: ", ")
             throw SQLiteError(extendedCode: error.extendedCode, message: error.message,
-                              sql: "INSERT INTO \(table.quotedName)(\(columns)) VALUES … (\(count) rows)", path: error.path)
+                              sql: "INSERT INTO \(table.quotedName)(\(columns)) VALUES … (\(batch.ids.count) rows)", path: error.path)
         }
-        data.removeAll(keepingCapacity: true)
-        crud.removeAll(keepingCapacity: true)
+        batch.clear()
     }
 }

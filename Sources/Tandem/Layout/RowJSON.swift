@@ -24,35 +24,71 @@ struct RowJSON {
 
     mutating func append(raw: [UInt8]) { bytes.append(contentsOf: raw) }
 
+    /// A string's UTF-8 bytes, unquoted.
+    mutating func append(utf8Of string: String) {
+        var string = string
+        string.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
     /// A JSON string.
     mutating func append(string: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x0a: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0c: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x0d: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
-            default:
-                bytes.append(byte)
+        var string = string
+        string.withUTF8 { utf8 in
+            bytes.append(UInt8(ascii: "\""))
+            if utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+            } else {
+                for byte in utf8 { appendEscaped(byte) }
             }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(byte)
+        case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        case 0x0a: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0c: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+        case 0x0d: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0..<0x20:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+        default:
+            bytes.append(byte)
+        }
+    }
+
+    /// Bytes already appended (`range`), appended again.
+    mutating func append(copyOf range: Range<Int>) {
+        let end = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: range.count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            (base + end).update(from: base + range.lowerBound, count: range.count)
+        }
+    }
+
+    /// Empties the buffer, keeping its storage.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// A column's value.
     /// - Throws: ``TandemError/invalidArguments(_:)`` for a BLOB or an infinite real.
     mutating func append(_ value: DatabaseValue, table: String, column: String) throws {
         switch value {
         case .null: append(raw: "null")
-        case .integer(let i): bytes.append(contentsOf: String(i).utf8)
+        case .integer(let i):
+            var i = i
+            if i < 0 { bytes.append(UInt8(ascii: "-")) }
+            let start = bytes.count
+            repeat {
+                bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (i % 10).magnitude))
+                i /= 10
+            } while i != 0
+            bytes[start...].reverse()
         case .text(let s): append(string: s)
         case .real(let d):
             if d.isNaN { append(raw: "null"); return }

@@ -94,6 +94,20 @@ final class Statement {
         return rows
     }
 
+    /// Runs the statement to completion, its parameters bound by `bind` straight from the
+    /// caller's memory (which must outlive the call), for bulk writes that would otherwise copy
+    /// every value into a ``DatabaseValue``. `described` stands for the arguments in an error
+    /// (a duplicate id is named from them).
+    func run(described: [DatabaseValue], binding bind: (OpaquePointer) -> Int32) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        arguments = described
+        defer { sqlite3_reset(handle); arguments = [] }
+        let rc = bind(handle)
+        if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+        while try step() {}
+    }
+
     /// Runs the statement to completion, discarding rows.
     func run(_ arguments: [DatabaseValue]) throws {
         try bind(arguments)
