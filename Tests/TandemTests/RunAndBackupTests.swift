@@ -26,6 +26,16 @@ import Testing
         try waitUntil(timeout: 2, "the run's wake-up (the backstop poll is off)") { seen.withLock { $0.contains { $0.isUnknown } } }
     }
 
+    /// `tandem run` hands the command its own standard input (`… | tandem run DB -- sqlite3 DB`).
+    @Test func runGivesTheCommandItsStandardInput() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("in.db"), schema: notesSchema)
+        let script = #"printf "INSERT INTO notes(id, title) VALUES ('piped', 'from stdin');" | "$0" run "$1" -- sqlite3 "$1""#
+        let run = try Spawned(executable: "/bin/sh", ["-c", script, tandemBinary, db.path])
+        #expect(try run.wait() == 0, "\(run.stderr)")
+        #expect(try count(db, "SELECT count(*) FROM notes WHERE id = 'piped'") == 1)
+    }
+
     /// A backup taken while a writer keeps going is consistent; restoring it over the lost file
     /// and syncing applies every queued transaction exactly once.
     @Test func aBackupIsConsistentAndRestoresExactlyOnce() throws {

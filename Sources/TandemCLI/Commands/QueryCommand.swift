@@ -7,8 +7,9 @@ enum QueryCommand {
         usage: """
             Usage: tandem query DB [SQL | - | --file F] [ARG…] [--args-json JSON] [output options]
 
-            Prints the rows of each statement, column names included even when there are no rows.
-            SQL comes from the argument, from standard input ('-', or no SQL argument with standard
+            Prints the rows of one statement (a read: SELECT, WITH, PRAGMA queries), column names
+            included even when there are no rows; for several statements, or writes, use `tandem
+            exec`. SQL comes from the argument, from standard input ('-', or no SQL argument with standard
             input not a terminal), or from --file F; each '?' takes the next ARG (see `tandem exec
             --help` for how ARGs bind, and --args-json). Runs on a read-only connection.
 

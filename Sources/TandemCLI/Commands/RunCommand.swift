@@ -24,7 +24,7 @@ enum RunCommand {
         let command = Array(args.positionals.dropFirst())
         let executable = try resolve(command[0])
         return try db.withWriteLock {
-            let child = try Subprocess.spawn(executable, Array(command.dropFirst()), stdout: .inherit, stderr: .inherit)
+            let child = try Subprocess.spawn(executable, Array(command.dropFirst()), stdout: .inherit, stderr: .inherit, inheritsStdin: true)
             return child.wait()
         }
     }

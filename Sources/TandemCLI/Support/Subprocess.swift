@@ -1,8 +1,8 @@
 import Foundation
 import Tandem
 
-/// A child process started with `posix_spawn(3)`: standard input from /dev/null, standard
-/// output and error to pipes (or /dev/null).
+/// A child process started with `posix_spawn(3)`: standard input from /dev/null (or this
+/// process's), standard output and error to pipes (or /dev/null, or this process's).
 ///
 /// Foundation's `Process.run()` crashes intermittently on Linux when a program spawns many
 /// children (swift-corelibs-foundation issues 4772, 4795, 4810), so Tandem spawns directly.
@@ -23,15 +23,16 @@ public struct Subprocess: Sendable {
     /// - Parameters:
     ///   - environment: the child's whole environment; nil inherits this process's.
     ///   - stdout, stderr: pipe the stream back, discard it, or share this process's.
+    ///   - inheritsStdin: the child reads this process's standard input (else /dev/null).
     /// - Throws: ``Tandem/SystemError`` naming the call and the executable.
     public static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                             stdout: Stream = .pipe, stderr: Stream = .pipe) throws -> Subprocess {
+                             stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false) throws -> Subprocess {
         spawnLock.lock()
         defer { spawnLock.unlock() }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if !inheritsStdin { posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) }
 
         var parentEnds: [Int32] = []
         var childEnds: [Int32] = []
