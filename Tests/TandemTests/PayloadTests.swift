@@ -53,6 +53,9 @@ import Testing
         let scoped = try importing(#"[{"id":"i1","label":"x2","noteId":"n1"}]"#, ["--delete-missing", "--scope", "note_id=n1"], table: "items")
         #expect(scoped.stdout == "items: 0 inserted, 1 updated, 1 deleted, 0 unchanged", "\(scoped.stderr)")
         #expect(try db.fetchAll("SELECT id FROM items ORDER BY id").map { $0[0] } == [.text("i1"), .text("i3")], "n2's item is untouched")
+        let moved = try importing(#"[{"id":"n2","title":"two","items":[{"id":"i1","label":"x2"},{"id":"i3","label":"z"}]}]"#, ["--nested", "items=items"])
+        #expect(moved.stdout == "items: 0 inserted, 1 updated, 0 deleted, 1 unchanged\nnotes: 0 inserted, 0 updated, 0 deleted, 1 unchanged", "\(moved.stderr)")
+        #expect(try db.fetchAll("SELECT id, note_id FROM items ORDER BY id").map { "\($0[0])>\($0[1])" } == ["i1>n2", "i3>n2"], "an item moved to another parent is updated, not inserted again")
     }
 
     @Test func aPayloadThatDoesNotFitIsRejectedWholeAndChangesNoByte() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension SharedDatabase {
     /// Syncs a JSON array of objects into `table`, SwiftSync-style, in one write transaction.
@@ -23,6 +24,11 @@ extension SharedDatabase {
         guard case .array(let elements) = try JSONValue(parsing: text) else {
             throw TandemError.invalidJSON("the payload must be a JSON array of objects")
         }
+        return try importElements(elements, into: table, options: options)
+    }
+
+    /// ``importJSON(_:into:options:)`` of a payload already parsed.
+    func importElements(_ elements: [JSONValue], into table: String, options: ImportOptions) throws -> ImportResult {
         let plan = try ImportPlan(elements: elements, table: table, parent: nil, schema: schema, options: options, path: "")
         return try write { tx in
             var result = ImportResult()
@@ -122,15 +128,18 @@ struct ImportPlan {
         throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
     }
 
-    /// ISO 8601 with or without fractional seconds, a date alone, or a number as text.
+    /// ISO 8601 with or without fractional seconds, or a date alone.
     static func date(_ text: String) -> Date? {
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]] {
+        dateFormatters.withLock { formatters in formatters.lazy.compactMap { $0.date(from: text) }.first }
+    }
+
+    /// Made once (a formatter is costly to make); used under the lock.
+    private static let dateFormatters = Mutex<[ISO8601DateFormatter]>(
+        [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]].map { (options: ISO8601DateFormatter.Options) in
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
-    }
+            return formatter
+        })
 
     func apply(in tx: Transaction, result: inout ImportResult, deleteMissing: Bool) throws {
         let quoted = SQLText.identifier(table.name)
@@ -146,9 +155,17 @@ struct ImportPlan {
         let stored = try tx.fetchAll("SELECT * FROM \(quoted)\(filter)", filterArguments)
         var existing: [String: Row] = [:]
         for row in stored { if let id = row["id"]?.stringValue { existing[id] = row } }
-        let everything = scope == nil ? existing : Dictionary(
-            try tx.fetchAll("SELECT * FROM \(quoted)").compactMap { row in row["id"]?.stringValue.map { ($0, row) } },
-            uniquingKeysWith: { a, _ in a })
+        // A payload id stored outside the scope (a child that moved to this parent) is updated,
+        // not inserted again: those few rows are looked up by id.
+        var everything = existing
+        let outside = scope == nil ? [] : rows.map(\.id).filter { existing[$0] == nil }
+        for start in stride(from: 0, to: outside.count, by: 500) {
+            let part = Array(outside[start..<min(start + 500, outside.count)])
+            let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
+            for row in try tx.fetchAll("SELECT * FROM \(quoted) WHERE id IN (\(marks))", part) {
+                if let id = row["id"]?.stringValue { everything[id] = row }
+            }
+        }
         var counts = result.tables[table.name] ?? ImportResult.Counts()
         for (id, values) in rows {
             if let current = everything[id] {
@@ -198,6 +215,6 @@ extension SharedDatabase {
             for column in layout.columns where columns[column.name] == nil { columns[column.name] = .null }
             return .object(columns.mapValues(JSONValue.init))
         }
-        return try importJSON(Data(JSONValue.array(objects).jsonText.utf8), into: layout.tableName, options: options)
+        return try importElements(objects, into: layout.tableName, options: options)
     }
 }
