@@ -97,7 +97,6 @@ struct SyncPass {
                 try stage(changes, after: staged)
                 staged += changes.count
                 changes = []
-                try database.write { try $0.store(.downloading, 1) }
             }
         }
         if next == cursor { return }
@@ -105,7 +104,12 @@ struct SyncPass {
             try Fence.check(tx, epoch: epoch)
             let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try ChangeApplier.pendingRows(in: tx))
             if staged > 0 {
-                try DownloadStage.forEach(in: tx) { try applier.apply([$0], in: tx) }
+                var chunk: [ServerChange] = []
+                try DownloadStage.forEach(in: tx) { change in
+                    chunk.append(change)
+                    if chunk.count == 1_000 { try applier.apply(chunk, in: tx); chunk = [] }
+                }
+                try applier.apply(chunk, in: tx)
                 try DownloadStage.clear(in: tx)
             }
             try applier.apply(changes, in: tx)
@@ -118,11 +122,13 @@ struct SyncPass {
         if count > 0 { onEvent(.downloaded(changes: count)) }
     }
 
-    /// Keeps fetched changes in `ps_download`, numbered after the ones staged before.
+    /// Keeps fetched changes in `ps_download`, numbered after the ones staged before, and marks
+    /// the download as in progress, in one transaction.
     private func stage(_ changes: [ServerChange], after count: Int) throws {
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
             try DownloadStage.append(changes, after: count, in: tx)
+            try tx.store(.downloading, 1)
         }
     }
 }
