@@ -103,6 +103,40 @@ import Testing
         #expect(try db.pendingUploadCount() == 100)
     }
 
+    /// A locale whose decimal separator is a comma (`de_DE`), installed or built with
+    /// `localedef` into a temporary directory; nil where neither is possible.
+    nonisolated(unsafe) static let commaLocale: locale_t? = {
+        if let installed = newlocale(LC_NUMERIC_MASK, "de_DE.UTF-8", nil) { return installed }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/localedef"),
+              FileManager.default.fileExists(atPath: "/usr/share/i18n/locales/de_DE"),
+              let dir = try? TemporaryDirectory(), let build = try? Spawned(executable: "/usr/bin/localedef", ["-i", "de_DE", "-f", "UTF-8", dir.path("de_DE.UTF-8")]),
+              (try? build.wait()) == 0 else { return nil }
+        setenv("LOCPATH", dir.path(""), 1)
+        defer { unsetenv("LOCPATH") }
+        return newlocale(LC_NUMERIC_MASK, "de_DE.UTF-8", nil)
+    }()
+
+    /// A decimal comma in the thread's number locale (`uselocale`, as `setlocale(LC_ALL, "")`
+    /// gives an app under `de_DE`) changes no value written or read, through the view or the
+    /// bulk path. (SQLite's JSON functions read reals with the C library's `strtod`.)
+    @Test(.enabled(if: commaLocale != nil, "needs the de_DE locale or localedef")) func aDecimalCommaLocaleChangesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("comma.db"), schema: Self.schema)
+        let previous = uselocale(Self.commaLocale!)
+        defer { uselocale(previous) }
+        var probe = [CChar](repeating: 0, count: 16)
+        _ = withVaList([0.5]) { vsnprintf(&probe, 16, "%g", $0) }
+        #expect(String(cString: probe) == "0,5", "the locale is in effect on this thread")
+        let reals = [0.5, 0.1 + 0.2, 1e300, -2.5e-7]
+        try db.write { tx in
+            try tx.insert(into: "synced", columns: ["id", "r"], rows: reals.enumerated().map { [.text("b\($0)"), .real($1)] })
+            for (n, real) in reals.enumerated() { try tx.execute("INSERT INTO synced(id, r) VALUES (?, ?)", ["v\(n)", real]) }
+        }
+        #expect(try db.fetchAll("SELECT r FROM synced ORDER BY id").map { $0[0] } == (reals + reals).map { .real($0) })
+        let queued = try db.crudTransactions(limit: 10).flatMap(\.entries).map { $0.data?["r"] }
+        #expect(queued == (reals + reals).map { .double($0) })
+    }
+
     /// Values with reals compared by bit pattern (so -0.0 differs from 0.0).
     private func exact(_ rows: [Row]) -> [[String]] {
         rows.map { row in

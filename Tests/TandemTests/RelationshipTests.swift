@@ -35,6 +35,40 @@ struct Strict: Record {
     var shelf: Shelf
 }
 
+/// A relationship and its id column under other Codable keys, mapped for key paths.
+struct Crate: Record, Equatable {
+    var id = ""
+    var label: String
+    var place: String?
+    var location: Room? = nil
+    enum CodingKeys: String, CodingKey { case id, label, place = "room_id", location = "room" }
+    static var keyPathColumns: [String: String] { ["place": "room_id", "location": "room"] }
+}
+
+/// A renamed relationship whose target has a relationship of its own.
+struct Tome: Record {
+    var id = ""
+    var rack_id: String?
+    var shelf: Shelf? = nil
+    enum CodingKeys: String, CodingKey { case id, rack_id, shelf = "rack" }
+    static var keyPathColumns: [String: String] { ["shelf": "rack"] }
+}
+
+/// A target with a column named like the relationship's id column.
+struct Annex: Record, Equatable {
+    var id = ""
+    var name: String
+    var annex_id: String?
+}
+
+/// A table whose name a subquery alias could have taken.
+struct Wing: Record {
+    var id = ""
+    var annex_id: String?
+    var annex: Annex? = nil
+    static var tableName: String { "r1" }
+}
+
 /// To-one relationships: stored as `{name}_id`, loaded one level deep in one query per
 /// relationship, followed by predicates through subqueries.
 @Suite struct RelationshipTests {
@@ -100,6 +134,29 @@ struct Strict: Record {
         #expect(try db.fetch(RecordQuery<Shelf>(#Predicate { $0.room?.name == "attic" })).map(\.id) == [poetry.id])
     }
 
+    @Test func renamedRelationshipsTranslateAndAreCheckedForDepth() throws {
+        let db = try SharedDatabase(path: dir.path("renamed.db"), records: [
+            RecordTable(Room.self), RecordTable(Shelf.self), RecordTable(Crate.self), RecordTable(Tome.self), RecordTable(Annex.self), RecordTable(Wing.self)])
+        let attic = try db.insert(Room(name: "attic"))
+        try db.insert(Crate(id: "c1", label: "in the attic", place: attic.id))
+        try db.insert(Crate(id: "c2", label: "nowhere", place: nil))
+        #expect(try db.fetch(Crate.self, id: "c1")?.location == attic)
+        #expect(try db.count(RecordQuery<Crate>(#Predicate { $0.location?.name == "attic" })) == 1)
+        #expect(try db.ids(RecordQuery<Crate>(#Predicate { $0.location == nil })) == ["c2"])
+        let shelf = try db.insert(Shelf(name: "poetry", room_id: attic.id))
+        try db.insert(Tome(id: "t1", rack_id: shelf.id))
+        #expect(throws: TandemError.invalidRecord("Tome: the predicate follows Shelf.room, a relationship of a related record; relationships are followed one level deep")) {
+            try db.fetch(RecordQuery<Tome>(#Predicate { $0.shelf?.room?.name == "attic" }))
+        }
+        #expect(throws: TandemError.self) { try db.fetch(RecordQuery<Tome>(sortBy: [SortDescriptor(\.shelf?.room?.name)])) }
+
+        // A table named like a subquery alias, and a target with a column named like the id column.
+        let small = try db.insert(Annex(name: "small", annex_id: "elsewhere"))
+        try db.insert(Wing(id: "w1", annex_id: small.id))
+        #expect(try db.ids(RecordQuery<Wing>(#Predicate { $0.annex?.name == "small" })) == ["w1"])
+        #expect(try db.ids(RecordQuery<Wing>(#Predicate { $0.annex == nil })) == [])
+    }
+
     @Test func liveQueriesWakeForChangesToRelatedRecords() throws {
         let shelf = try db.insert(Shelf(name: "poetry"))
         try db.insert(Book(id: "b1", title: "Odes", shelf_id: shelf.id))
@@ -152,7 +209,10 @@ struct NoteV2Strict: Record {
         #expect(try v2.fetch(NoteV2.self, id: "old") == NoteV2(id: "old", title: "written by v1", priority: 3, tags: ["inbox"], due: nil))
         try v2.insert(NoteV2(id: "new", title: "v2", priority: 0, tags: []))
         #expect(try v2.fetch(NoteV2.self, id: "new")?.priority == 0, "a stored value wins over the default")
-        #expect(try v2.count(RecordQuery<NoteV2>(#Predicate { $0.priority == 3 })) == 0, "SQL sees what is stored (NULL): the default is applied when reading")
+        #expect(try v2.count(RecordQuery<NoteV2>(#Predicate { $0.priority == 3 })) == 1, "SQL reads the default where the row holds NULL, as Swift does")
+        #expect(try v2.fetch(RecordQuery<NoteV2>(#Predicate { $0.priority == 3 })).map(\.id) == ["old"])
+        #expect(try v2.fetch(RecordQuery<NoteV2>(sortBy: [SortDescriptor(\.priority, order: .reverse)])).map(\.id) == ["old", "new"])
+        #expect(try v2.fetch(RecordQuery<NoteV2>(#Predicate { $0.due == nil })).count == 2, "an optional property reads what is stored")
         #expect(throws: TandemError.invalidRecord("NoteV2Strict.priority is NULL or missing (row 'old') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")) {
             try v2.fetch(NoteV2Strict.self, id: "old")
         }

@@ -2,8 +2,9 @@ import Foundation
 
 extension Transaction {
     /// Inserts many rows into a declared table in this write transaction, captured for upload
-    /// exactly as `INSERT INTO table(columns) VALUES (…)` through its view captures them (the
-    /// same stored rows, the same PUT entries, in order), but several times faster for bulk loads:
+    /// as `INSERT INTO table(columns) VALUES (…)` through its view captures them (the same stored
+    /// values and the same PUT entries, in order, read back identically; only the text of a real
+    /// that needs 18 digits may differ in its last digits, for the same double), but faster for bulk loads:
     /// the row JSON is built in Swift and written straight into the table's storage and the
     /// upload queue, many rows per statement, instead of running the view's trigger per row.
     ///

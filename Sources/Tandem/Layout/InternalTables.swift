@@ -38,6 +38,10 @@ enum InternalTables {
         !table.hasPrefix("ps_") || table.hasPrefix("ps_data_")
     }
 
+    /// The alias of a related record's table in a predicate's subquery (`ps_related1`): the
+    /// reserved prefix keeps it from naming a user's table.
+    static func relatedAlias(_ number: Int) -> String { "\"ps_related\(number)\"" }
+
     /// The INSTEAD OF trigger of a table's view: `kind` is insert, update or delete.
     static func trigger(_ kind: String, of table: String) -> String { "ps_view_\(kind)__\(table)" }
 

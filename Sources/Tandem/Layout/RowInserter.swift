@@ -4,8 +4,9 @@ import Foundation
 /// Inserts many rows into a declared table the way its view's INSERT trigger does (the data
 /// table row, and a PUT entry in the upload queue under the open upload transaction id), but
 /// with the JSON built in Swift (``RowJSON``) and up to ``batch`` rows per statement, instead
-/// of running the trigger once per row. Same rows, same CRUD entries: `BulkInsertTests`
-/// compares both paths value by value.
+/// of running the trigger once per row. Same values, same CRUD entries: `BulkInsertTests`
+/// compares both paths value by value (an 18-digit real's text can differ in its last digits:
+/// the C library's correctly rounded digits against SQLite's `printf`, the same double).
 struct RowInserter {
     /// Rows per INSERT statement; fewer statements is most of the gain.
     static let batch = 32
@@ -138,7 +139,8 @@ struct RowInserter {
         do {
             try batch.arena.bytes.withUnsafeBufferPointer { arena in
                 let text = { (statement: OpaquePointer, index: Int, range: Range<Int>) -> Int32 in
-                    arena.baseAddress!.advanced(by: range.lowerBound).withMemoryRebound(to: CChar.self, capacity: range.count) {
+                    guard range.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
+                    return arena.baseAddress!.advanced(by: range.lowerBound).withMemoryRebound(to: CChar.self, capacity: range.count) {
                         sqlite3_bind_text(statement, Int32(index), $0, Int32(range.count), transient)
                     }
                 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Row values as JSON text, written the way a view's INSERT trigger writes them
 /// (`TableSchema.jsonValue`), for ``RowInserter``, which builds the text in Swift instead of
-/// running the trigger per row. The values read back identically either way; both paths are
-/// compared in `BulkInsertTests`.
+/// running the trigger per row. The values read back identically either way (the digits of an
+/// 18-digit real may differ, for the same double); both paths are compared in `BulkInsertTests`.
 ///
 /// - Text: `"` and `\` escaped, U+0008/09/0A/0C/0D as `\b \t \n \f \r`, other control characters
 ///   (NUL included) as `\u00xx`, everything else as is, as SQLite's `json_quote` writes it.
@@ -114,11 +114,14 @@ struct RowJSON {
         return digits
     }
 
-    /// `%.<n>g` of `d` (the C library's correctly rounded conversion).
+    /// `%.<n>g` of `d` (the C library's correctly rounded conversion), in the C locale whatever
+    /// the process's `LC_NUMERIC` says (a decimal comma would make the JSON invalid).
     private static func formatted(_ d: Double, significant: Int32) -> [UInt8] {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
-            let count = withVaList([significant, d]) { vsnprintf(buffer.baseAddress, 40, "%.*g", $0) }
-            return (0..<Int(count)).map { UInt8(bitPattern: buffer[$0]) }
+        CNumericLocale.run {
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
+                let count = withVaList([significant, d]) { vsnprintf(buffer.baseAddress, 40, "%.*g", $0) }
+                return (0..<Int(count)).map { UInt8(bitPattern: buffer[$0]) }
+            }
         }
     }
 }

@@ -65,9 +65,9 @@ enum RelationshipDepth {
     static func check(sortKeyPath keyPath: AnyKeyPath, layout: RecordLayout) throws {
         guard let path = try? layout.property(of: keyPath) else { return }
         let properties = path.replacingOccurrences(of: "?", with: "").split(separator: ".").map(String.init)
-        guard properties.count > 2, let first = layout.relations.first(where: { $0.property == properties[0] }) else { return }
+        guard properties.count > 2, let first = layout.relation(named: properties[0]) else { return }
         let target = try RecordLayout.of(first.target)
-        if let second = target.relations.first(where: { $0.property == properties[1] }) {
+        if let second = target.relation(named: properties[1]) {
             throw TandemError.invalidRecord("\(layout.typeName): the sort follows \(target.typeName).\(second.property), a relationship of a related record; relationships are followed one level deep")
         }
     }

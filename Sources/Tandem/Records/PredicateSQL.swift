@@ -46,7 +46,7 @@ struct PredicateContext {
     /// This context with `variable` standing for a related record of type `target`.
     func binding(_ variable: PredicateExpressions.VariableID, toRelated target: RecordLayout) -> PredicateContext {
         var inner = self
-        inner.bindings[variable] = Binding(layout: target, alias: "\"r\(bindings.count)\"", isRelated: true)
+        inner.bindings[variable] = Binding(layout: target, alias: InternalTables.relatedAlias(bindings.count), isRelated: true)
         return inner
     }
 
@@ -73,7 +73,7 @@ struct PredicateContext {
                   value: (PredicateContext, _ alias: String) throws -> SQLFragment) throws -> SQLFragment {
         if outer.isRelated { throw followedTooDeep(outer, relation) }
         let target = try RecordLayout.of(relation.target)
-        let alias = "\"r\(bindings.count)\""
+        let alias = InternalTables.relatedAlias(bindings.count)
         let inner = variable.map { binding($0, toRelated: target) } ?? self
         let selected = try value(inner, alias)
         return SQLFragment(text: "(SELECT ") + selected
@@ -101,7 +101,7 @@ extension PredicateExpressions.KeyPath: SQLPredicateExpression {
             return try context.subquery(relation, from: binding, binding: nil) { _, alias in SQLFragment(text: alias + ".\"id\"") }
         }
         do {
-            return SQLFragment(text: binding.alias + "." + SQLText.identifier(try binding.layout.column(for: keyPath)))
+            return binding.layout.readExpression(of: try binding.layout.column(for: keyPath), qualifiedBy: binding.alias)
         } catch let error as TandemError {
             // A key path through another value (`$0.meta.tags`) is evaluated in Swift.
             if String(reflecting: keyPath).dropFirst(binding.layout.typeName.count + 2).contains(".") { throw Untranslatable(node: self) }

@@ -95,7 +95,22 @@ struct RecordLayout: Sendable {
     /// The to-one relationship a key path names (`\Note.folder`), if any.
     func relation(for keyPath: AnyKeyPath) -> Relation? {
         guard let property = try? property(of: keyPath) else { return nil }
-        return relations.first { $0.property == property }
+        return relation(named: property)
+    }
+
+    /// The to-one relationship of a property name (its Codable key, or mapped by ``Record/keyPathColumns``).
+    func relation(named property: String) -> Relation? {
+        let key = keyPathColumns[property] ?? property
+        return relations.first { $0.property == key }
+    }
+
+    /// The column's value as records read it: a non-optional column of a ``DefaultedRecord``
+    /// reads its default where the row holds NULL (`coalesce(column, default)`).
+    func readExpression(of column: String, qualifiedBy alias: String?) -> SQLFragment {
+        let reference = (alias.map { $0 + "." } ?? "") + SQLText.identifier(column)
+        guard let fallback = defaults[column], !fallback.isNull,
+              columns.contains(where: { $0.name == column && !$0.nullable }) else { return SQLFragment(text: reference) }
+        return SQLFragment(text: "coalesce(\(reference), ?)", arguments: [fallback])
     }
 
     /// Fails fast, naming the type, property and column, when the file's declared table does

@@ -57,12 +57,12 @@ struct RecordSQL {
                 filterInSwift = true
             }
         }
-        var orders: [String] = []
+        var orders: [SQLFragment] = []
         var sortInSwift = filterInSwift
         for descriptor in query.sortBy where !sortInSwift {
             guard let keyPath = descriptor.keyPath, sortsInSQL(descriptor, keyPath: keyPath),
                   let column = try? layout.column(for: keyPath) else { sortInSwift = true; break }
-            orders.append("\(SQLText.identifier(column)) \(descriptor.order == .forward ? "ASC" : "DESC")")
+            orders.append(layout.readExpression(of: column, qualifiedBy: nil) + SQLFragment(text: descriptor.order == .forward ? " ASC" : " DESC"))
         }
         if sortInSwift {
             for keyPath in query.sortBy.compactMap(\.keyPath) where !layout.relations.isEmpty {
@@ -70,7 +70,9 @@ struct RecordSQL {
             }
             sql.text += " ORDER BY id"
         } else {
-            sql.text += " ORDER BY " + (orders + ["id"]).joined(separator: ", ")
+            sql.text += " ORDER BY "
+            for order in orders { sql = sql + order + SQLFragment(text: ", ") }
+            sql.text += "id"
             if query.limit != nil || query.offset > 0 {
                 sql = sql + SQLFragment(text: " LIMIT ? OFFSET ?", arguments: [.integer(Int64(query.limit ?? -1)), .integer(Int64(query.offset))])
             }

@@ -56,7 +56,7 @@ final class Statement {
 
     /// Steps once. Returns true when a row is available.
     func step() throws -> Bool {
-        switch sqlite3_step(handle) {
+        switch CNumericLocale.run({ sqlite3_step(handle) }) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         case let rc:
