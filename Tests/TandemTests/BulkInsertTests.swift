@@ -89,6 +89,13 @@ import Testing
             #expect(error.message == "a row with id 'a' already exists in table synced")
             #expect(!error.description.contains("ps_"), "\(error)")
         }
+        do {
+            try db.write { tx in try tx.insert(into: "synced", columns: ["id"], rows: [[.text("d")], [.text("e")], [.text("d")]]) }
+            Issue.record("a duplicate id within one call was accepted")
+        } catch let error as SQLiteError {
+            #expect(error.message == "a row with id 'd' already exists in table synced")
+            #expect(error.code == .constraint)
+        }
         #expect(try db.fetchAll("SELECT id FROM synced").count == 1, "a refused write leaves nothing")
         #expect(try db.pendingUploadCount() == 1)
     }

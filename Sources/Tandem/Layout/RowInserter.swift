@@ -59,8 +59,14 @@ struct RowInserter {
     func insert(_ rows: some Sequence<[DatabaseValue]>, on connection: Connection) throws -> [String] {
         var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1)
         var ids: [String] = []
+        var seen = Set<String>()
         for row in rows {
             let id = try self.id(of: row)
+            if !table.insertOnly, !seen.insert(id).inserted {
+                // As the view reports the second of two rows with one id.
+                throw SQLiteError(extendedCode: SQLITE_CONSTRAINT | (8 << 8) /* SQLITE_CONSTRAINT_UNIQUE, as the data table reports it */, message: "a row with id \(SQLText.literal(id)) already exists in table \(table.name)",
+                                  sql: statementDescription(rows: ids.count + 1), path: connection.path)
+            }
             ids.append(id)
             batch.ids.append(.text(id))
             let idStart = batch.arena.bytes.count
@@ -173,10 +179,13 @@ struct RowInserter {
             }
         } catch let error as SQLiteError {
             // In the user's terms: their table and columns, not the data table and JSON arguments.
-            let columns = columnNames.map(SQLText.identifier).joined(separator: ", ")
-            throw SQLiteError(extendedCode: error.extendedCode, message: error.message,
-                              sql: "INSERT INTO \(table.quotedName)(\(columns)) VALUES … (\(batch.ids.count) rows)", path: error.path)
+            throw SQLiteError(extendedCode: error.extendedCode, message: error.message, sql: statementDescription(rows: batch.ids.count), path: error.path)
         }
         batch.clear()
+    }
+
+    /// The insert as the user would have written it, for errors.
+    private func statementDescription(rows: Int) -> String {
+        "INSERT INTO \(table.quotedName)(\(columnNames.map(SQLText.identifier).joined(separator: ", "))) VALUES … (\(rows) rows)"
     }
 }
