@@ -101,6 +101,55 @@ import Testing
         #expect(try db.nextCrudTransaction()?.entries.first?.data?["title"] == .string("b"))
     }
 
+    /// CRUD entry ids only grow, also once the queue has emptied: through the view, the bulk
+    /// path, the shell, and after the queue is cleared.
+    @Test func entryIDsNeverGoBackWhenTheQueueEmpties() throws {
+        var seen: [Int64] = []
+        func drain() throws {
+            let all = try db.crudTransactions(limit: 100)
+            seen += all.flatMap(\.entries).map(\.id)
+            try db.complete(all, epoch: 0)
+            #expect(try db.pendingUploadCount() == 0)
+        }
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        try db.execute("INSERT INTO events(kind) VALUES ('k')")
+        try drain()
+        try db.write { tx in try tx.insert(into: "notes", columns: ["id"], rows: [[.text("b")], [.text("c")]]) }
+        try db.execute("UPDATE notes SET title = 'y' WHERE id = 'a'")
+        try drain()
+        let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "DELETE FROM notes WHERE id = 'b'"])
+        #expect(try shell.wait() == 0, "\(shell.stderr)")
+        try drain()
+        try db.execute("INSERT INTO events(kind) VALUES ('l')")
+        _ = try db.disconnectAndClear(discardPending: true)
+        try db.execute("INSERT INTO events(kind) VALUES ('m')")
+        try drain()
+        #expect(seen == seen.sorted() && Set(seen).count == seen.count, "ids \(seen)")
+        #expect(seen.count == 7, "ids \(seen)")
+        #expect(try db.fetchAll("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'")[0][0] == .integer(0),
+                "no AUTOINCREMENT bookkeeping (one page less per commit)")
+    }
+
+    /// A database made when the queue was an `AUTOINCREMENT` table keeps counting from the
+    /// highest id that table ever gave.
+    @Test func aQueueMadeWithAutoincrementKeepsItsCount() throws {
+        let old = dir.path("old.db")
+        do {
+            let made = try SharedDatabase(path: old, schema: notesSchema)
+            try made.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        }
+        let rewrite = try Spawned(executable: "/usr/bin/sqlite3", [old, """
+            BEGIN; DROP TABLE ps_crud;
+            CREATE TABLE ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
+            INSERT INTO ps_crud(id, tx_id, data) VALUES (500, 1, '{}'); DELETE FROM ps_crud;
+            DELETE FROM ps_state WHERE key = 'crud_floor'; UPDATE ps_kv SET value = 3 WHERE key = 'layout'; COMMIT;
+            """])
+        #expect(try rewrite.wait() == 0, "\(rewrite.stderr)")
+        let reopened = try SharedDatabase(path: old, schema: notesSchema)
+        try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")
+        #expect(try reopened.crudTransactions(limit: 10).flatMap(\.entries).map(\.id) == [501])
+    }
+
     @Test func writesFromTheSQLiteShellAreCapturedWithFreshTransactionIds() throws {
         let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(title) VALUES ('shell')"])
         #expect(try shell.wait() == 0, "\(shell.stderr)")

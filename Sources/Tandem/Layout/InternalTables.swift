@@ -53,7 +53,7 @@ enum InternalTables {
 
     static let ddl = """
         CREATE TABLE IF NOT EXISTS ps_kv(key TEXT PRIMARY KEY NOT NULL, value ANY) STRICT;
-        CREATE TABLE IF NOT EXISTS ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS ps_crud(id INTEGER PRIMARY KEY, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS ps_state(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
         \(counters)
         CREATE TABLE IF NOT EXISTS ps_download(seq INTEGER PRIMARY KEY, op TEXT NOT NULL, type TEXT NOT NULL, id TEXT NOT NULL, data TEXT);
@@ -67,8 +67,18 @@ enum InternalTables {
     static let counters = """
         INSERT OR IGNORE INTO ps_state(key, value) VALUES
             ('\(Counter.nextTransaction.rawValue)', coalesce((SELECT max(tx_id) FROM ps_crud), 0) + 1),
-            ('\(Counter.sequence.rawValue)', max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE '\(Counter.changedPrefix)%'), 0)));
+            ('\(Counter.sequence.rawValue)', max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE '\(Counter.changedPrefix)%'), 0))),
+            ('\(Counter.crudFloor.rawValue)', coalesce((SELECT max(id) FROM ps_crud), 0));
         """
+
+    /// The id of a new CRUD entry: past every id in the queue and every id ever taken off it.
+    ///
+    /// `ps_crud` ids never go back, as `AUTOINCREMENT` would guarantee, without its cost:
+    /// `AUTOINCREMENT` writes the `sqlite_sequence` row (one more page, one more WAL frame) on
+    /// every insert. Here the floor moves only when entries are removed (``Counter/crudFloor``),
+    /// in transactions that write `ps_state` anyway. (Databases created with the old
+    /// `AUTOINCREMENT` table keep it; their floor starts at its `sqlite_sequence` value.)
+    static let nextCrudID = "(max(coalesce((SELECT max(id) FROM ps_crud), 0), coalesce((SELECT value FROM ps_state WHERE key = '\(Counter.crudFloor.rawValue)'), 0)) + 1)"
 
     /// The transaction id for new CRUD entries, as view triggers read it.
     static let nextTransactionID = "(SELECT value FROM ps_state WHERE key = '\(Counter.nextTransaction.rawValue)')"

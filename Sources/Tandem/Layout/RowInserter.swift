@@ -57,7 +57,7 @@ struct RowInserter {
     /// - Throws: ``TandemError/invalidArguments(_:)`` for a row of the wrong length, a bad id, a
     ///   BLOB or an infinite real; ``SQLiteError`` (a duplicate id named in the table's terms).
     func insert(_ rows: some Sequence<[DatabaseValue]>, on connection: Connection) throws -> [String] {
-        var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1)
+        var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1, nextEntryID: try UploadQueueRows.nextID(on: connection))
         var ids: [String] = []
         var seen = Set<String>()
         for row in rows {
@@ -95,6 +95,8 @@ struct RowInserter {
     /// One statement's worth of rows: their texts in one buffer, bound from it in place.
     private struct Batch {
         let transactionID: Int64
+        /// The id of the batch's first CRUD entry (see ``InternalTables/nextCrudID``).
+        var nextEntryID: Int64
         var arena = RowJSON(capacity: 64 * 1024)
         /// Per row: the id's bytes and the data JSON's bytes in `arena`.
         var data: [(id: Range<Int>, json: Range<Int>)] = []
@@ -141,6 +143,7 @@ struct RowInserter {
 
     private func flush(_ batch: inout Batch, on connection: Connection) throws {
         let values = Array(repeating: "(?, ?)", count: batch.ids.count).joined(separator: ", ")
+        let entryValues = Array(repeating: "(?, ?, ?)", count: batch.entries.count).joined(separator: ", ")
         let transient = tandem_sqlite_transient()
         do {
             try batch.arena.bytes.withUnsafeBufferPointer { arena in
@@ -164,13 +167,13 @@ struct RowInserter {
                     }
                 }
                 if !table.localOnly {
-                    try connection.withCachedStatement("INSERT INTO \(InternalTables.crud)(tx_id, data) VALUES \(values)") { statement in
+                    try connection.withCachedStatement("INSERT INTO \(InternalTables.crud)(id, tx_id, data) VALUES \(entryValues)") { statement in
                         try statement.run(described: batch.ids) { handle in
                             for (row, entry) in batch.entries.enumerated() {
-                                let rc = sqlite3_bind_int64(handle, Int32(2 * row + 1), batch.transactionID)
+                                var rc = sqlite3_bind_int64(handle, Int32(3 * row + 1), batch.nextEntryID + Int64(row))
+                                if rc == SQLITE_OK { rc = sqlite3_bind_int64(handle, Int32(3 * row + 2), batch.transactionID) }
+                                if rc == SQLITE_OK { rc = text(handle, 3 * row + 3, entry) }
                                 if rc != SQLITE_OK { return rc }
-                                let rc2 = text(handle, 2 * row + 2, entry)
-                                if rc2 != SQLITE_OK { return rc2 }
                             }
                             return SQLITE_OK
                         }
@@ -181,6 +184,7 @@ struct RowInserter {
             // In the user's terms: their table and columns, not the data table and JSON arguments.
             throw SQLiteError(extendedCode: error.extendedCode, message: error.message, sql: statementDescription(rows: batch.ids.count), path: error.path)
         }
+        batch.nextEntryID += Int64(batch.entries.count)
         batch.clear()
     }
 

@@ -87,10 +87,11 @@ extension TableSchema {
     var createTriggers: [String] {
         let trigger = { (kind: String) in SQLText.identifier(InternalTables.trigger(kind, of: name)) }
         let crudTx = InternalTables.nextTransactionID
+        let crudID = InternalTables.nextCrudID
         var insertBody = idCheck
         if insertOnly {
             insertBody += """
-                INSERT INTO ps_crud(tx_id, data) VALUES (\(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
+                INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
                 'id', coalesce(CAST(NEW.id AS TEXT), \(InternalTables.uuidExpression)), 'data', \(jsonObject(of: "NEW"))));
                 """
         } else {
@@ -99,7 +100,7 @@ extension TableSchema {
                 """
             if !localOnly {
                 insertBody += """
-                    INSERT INTO ps_crud(tx_id, data) SELECT \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
+                    INSERT INTO ps_crud(id, tx_id, data) SELECT \(crudID), \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
                     'id', d.id, 'data', json(d.data)) FROM \(quotedDataTable) AS d WHERE changes() > 0 AND d.rowid = last_insert_rowid();
                     """
             }
@@ -132,7 +133,7 @@ extension TableSchema {
                 """
         } else {
             updateBody += """
-                INSERT INTO ps_crud(tx_id, data) SELECT \(crudTx), json_object('op', 'PATCH', 'type', \(nameLiteral), \
+                INSERT INTO ps_crud(id, tx_id, data) SELECT \(crudID), \(crudTx), json_object('op', 'PATCH', 'type', \(nameLiteral), \
                 'id', OLD.id, 'data', json(p.patch)) FROM \(patch) AS p WHERE p.n > 0;
                 UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT data -> '$.data' FROM ps_crud WHERE id = last_insert_rowid())) \
                 WHERE id = OLD.id AND changes() > 0;
@@ -142,7 +143,7 @@ extension TableSchema {
 
         var deleteBody = "DELETE FROM \(quotedDataTable) WHERE id = OLD.id;"
         if !localOnly {
-            deleteBody += "INSERT INTO ps_crud(tx_id, data) VALUES (\(crudTx), json_object('op', 'DELETE', 'type', \(nameLiteral), 'id', OLD.id));"
+            deleteBody += "INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'DELETE', 'type', \(nameLiteral), 'id', OLD.id));"
         }
         triggers.append("CREATE TRIGGER \(trigger("delete")) INSTEAD OF DELETE ON \(quotedName) FOR EACH ROW BEGIN \(deleteBody) END")
         return triggers

@@ -54,22 +54,45 @@ enum UploadQueueRows {
     /// Queues a PUT of every row in `source`'s data table as a row of `table`, except rows the
     /// server changed meanwhile (waiting in ps_untyped).
     static func queuePuts(of table: String, from source: TableSchema, in tx: Transaction) throws {
+        // Ids numbered from the next one here: one INSERT … SELECT reads `ps_crud` once.
         try tx.execute("""
-            INSERT INTO ps_crud(tx_id, data) SELECT \(InternalTables.nextTransactionID),
+            INSERT INTO ps_crud(id, tx_id, data) SELECT ? + row_number() OVER (ORDER BY rowid), \(InternalTables.nextTransactionID),
             json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)
             WHERE NOT \(UntypedRows.waitingCondition)
-            """, [table, table])
+            """, [try nextID(on: tx.connection) - 1, table, table])
     }
 
     /// Deletes the uploaded entries: every entry up to the batch's last id (ids only grow, so no
     /// later entry has a smaller one, and sealed transaction ids gain no later entries).
     static func complete(_ transactions: [CrudTransaction], in tx: Transaction) throws {
         guard let last = transactions.last else { return }
+        try raiseFloor(to: last.lastEntryID, in: tx)
         try tx.execute("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
     }
 
     /// Removes every queued entry.
     static func clear(in tx: Transaction) throws {
+        try raiseFloor(to: try tx.scalar("SELECT max(id) FROM ps_crud").int64Value ?? 0, in: tx)
         try tx.execute("DELETE FROM ps_crud")
+    }
+
+    /// Keeps ids past `id` from being given again (see ``InternalTables/nextCrudID``).
+    private static func raiseFloor(to id: Int64, in tx: Transaction) throws {
+        try tx.execute("UPDATE ps_state SET value = ? WHERE key = ? AND value < ?", [id, Counter.crudFloor.rawValue, id])
+    }
+
+    /// Starts the floor of a database made with the `AUTOINCREMENT` queue at the highest id
+    /// that table ever gave (`sqlite_sequence`), so that no id is given twice.
+    static func seedFloor(in tx: Transaction) throws {
+        guard try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
+        try tx.execute("""
+            UPDATE ps_state SET value = (SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud')
+            WHERE key = ? AND value < coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud'), 0)
+            """, [Counter.crudFloor.rawValue])
+    }
+
+    /// The id the next CRUD entry gets.
+    static func nextID(on connection: Connection) throws -> Int64 {
+        try connection.scalar("SELECT \(InternalTables.nextCrudID)").int64Value ?? 1
     }
 }

@@ -14,7 +14,7 @@ public struct CrudEntry: Sendable, Hashable, Codable {
         case delete = "DELETE"
     }
 
-    /// The `ps_crud` row id: increasing, never reused.
+    /// The `ps_crud` row id: increasing, never reused, also after the queue has emptied.
     public let id: Int64
     /// The local write transaction the entry belongs to.
     /// The local write transaction's id (`tx_id`), the upload's idempotency key with the client id.
