@@ -142,7 +142,7 @@ import Testing
             BEGIN; DROP TABLE ps_crud;
             CREATE TABLE ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
             INSERT INTO ps_crud(id, tx_id, data) VALUES (500, 1, '{}'); DELETE FROM ps_crud;
-            DELETE FROM ps_state WHERE key = 'crud_floor'; UPDATE ps_kv SET value = 3 WHERE key = 'layout'; COMMIT;
+            DELETE FROM ps_state WHERE key = 'crud_last'; UPDATE ps_kv SET value = 3 WHERE key = 'layout'; COMMIT;
             """])
         #expect(try rewrite.wait() == 0, "\(rewrite.stderr)")
         let reopened = try SharedDatabase(path: old, schema: notesSchema)

@@ -6,14 +6,14 @@ import CSQLite
 /// - `seq`: the last change sequence number;
 /// - `commits`: SQLite's WAL-index commit counter as the last Tandem commit left it
 ///   (``WALCommitCounter``);
-/// - `crud_floor`: the highest CRUD entry id ever taken off the queue, so that ids never go back
-///   when the queue empties (``InternalTables/nextCrudID``);
+/// - `crud_last`: the id of the newest CRUD entry ever queued, so that ids never go back when
+///   the queue empties (``InternalTables/nextCrudID``);
 /// - `changed:<table>`: the sequence number of the last commit that changed `<table>`.
 enum Counter: String {
     case nextTransaction = "next_tx"
     case sequence = "seq"
     case commits
-    case crudFloor = "crud_floor"
+    case crudLast = "crud_last"
 
     static let changedPrefix = "changed:"
 

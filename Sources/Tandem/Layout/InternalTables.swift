@@ -68,17 +68,26 @@ enum InternalTables {
         INSERT OR IGNORE INTO ps_state(key, value) VALUES
             ('\(Counter.nextTransaction.rawValue)', coalesce((SELECT max(tx_id) FROM ps_crud), 0) + 1),
             ('\(Counter.sequence.rawValue)', max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE '\(Counter.changedPrefix)%'), 0))),
-            ('\(Counter.crudFloor.rawValue)', coalesce((SELECT max(id) FROM ps_crud), 0));
+            ('\(Counter.crudLast.rawValue)', coalesce((SELECT max(id) FROM ps_crud), 0));
         """
 
-    /// The id of a new CRUD entry: past every id in the queue and every id ever taken off it.
+    /// The id of a new CRUD entry: one past the newest ever queued (``Counter/crudLast``; NULL,
+    /// so SQLite picks the next rowid, if the counter is missing).
     ///
     /// `ps_crud` ids never go back, as `AUTOINCREMENT` would guarantee, without its cost:
-    /// `AUTOINCREMENT` writes the `sqlite_sequence` row (one more page, one more WAL frame) on
-    /// every insert. Here the floor moves only when entries are removed (``Counter/crudFloor``),
-    /// in transactions that write `ps_state` anyway. (Databases created with the old
-    /// `AUTOINCREMENT` table keep it; their floor starts at its `sqlite_sequence` value.)
-    static let nextCrudID = "(max(coalesce((SELECT max(id) FROM ps_crud), 0), coalesce((SELECT value FROM ps_state WHERE key = '\(Counter.crudFloor.rawValue)'), 0)) + 1)"
+    /// `AUTOINCREMENT` writes its `sqlite_sequence` row, one more page and WAL frame, on every
+    /// insert, while `ps_state` is written by every commit anyway. Reading `ps_crud` itself here
+    /// would make SQLite copy each `INSERT … SELECT` through an ephemeral table. (Databases
+    /// created with the old `AUTOINCREMENT` table keep it; the counter starts at its
+    /// `sqlite_sequence` value.)
+    static let nextCrudID = "(SELECT value + 1 FROM ps_state WHERE key = '\(Counter.crudLast.rawValue)')"
+
+    /// Brings ``Counter/crudLast`` up to the newest queued id; the last statement of every
+    /// trigger that queues an entry (it reads `ps_crud` in an UPDATE of `ps_state`, which needs
+    /// no copy).
+    static let recordLastCrudID = """
+        UPDATE ps_state SET value = (SELECT max(id) FROM ps_crud) WHERE key = '\(Counter.crudLast.rawValue)' AND value < (SELECT max(id) FROM ps_crud);
+        """
 
     /// The transaction id for new CRUD entries, as view triggers read it.
     static let nextTransactionID = "(SELECT value FROM ps_state WHERE key = '\(Counter.nextTransaction.rawValue)')"

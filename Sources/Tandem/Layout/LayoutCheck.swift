@@ -138,7 +138,7 @@ enum LayoutCheck {
         let actions = Set(findings.compactMap(\.action))
         guard !actions.isEmpty else { return }
         try tx.execute(InternalTables.ddl)
-        try UploadQueueRows.seedFloor(in: tx)
+        try UploadQueueRows.seedLastID(in: tx)
         try tx.execute("""
             \(InternalTables.counters)
             UPDATE ps_state SET value = (SELECT max(tx_id) + 1 FROM ps_crud)

@@ -89,6 +89,7 @@ struct RowInserter {
             if batch.ids.count == Self.batch { try flush(&batch, on: connection) }
         }
         if !batch.ids.isEmpty { try flush(&batch, on: connection) }
+        if !table.localOnly { try UploadQueueRows.recordLastID(on: connection) }
         return ids
     }
 

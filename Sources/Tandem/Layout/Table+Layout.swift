@@ -88,11 +88,13 @@ extension TableSchema {
         let trigger = { (kind: String) in SQLText.identifier(InternalTables.trigger(kind, of: name)) }
         let crudTx = InternalTables.nextTransactionID
         let crudID = InternalTables.nextCrudID
+        let recordID = InternalTables.recordLastCrudID
         var insertBody = idCheck
         if insertOnly {
             insertBody += """
                 INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
                 'id', coalesce(CAST(NEW.id AS TEXT), \(InternalTables.uuidExpression)), 'data', \(jsonObject(of: "NEW"))));
+                \(recordID)
                 """
         } else {
             insertBody += """
@@ -102,6 +104,7 @@ extension TableSchema {
                 insertBody += """
                     INSERT INTO ps_crud(id, tx_id, data) SELECT \(crudID), \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
                     'id', d.id, 'data', json(d.data)) FROM \(quotedDataTable) AS d WHERE changes() > 0 AND d.rowid = last_insert_rowid();
+                    \(recordID)
                     """
             }
         }
@@ -137,13 +140,14 @@ extension TableSchema {
                 'id', OLD.id, 'data', json(p.patch)) FROM \(patch) AS p WHERE p.n > 0;
                 UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT data -> '$.data' FROM ps_crud WHERE id = last_insert_rowid())) \
                 WHERE id = OLD.id AND changes() > 0;
+                \(recordID)
                 """
         }
         triggers.append("CREATE TRIGGER \(trigger("update")) INSTEAD OF UPDATE ON \(quotedName) FOR EACH ROW BEGIN \(updateBody) END")
 
         var deleteBody = "DELETE FROM \(quotedDataTable) WHERE id = OLD.id;"
         if !localOnly {
-            deleteBody += "INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'DELETE', 'type', \(nameLiteral), 'id', OLD.id));"
+            deleteBody += "INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'DELETE', 'type', \(nameLiteral), 'id', OLD.id));" + recordID
         }
         triggers.append("CREATE TRIGGER \(trigger("delete")) INSTEAD OF DELETE ON \(quotedName) FOR EACH ROW BEGIN \(deleteBody) END")
         return triggers

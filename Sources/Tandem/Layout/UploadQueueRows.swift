@@ -60,39 +60,38 @@ enum UploadQueueRows {
             json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)
             WHERE NOT \(UntypedRows.waitingCondition)
             """, [try nextID(on: tx.connection) - 1, table, table])
+        try recordLastID(on: tx.connection)
     }
 
     /// Deletes the uploaded entries: every entry up to the batch's last id (ids only grow, so no
     /// later entry has a smaller one, and sealed transaction ids gain no later entries).
     static func complete(_ transactions: [CrudTransaction], in tx: Transaction) throws {
         guard let last = transactions.last else { return }
-        try raiseFloor(to: last.lastEntryID, in: tx)
         try tx.execute("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
     }
 
     /// Removes every queued entry.
     static func clear(in tx: Transaction) throws {
-        try raiseFloor(to: try tx.scalar("SELECT max(id) FROM ps_crud").int64Value ?? 0, in: tx)
         try tx.execute("DELETE FROM ps_crud")
     }
 
-    /// Keeps ids past `id` from being given again (see ``InternalTables/nextCrudID``).
-    private static func raiseFloor(to id: Int64, in tx: Transaction) throws {
-        try tx.execute("UPDATE ps_state SET value = ? WHERE key = ? AND value < ?", [id, Counter.crudFloor.rawValue, id])
-    }
-
-    /// Starts the floor of a database made with the `AUTOINCREMENT` queue at the highest id
-    /// that table ever gave (`sqlite_sequence`), so that no id is given twice.
-    static func seedFloor(in tx: Transaction) throws {
+    /// Starts ``Counter/crudLast`` of a database made with the `AUTOINCREMENT` queue at the
+    /// highest id that table ever gave (`sqlite_sequence`), so that no id is given twice.
+    static func seedLastID(in tx: Transaction) throws {
         guard try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
         try tx.execute("""
             UPDATE ps_state SET value = (SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud')
             WHERE key = ? AND value < coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud'), 0)
-            """, [Counter.crudFloor.rawValue])
+            """, [Counter.crudLast.rawValue])
     }
 
     /// The id the next CRUD entry gets.
     static func nextID(on connection: Connection) throws -> Int64 {
-        try connection.scalar("SELECT \(InternalTables.nextCrudID)").int64Value ?? 1
+        try connection.scalar("SELECT coalesce(\(InternalTables.nextCrudID), (SELECT max(id) + 1 FROM ps_crud), 1)").int64Value ?? 1
+    }
+
+    /// Records the newest queued id after a write that set ids itself (bulk inserts).
+    static func recordLastID(on connection: Connection) throws {
+        try connection.execute(InternalTables.recordLastCrudID)
     }
 }

@@ -38,7 +38,7 @@ enum SchemaInstaller {
     static func install(_ schema: Schema, in tx: Transaction) throws {
         try schema.validate()
         try tx.execute(InternalTables.ddl)
-        try UploadQueueRows.seedFloor(in: tx)
+        try UploadQueueRows.seedLastID(in: tx)
         let stored = try storedSchema(tx)
         if stored == schema, try layoutIsCurrent(tx) { return }
         try checkCollisions(schema, stored: stored, in: tx)
