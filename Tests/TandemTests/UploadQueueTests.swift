@@ -150,6 +150,19 @@ import Testing
         #expect(try reopened.crudTransactions(limit: 10).flatMap(\.entries).map(\.id) == [501])
     }
 
+    /// Entries queued by triggers that do not keep the id counter (an older Tandem regenerated
+    /// its own) are counted when the layout is upgraded again: no id is given twice.
+    @Test func entriesQueuedBehindTheCounterAreCountedAtOpen() throws {
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        let behind = try Spawned(executable: "/usr/bin/sqlite3", [db.path,
+            "INSERT INTO ps_crud(id, tx_id, data) VALUES (40, 9, '{\"op\":\"DELETE\",\"type\":\"notes\",\"id\":\"zz\"}'); UPDATE ps_kv SET value = 3 WHERE key = 'layout'"])
+        #expect(try behind.wait() == 0, "\(behind.stderr)")
+        let reopened = try SharedDatabase(path: db.path, schema: db.schema)
+        try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")
+        let ids = try reopened.fetchAll("SELECT id FROM ps_crud ORDER BY id").map { $0[0] }
+        #expect(ids == [.integer(1), .integer(40), .integer(41)], "\(ids)")
+    }
+
     @Test func writesFromTheSQLiteShellAreCapturedWithFreshTransactionIds() throws {
         let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(title) VALUES ('shell')"])
         #expect(try shell.wait() == 0, "\(shell.stderr)")

@@ -75,9 +75,13 @@ enum UploadQueueRows {
         try tx.execute("DELETE FROM ps_crud")
     }
 
-    /// Starts ``Counter/crudLast`` of a database made with the `AUTOINCREMENT` queue at the
-    /// highest id that table ever gave (`sqlite_sequence`), so that no id is given twice.
+    /// Brings ``Counter/crudLast`` up to every id the queue holds or ever gave: the queue's
+    /// highest id, and for a database made with the `AUTOINCREMENT` queue the highest id that
+    /// table ever gave (`sqlite_sequence`). Run whenever the layout is installed or upgraded and at
+    /// repair, so that a file written meanwhile by triggers that do not keep the counter (an older
+    /// Tandem regenerated its own) gives no id twice.
     static func seedLastID(in tx: Transaction) throws {
+        try tx.execute(InternalTables.recordLastCrudID)
         guard try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
         try tx.execute("""
             UPDATE ps_state SET value = (SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud')
