@@ -82,11 +82,15 @@ enum InternalTables {
     /// `sqlite_sequence` value.)
     static let nextCrudID = "(SELECT value + 1 FROM ps_state WHERE key = '\(Counter.crudLast.rawValue)')"
 
-    /// Brings ``Counter/crudLast`` up to the newest queued id; the last statement of every
-    /// trigger that queues an entry (it reads `ps_crud` in an UPDATE of `ps_state`, which needs
-    /// no copy).
+    /// Brings ``Counter/crudLast`` up to the queue's highest id (and back, if it was missing).
+    /// Every trigger that queues an entry runs it first, so a counter left behind (a caught
+    /// error in a bulk insert, entries queued by an older Tandem's triggers) cannot hand out a
+    /// taken id, and last, so the counter covers the new entry before any upload removes it.
+    /// An upsert into `ps_state` reads `ps_crud` without the copy an `INSERT … SELECT` into
+    /// `ps_crud` itself would need.
     static let recordLastCrudID = """
-        UPDATE ps_state SET value = (SELECT max(id) FROM ps_crud) WHERE key = '\(Counter.crudLast.rawValue)' AND value < (SELECT max(id) FROM ps_crud);
+        INSERT INTO ps_state(key, value) SELECT '\(Counter.crudLast.rawValue)', coalesce(max(id), 0) FROM ps_crud WHERE 1 \
+        ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE excluded.value > ps_state.value;
         """
 
     /// The transaction id for new CRUD entries, as view triggers read it.

@@ -64,6 +64,17 @@ enum LayoutCheck {
 
     private static func counterFindings(in tx: Transaction) throws -> [LayoutFinding] {
         var found: [LayoutFinding] = []
+        let newestEntry = try tx.scalar("SELECT max(id) FROM ps_crud").int64Value ?? 0
+        let idLabel = "Tandem's upload queue id counter (crud_last)"
+        if let last = try tx.connection.counter(.crudLast) {
+            if last < newestEntry {
+                found.append(LayoutFinding("\(idLabel) is \(last), below entry \(newestEntry) in the upload queue",
+                                           repair: "\(idLabel) was \(last), below entry \(newestEntry) in the upload queue; set it to \(newestEntry)",
+                                           action: .counters))
+            }
+        } else {
+            found.append(LayoutFinding("\(idLabel) is missing", repair: "\(idLabel) was missing; set it to \(newestEntry)", action: .counters))
+        }
         let newestTransaction = try tx.scalar("SELECT max(tx_id) FROM ps_crud").int64Value
         let safeNext = (newestTransaction ?? 0) + 1
         let label = "Tandem's transaction counter (next_tx)"
@@ -138,7 +149,7 @@ enum LayoutCheck {
         let actions = Set(findings.compactMap(\.action))
         guard !actions.isEmpty else { return }
         try tx.execute(InternalTables.ddl)
-        try UploadQueueRows.seedLastID(in: tx)
+        try UploadQueueRows.seedLastID(on: tx.connection)
         try tx.execute("""
             \(InternalTables.counters)
             UPDATE ps_state SET value = (SELECT max(tx_id) + 1 FROM ps_crud)

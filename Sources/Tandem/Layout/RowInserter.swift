@@ -89,7 +89,6 @@ struct RowInserter {
             if batch.ids.count == Self.batch { try flush(&batch, on: connection) }
         }
         if !batch.ids.isEmpty { try flush(&batch, on: connection) }
-        if !table.localOnly { try UploadQueueRows.recordLastID(on: connection) }
         return ids
     }
 
@@ -186,6 +185,9 @@ struct RowInserter {
             throw SQLiteError(extendedCode: error.extendedCode, message: error.message, sql: statementDescription(rows: batch.ids.count), path: error.path)
         }
         batch.nextEntryID += Int64(batch.entries.count)
+        // The counter covers every committed batch, also when a later one fails and the caller
+        // catches the error and commits.
+        if !batch.entries.isEmpty { try connection.execute(InternalTables.recordLastCrudID) }
         batch.clear()
     }
 

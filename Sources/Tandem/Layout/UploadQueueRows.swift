@@ -60,7 +60,7 @@ enum UploadQueueRows {
             json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)
             WHERE NOT \(UntypedRows.waitingCondition)
             """, [try nextID(on: tx.connection) - 1, table, table])
-        try recordLastID(on: tx.connection)
+        try tx.connection.execute(InternalTables.recordLastCrudID)
     }
 
     /// Deletes the uploaded entries: every entry up to the batch's last id (ids only grow, so no
@@ -75,27 +75,23 @@ enum UploadQueueRows {
         try tx.execute("DELETE FROM ps_crud")
     }
 
-    /// Brings ``Counter/crudLast`` up to every id the queue holds or ever gave: the queue's
-    /// highest id, and for a database made with the `AUTOINCREMENT` queue the highest id that
-    /// table ever gave (`sqlite_sequence`). Run whenever the layout is installed or upgraded and at
-    /// repair, so that a file written meanwhile by triggers that do not keep the counter (an older
-    /// Tandem regenerated its own) gives no id twice.
-    static func seedLastID(in tx: Transaction) throws {
-        try tx.execute(InternalTables.recordLastCrudID)
-        guard try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
-        try tx.execute("""
+    /// Brings ``Counter/crudLast`` up to every id the queue holds or ever gave (and back, if it
+    /// was missing): the queue's highest id, and for a database made with the `AUTOINCREMENT`
+    /// queue the highest id that table ever gave (`sqlite_sequence`). Run when the layout is
+    /// installed or upgraded, at repair, and around bulk inserts, which set ids themselves.
+    static func seedLastID(on connection: Connection) throws {
+        try connection.execute(InternalTables.recordLastCrudID)
+        guard try connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
+        try connection.execute("""
             UPDATE ps_state SET value = (SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud')
             WHERE key = ? AND value < coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud'), 0)
-            """, [Counter.crudLast.rawValue])
+            """, [.text(Counter.crudLast.rawValue)])
     }
 
-    /// The id the next CRUD entry gets.
+    /// The id the next CRUD entry gets, after ``seedLastID(on:)``.
     static func nextID(on connection: Connection) throws -> Int64 {
-        try connection.scalar("SELECT coalesce(\(InternalTables.nextCrudID), (SELECT max(id) + 1 FROM ps_crud), 1)").int64Value ?? 1
+        try seedLastID(on: connection)
+        return (try connection.counter(.crudLast) ?? 0) + 1
     }
 
-    /// Records the newest queued id after a write that set ids itself (bulk inserts).
-    static func recordLastID(on connection: Connection) throws {
-        try connection.execute(InternalTables.recordLastCrudID)
-    }
 }

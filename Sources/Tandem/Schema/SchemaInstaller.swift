@@ -8,7 +8,7 @@ import Foundation
 enum SchemaInstaller {
     /// The version of the generated views and triggers. A file written by an older Tandem gets
     /// them regenerated (no data migration) the next time a writer opens it.
-    static let layoutVersion: Int64 = 4
+    static let layoutVersion: Int64 = 5
 
     static func layoutIsCurrent(_ tx: Transaction) throws -> Bool {
         try tx.stored(.layout).int64Value == layoutVersion
@@ -38,7 +38,7 @@ enum SchemaInstaller {
     static func install(_ schema: Schema, in tx: Transaction) throws {
         try schema.validate()
         try tx.execute(InternalTables.ddl)
-        try UploadQueueRows.seedLastID(in: tx)
+        try UploadQueueRows.seedLastID(on: tx.connection)
         let stored = try storedSchema(tx)
         if stored == schema, try layoutIsCurrent(tx) { return }
         try checkCollisions(schema, stored: stored, in: tx)

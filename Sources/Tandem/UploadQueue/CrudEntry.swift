@@ -14,7 +14,10 @@ public struct CrudEntry: Sendable, Hashable, Codable {
         case delete = "DELETE"
     }
 
-    /// The `ps_crud` row id: increasing, never reused, also after the queue has emptied.
+    /// The `ps_crud` row id: increasing, never reused, also after the queue has emptied
+    /// (`crud_last` in `ps_state` remembers the last; were that row lost while the queue is
+    /// empty, ids would restart, as `AUTOINCREMENT`'s would without its `sqlite_sequence` row;
+    /// `tandem check` reports a missing or low counter).
     public let id: Int64
     /// The local write transaction the entry belongs to.
     /// The local write transaction's id (`tx_id`), the upload's idempotency key with the client id.
