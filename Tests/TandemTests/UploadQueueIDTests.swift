@@ -80,26 +80,33 @@ import Testing
     // MARK: - entries written without the counter (an older Tandem's bulk path)
 
     /// An entry queued without the counter (an older Tandem's bulk path wrote no id) is
-    /// reported by the layout check, and the next write through a view catches the counter up
-    /// instead of failing on a taken id.
+    /// reported by the layout check, and a writer opening the file catches the counter up.
     @Test func anEntryQueuedWithoutTheCounterIsReportedAndCaughtUp() throws {
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         // As the old RowInserter wrote it: the open transaction id, no entry id.
         try shell("INSERT INTO ps_crud(tx_id, data) SELECT value, '{\"op\":\"PUT\",\"type\":\"notes\",\"id\":\"old\",\"data\":{}}' FROM ps_state WHERE key = 'next_tx'")
-        let findings = try db.checkLayout()
-        #expect(findings.map(\.problem) == ["Tandem's upload queue id counter (crud_last) is 1, below entry 2 in the upload queue"])
-        try db.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")
-        try db.write { tx in try tx.insert(into: "notes", columns: ["id"], rows: [[.text("c")]]) }
+        #expect(try db.checkLayout().map(\.problem) == ["Tandem's upload queue id counter (crud_last) is 1, below entry 2 in the upload queue"])
+        let reopened = try SharedDatabase(path: db.path, schema: db.schema)
+        #expect(try crudLast() == 2)
+        try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")
+        try reopened.write { tx in try tx.insert(into: "notes", columns: ["id"], rows: [[.text("c")]]) }
         #expect(try ids() == [1, 2, 3, 4])
         #expect(try db.checkLayout().isEmpty)
+        // The same lag mended by repair.
+        try shell("INSERT INTO ps_crud(tx_id, data) SELECT value, '{\"op\":\"DELETE\",\"type\":\"notes\",\"id\":\"zz\"}' FROM ps_state WHERE key = 'next_tx'")
+        let repaired = try db.repairLayout().map(\.problem)
+        #expect(repaired == ["Tandem's upload queue id counter (crud_last) is 4, below entry 5 in the upload queue"], "\(repaired)")
+        try db.execute("INSERT INTO notes(id, title) VALUES ('d', 'y')")
+        #expect(try ids() == [1, 2, 3, 4, 5, 6])
     }
 
     // MARK: - missing counter
 
-    /// A missing `crud_last` (a damaged `ps_state`) is reported, repaired from the queue, and
-    /// recreated by the next queuing write; while entries are queued no id goes back. (With the
-    /// queue empty as well, nothing records the last id any more: ids restart after the highest
-    /// one left, as an `AUTOINCREMENT` table's would without its `sqlite_sequence` row.)
+    /// A missing `crud_last` (a damaged `ps_state`) is reported, and recreated from the queue by
+    /// a writer's open or by repair; meanwhile SQLite gives the next rowid, so while entries are
+    /// queued no id goes back. (With the queue empty as well, nothing records the last id any
+    /// more: ids restart after the highest one left, as an `AUTOINCREMENT` table's would without
+    /// its `sqlite_sequence` row.)
     @Test func aMissingCounterIsReportedAndIdsNeverGoBack() throws {
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         try db.execute("INSERT INTO notes(id, title) VALUES ('b', 'x')")
@@ -107,6 +114,7 @@ import Testing
         #expect(try db.checkLayout().map(\.problem) == ["Tandem's upload queue id counter (crud_last) is missing"])
         try db.execute("INSERT INTO notes(id, title) VALUES ('c', 'x')")
         #expect(try ids() == [1, 2, 3])
+        _ = try SharedDatabase(path: db.path, schema: db.schema)
         #expect(try crudLast() == 3)
         try shell("DELETE FROM ps_state WHERE key = 'crud_last'")
         #expect(try db.repairLayout().map(\.problem) == ["Tandem's upload queue id counter (crud_last) is missing"])

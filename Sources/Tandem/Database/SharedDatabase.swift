@@ -78,6 +78,9 @@ public final class SharedDatabase: Sendable {
             } else if let stored, !current, let writer {
                 _ = try writer.write { try SchemaInstaller.install(stored, in: $0) }  // views and triggers of an older Tandem
             }
+            if let writer, try readers.read({ try UploadQueueRows.lastIDIsBehind(on: $0) }) {
+                _ = try writer.write { try UploadQueueRows.seedLastID(on: $0.connection) }
+            }
             guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
             return resolved
         }

@@ -89,7 +89,7 @@ extension TableSchema {
         let crudTx = InternalTables.nextTransactionID
         let crudID = InternalTables.nextCrudID
         let recordID = InternalTables.recordLastCrudID
-        var insertBody = idCheck + (localOnly ? "" : recordID)
+        var insertBody = idCheck
         if insertOnly {
             insertBody += """
                 INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'PUT', 'type', \(nameLiteral), \
@@ -135,7 +135,7 @@ extension TableSchema {
                 WHERE id = OLD.id AND (\(anyChanged));
                 """
         } else {
-            updateBody += recordID + """
+            updateBody += """
                 INSERT INTO ps_crud(id, tx_id, data) SELECT \(crudID), \(crudTx), json_object('op', 'PATCH', 'type', \(nameLiteral), \
                 'id', OLD.id, 'data', json(p.patch)) FROM \(patch) AS p WHERE p.n > 0;
                 UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT data -> '$.data' FROM ps_crud WHERE id = last_insert_rowid())) \
@@ -147,7 +147,7 @@ extension TableSchema {
 
         var deleteBody = "DELETE FROM \(quotedDataTable) WHERE id = OLD.id;"
         if !localOnly {
-            deleteBody += recordID + "INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'DELETE', 'type', \(nameLiteral), 'id', OLD.id));" + recordID
+            deleteBody += "INSERT INTO ps_crud(id, tx_id, data) VALUES (\(crudID), \(crudTx), json_object('op', 'DELETE', 'type', \(nameLiteral), 'id', OLD.id));" + recordID
         }
         triggers.append("CREATE TRIGGER \(trigger("delete")) INSTEAD OF DELETE ON \(quotedName) FOR EACH ROW BEGIN \(deleteBody) END")
         return triggers

@@ -78,14 +78,22 @@ enum UploadQueueRows {
     /// Brings ``Counter/crudLast`` up to every id the queue holds or ever gave (and back, if it
     /// was missing): the queue's highest id, and for a database made with the `AUTOINCREMENT`
     /// queue the highest id that table ever gave (`sqlite_sequence`). Run when the layout is
-    /// installed or upgraded, at repair, and around bulk inserts, which set ids themselves.
+    /// installed or upgraded, when a writer opens a file whose counter is behind, at repair, and
+    /// before bulk inserts, which set ids themselves.
     static func seedLastID(on connection: Connection) throws {
-        try connection.execute(InternalTables.recordLastCrudID)
+        try connection.execute(InternalTables.seedLastCrudID)
         guard try connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
         try connection.execute("""
             UPDATE ps_state SET value = (SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud')
             WHERE key = ? AND value < coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud'), 0)
             """, [.text(Counter.crudLast.rawValue)])
+    }
+
+    /// True when ``Counter/crudLast`` is missing or below the queue's highest id.
+    static func lastIDIsBehind(on connection: Connection) throws -> Bool {
+        try connection.scalar("""
+            SELECT coalesce((SELECT value FROM ps_state WHERE key = '\(Counter.crudLast.rawValue)') < (SELECT coalesce(max(id), 0) FROM ps_crud), 1)
+            """).int64Value == 1
     }
 
     /// The id the next CRUD entry gets, after ``seedLastID(on:)``.
