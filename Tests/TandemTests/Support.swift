@@ -31,6 +31,12 @@ let notesSchema = Schema(tables: [
           indexes: [IndexSchema(name: "by_title", columns: ["title"])]),
 ])
 
+/// `notes` plus a local-only `drafts` and an insert-only `events` table, for upload queue tests.
+let queueSchema = Schema(tables: notesSchema.tables + [
+    TableSchema(name: "drafts", columns: [.text("body")], localOnly: true),
+    TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
+])
+
 /// The `tandem` binary built beside the test bundle.
 let tandemBinary: String = {
     let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

@@ -10,10 +10,7 @@ import Testing
 
     init() throws {
         dir = try TemporaryDirectory()
-        db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: notesSchema.tables + [
-            TableSchema(name: "drafts", columns: [.text("body")], localOnly: true),
-            TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
-        ]))
+        db = try SharedDatabase(path: dir.path("a.db"), schema: queueSchema)
     }
 
     func ids() throws -> [Int64] {
