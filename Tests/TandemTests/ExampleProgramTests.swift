@@ -16,4 +16,15 @@ import Testing
             "queued for upload: 3 CRUD entries",
         ])
     }
+
+    /// README shows the example program as it is, so what a reader pastes compiles and runs.
+    @Test func theREADMEShowsTheExampleProgramWhole() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let program = try String(contentsOf: root.appendingPathComponent("Tools/example/main.swift"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Example: records"))
+        let block = try #require(readme[section.upperBound...].range(of: "```swift\n"))
+        let end = try #require(readme[block.upperBound...].range(of: "```\n"))
+        #expect(String(readme[block.upperBound..<end.lowerBound]) == program)
+    }
 }

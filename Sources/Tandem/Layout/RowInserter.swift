@@ -193,6 +193,6 @@ struct RowInserter {
 
     /// The insert as the user would have written it, for errors.
     private func statementDescription(rows: Int) -> String {
-        "INSERT INTO \(table.quotedName)(\(columnNames.map(SQLText.identifier).joined(separator: ", "))) VALUES … (\(rows) rows)"
+        "INSERT INTO \(table.quotedName)(\(columnNames.map(SQLText.identifier).joined(separator: ", "))) VALUES … (\(rows) \(rows == 1 ? "row" : "rows"))"
     }
 }

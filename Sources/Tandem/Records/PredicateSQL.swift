@@ -81,14 +81,42 @@ struct PredicateContext {
     }
 }
 
-/// A predicate node with no SQL form, named by its type.
+/// A predicate node with no SQL form, named as the predicate spells it (`$0.title.count`), or
+/// by its type where it has no such spelling.
 struct Untranslatable: Error, CustomStringConvertible {
-    /// The node's type name.
+    /// The node as written (`$0.title.count`), or its type name.
     let name: String
-    init(node: Any) { name = String(describing: type(of: node)) }
+    init(node: Any) { name = (node as? any SpelledPredicateExpression)?.spelling ?? String(describing: type(of: node)).prefix(while: { $0 != "<" }).description }
     var description: String {
-        return "the predicate expression \(name.prefix(while: { $0 != "<" })) (\(name.count > 120 ? String(name.prefix(120)) + "…" : name)) cannot be translated to SQL"
+        "the predicate expression \(name) cannot be translated to SQL"
     }
+}
+
+/// A predicate node that can be spelled as in the `#Predicate` closure, for error messages.
+protocol SpelledPredicateExpression {
+    var spelling: String { get }
+}
+
+extension PredicateExpressions.Variable: SpelledPredicateExpression {
+    var spelling: String { "$0" }
+}
+
+extension PredicateExpressions.KeyPath: SpelledPredicateExpression {
+    /// `$0.title.count`: the root's spelling, then the key path's properties. A computed
+    /// property of the standard library reflects no name: it is spelled by its type
+    /// (`$0.title.<a computed Int>`).
+    var spelling: String {
+        let path = String(reflecting: keyPath)
+        var properties = String(path.drop(while: { $0 != "." }))
+        if properties.isEmpty || properties.contains("<computed") {
+            properties = ".<a computed \(String(describing: type(of: keyPath).valueType))>"
+        }
+        return ((root as? any SpelledPredicateExpression)?.spelling ?? "…") + properties
+    }
+}
+
+extension PredicateExpressions.Value: SpelledPredicateExpression {
+    var spelling: String { String(reflecting: value) }
 }
 
 extension PredicateExpressions.KeyPath: SQLPredicateExpression {
