@@ -159,12 +159,8 @@ struct ImportPlan {
         // not inserted again: those few rows are looked up by id.
         var everything = existing
         let outside = scope == nil ? [] : rows.map(\.id).filter { existing[$0] == nil }
-        for start in stride(from: 0, to: outside.count, by: 500) {
-            let part = Array(outside[start..<min(start + 500, outside.count)])
-            let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
-            for row in try tx.fetchAll("SELECT * FROM \(quoted) WHERE id IN (\(marks))", part) {
-                if let id = row["id"]?.stringValue { everything[id] = row }
-            }
+        for row in try tx.fetchAll(from: table.name, where: "id", in: outside) {
+            if let id = row["id"]?.stringValue { everything[id] = row }
         }
         var counts = result.tables[table.name] ?? ImportResult.Counts()
         for (id, values) in rows {

@@ -37,16 +37,11 @@ extension Transaction {
     /// The records of `T` with these ids (their own relationships not loaded), by id.
     fileprivate func records<T: Record>(_ type: T.Type, ids: [String]) throws -> ([String: any Record], [Row]) {
         let layout = try checkedLayout(T.self)
-        var records: [String: any Record] = [:], rows: [Row] = []
-        let chunk = 500  // well under SQLite's bound-parameter limit
-        for start in stride(from: 0, to: ids.count, by: chunk) {
-            let part = Array(ids[start..<min(start + chunk, ids.count)])
-            let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
-            for row in try fetchAll("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id IN (\(marks)) ORDER BY id", part) {
-                let record = try RecordDecoder.decode(T.self, from: row, layout: layout)
-                records[record.id] = record
-                rows.append(row)
-            }
+        var records: [String: any Record] = [:]
+        let rows = try fetchAll(from: layout.tableName, where: "id", in: ids)
+        for row in rows {
+            let record = try RecordDecoder.decode(T.self, from: row, layout: layout)
+            records[record.id] = record
         }
         return (records, rows)
     }

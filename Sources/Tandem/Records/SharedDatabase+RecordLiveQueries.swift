@@ -19,17 +19,8 @@ extension SharedDatabase {
 
     /// Watches one record by id: the record, or nil while there is none.
     public func watch<R: Record>(_ type: R.Type, id: String) -> AsyncThrowingStream<R?, Error> {
-        let records = watch(RecordQuery<R>(#Predicate { $0.id == id }))
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await found in records { continuation.yield(found.first) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        LiveObservation.stream { deliver in
+            try observe(RecordQuery<R>(#Predicate { $0.id == id })) { deliver($0.map(\.first)) }
         }
     }
 

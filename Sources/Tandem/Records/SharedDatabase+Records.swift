@@ -68,9 +68,7 @@ extension SharedDatabase {
         try read { tx in
             let layout = try tx.checkedLayout(R.self)
             let column = try layout.column(for: keyPath)
-            guard !ids.isEmpty else { return [:] }
-            let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
-            let rows = try tx.fetchAll("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE \(SQLText.identifier(column)) IN (\(marks)) ORDER BY id", ids)
+            let rows = try tx.fetchAll(from: layout.tableName, where: column, in: ids)
             return Dictionary(grouping: try tx.decodeRecords(R.self, rows: rows, layout: layout).records) { $0[keyPath: keyPath] ?? "" }
         }
     }
