@@ -26,12 +26,17 @@ struct RelatedRecords {
     }
 }
 
+extension RelatedRecords {
+    /// Records of `R` from `rows` of its table, their relationships taken from these.
+    func decode<R: Record>(_ type: R.Type, rows: [Row], layout: RecordLayout) throws -> [R] {
+        try rows.map { try RecordDecoder.decode(R.self, from: $0, layout: layout, related: records) }
+    }
+}
+
 extension Transaction {
     /// Records of `R` from rows of its table, with their to-one relationships loaded.
-    func decodeRecords<R: Record>(_ type: R.Type, rows: [Row], layout: RecordLayout) throws -> (records: [R], related: [Row]) {
-        let related = layout.relations.isEmpty ? RelatedRecords() : try RelatedRecords.load(for: rows, layout: layout, in: self)
-        let records = try rows.map { try RecordDecoder.decode(R.self, from: $0, layout: layout, related: related.records) }
-        return (records, related.rows)
+    func decodeRecords<R: Record>(_ type: R.Type, rows: [Row], layout: RecordLayout) throws -> [R] {
+        try RelatedRecords.load(for: rows, layout: layout, in: self).decode(R.self, rows: rows, layout: layout)
     }
 
     /// The records of `T` with these ids (their own relationships not loaded), by id.

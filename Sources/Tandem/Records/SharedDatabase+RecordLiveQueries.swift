@@ -36,9 +36,9 @@ extension SharedDatabase {
         let last = Mutex<[Row]?>(nil)
         let load: @Sendable (Transaction) throws -> LoadedRecords<R> = { tx in
             let rows = try tx.fetchAll(plan.select.text, plan.select.arguments)
-            let related = layout.relations.isEmpty ? RelatedRecords() : try RelatedRecords.load(for: rows, layout: layout, in: tx)
+            let related = try RelatedRecords.load(for: rows, layout: layout, in: tx)
             // A row that does not decode is reported, and the live query goes on.
-            let records = Result { try rows.map { try RecordDecoder.decode(R.self, from: $0, layout: layout, related: related.records) } }
+            let records = Result { try related.decode(R.self, rows: rows, layout: layout) }
             return LoadedRecords(rows: rows, related: related.rows, records: records)
         }
         return try observe(readSet: tables, load: load) { result in

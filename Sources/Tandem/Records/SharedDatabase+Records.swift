@@ -69,7 +69,7 @@ extension SharedDatabase {
             let layout = try tx.checkedLayout(R.self)
             let column = try layout.column(for: keyPath)
             let rows = try tx.fetchAll(from: layout.tableName, where: column, in: ids)
-            return Dictionary(grouping: try tx.decodeRecords(R.self, rows: rows, layout: layout).records) { $0[keyPath: keyPath] ?? "" }
+            return Dictionary(grouping: try tx.decodeRecords(R.self, rows: rows, layout: layout)) { $0[keyPath: keyPath] ?? "" }
         }
     }
 }

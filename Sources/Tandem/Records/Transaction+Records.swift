@@ -9,7 +9,7 @@ extension Transaction {
     public func fetch<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [R] {
         let layout = try checkedLayout(R.self)
         let plan = try RecordSQL.make(query, layout: layout)
-        var records = try decodeRecords(R.self, rows: try fetchAll(plan.select.text, plan.select.arguments), layout: layout).records
+        var records = try decodeRecords(R.self, rows: try fetchAll(plan.select.text, plan.select.arguments), layout: layout)
         if plan.filterInSwift, let predicate = query.predicate { records = try records.filter { try predicate.evaluate($0) } }
         if plan.sortInSwift {
             if !query.sortBy.isEmpty { records.sort(using: query.sortBy) }
@@ -22,7 +22,7 @@ extension Transaction {
     public func fetch<R: Record>(_ type: R.Type, id: String) throws -> R? {
         let layout = try checkedLayout(R.self)
         let rows = try fetchAll("SELECT * FROM \(SQLText.identifier(layout.tableName)) WHERE id = ?", [id])
-        return try decodeRecords(R.self, rows: rows, layout: layout).records.first
+        return try decodeRecords(R.self, rows: rows, layout: layout).first
     }
 
     /// How many records `query` selects (`SELECT count(*)`; limit and offset apply).
