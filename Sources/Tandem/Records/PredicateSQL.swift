@@ -277,11 +277,14 @@ extension PredicateExpressions.Value: ConstantSequence where Output: Sequence {
     }
 }
 
-/// Lets code see through `Optional` without knowing its wrapped type.
+/// Lets code see through `Optional` without knowing its wrapped type: whether a value is nil,
+/// and which type an optional type wraps.
 protocol OptionalProtocol {
     var isNone: Bool { get }
+    static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalProtocol {
     var isNone: Bool { self == nil }
+    static var wrappedType: Any.Type { Wrapped.self }
 }

@@ -87,7 +87,7 @@ struct RecordSQL {
             if comparator != .lexical { return false }  // localized orders are Swift's only
         }
         var valueType: Any.Type = type(of: keyPath).valueType
-        if let optional = valueType as? any OptionalType.Type { valueType = optional.wrappedType }
+        if let optional = valueType as? any OptionalProtocol.Type { valueType = optional.wrappedType }
         switch valueType {
         case is String.Type, is Bool.Type, is Double.Type, is Float.Type, is Date.Type, is UUID.Type,
              is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type:
@@ -98,10 +98,3 @@ struct RecordSQL {
     }
 }
 
-protocol OptionalType {
-    static var wrappedType: Any.Type { get }
-}
-
-extension Optional: OptionalType {
-    static var wrappedType: Any.Type { Wrapped.self }
-}
