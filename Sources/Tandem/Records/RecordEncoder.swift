@@ -22,12 +22,12 @@ final class RecordEncoder: Encoder {
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         failure = failure ?? TandemError.invalidRecord("a record must encode as an object with one key per column")
-        return JSONEncoder().encodeAsUnkeyedFallback
+        return DroppingContainer()
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
         failure = failure ?? TandemError.invalidRecord("a record must encode as an object with one key per column")
-        return JSONEncoder().encodeAsSingleFallback
+        return DroppingContainer()
     }
 
     private struct Columns<Key: CodingKey>: KeyedEncodingContainerProtocol {
@@ -56,12 +56,7 @@ final class RecordEncoder: Encoder {
     }
 }
 
-private extension JSONEncoder {
-    /// Containers that accept and drop values, for encoders that already recorded a failure.
-    var encodeAsUnkeyedFallback: any UnkeyedEncodingContainer { DroppingContainer() }
-    var encodeAsSingleFallback: any SingleValueEncodingContainer { DroppingContainer() }
-}
-
+/// A container that accepts and drops values, for an encoder that already recorded a failure.
 private struct DroppingContainer: UnkeyedEncodingContainer, SingleValueEncodingContainer {
     var codingPath: [any CodingKey] { [] }
     var count: Int { 0 }
