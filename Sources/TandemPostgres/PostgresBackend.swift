@@ -120,7 +120,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         guard let types = columns[entry.table] else {
             throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run `tandem backend setup` with the current schema")
         }
-        let table = PostgresSetup.quoted(entry.table)
+        let table = SQLText.identifier(entry.table)
         switch entry.op {
         case .delete:
             try db.execute("DELETE FROM \(table) WHERE id = $1", [entry.rowID])
@@ -128,9 +128,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             let names = types.keys.sorted()
             let values = try names.map { try PostgresValues.text(entry.data?[$0] ?? .null, column: $0, type: types[$0]!, entry: entry) }
             for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
-            let list = (["id"] + names.map(PostgresSetup.quoted)).joined(separator: ", ")
+            let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
             let marks = (1...(names.count + 1)).map { "$\($0)" }.joined(separator: ", ")
-            let updates = names.map { "\(PostgresSetup.quoted($0)) = EXCLUDED.\(PostgresSetup.quoted($0))" }.joined(separator: ", ")
+            let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
             try db.execute("INSERT INTO \(table)(\(list)) VALUES (\(marks)) ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)",
                            [entry.rowID] + values)
         case .patch:
@@ -138,7 +138,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             let names = data.keys.sorted()
             for name in names where types[name] == nil { try PostgresValues.unknownColumn(name, entry: entry) }
             let values = try names.map { try PostgresValues.text(data[$0]!, column: $0, type: types[$0]!, entry: entry) }
-            let sets = names.enumerated().map { "\(PostgresSetup.quoted($1)) = $\($0 + 2)" }.joined(separator: ", ")
+            let sets = names.enumerated().map { "\(SQLText.identifier($1)) = $\($0 + 2)" }.joined(separator: ", ")
             let updated = try db.execute("UPDATE \(table) SET \(sets.isEmpty ? "id = id" : sets) WHERE id = $1 RETURNING 1", [entry.rowID] + values)
             if updated.isEmpty {
                 // The delete wins: tell the patching client its row is gone.

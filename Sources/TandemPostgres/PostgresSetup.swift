@@ -36,8 +36,6 @@ enum PostgresSetup {
         }
     }
 
-    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-
     /// Creates or adopts every synced table of `schema` and the log machinery, in one transaction.
     /// - Throws: ``PostgresError`` naming the table and column when an existing table's column has
     ///   another type (or `id` is not a text primary key).
@@ -54,7 +52,7 @@ enum PostgresSetup {
     }
 
     private static func installTable(_ table: TableSchema, on connection: PostgresConnection) throws {
-        let name = quoted(table.name)
+        let name = SQLText.identifier(table.name)
         let existing = try connection.execute("""
             SELECT column_name, data_type FROM information_schema.columns
             WHERE table_schema = current_schema() AND table_name = $1
@@ -75,15 +73,15 @@ enum PostgresSetup {
                     throw PostgresError("table \(table.name) exists but its column \(column.name) is \(type), not \(wanted) as the schema declares")
                 }
             } else {
-                try connection.execute("ALTER TABLE \(name) ADD COLUMN \(quoted(column.name)) \(wanted)")
+                try connection.execute("ALTER TABLE \(name) ADD COLUMN \(SQLText.identifier(column.name)) \(wanted)")
             }
         }
         let state = table.columns.map { column in
-            let value = column.type == .real ? "tandem_real(NEW.\(quoted(column.name)))" : "NEW.\(quoted(column.name))"
-            return "'\(column.name.replacingOccurrences(of: "'", with: "''"))', \(value)"
+            let value = column.type == .real ? "tandem_real(NEW.\(SQLText.identifier(column.name)))" : "NEW.\(SQLText.identifier(column.name))"
+            return "\(SQLText.literal(column.name)), \(value)"
         }.joined(separator: ", ")
-        let function = quoted("tandem_log_" + table.name)
-        let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+        let function = SQLText.identifier("tandem_log_" + table.name)
+        let literal = SQLText.literal(table.name)
         try connection.execute("""
             CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $f$
             BEGIN
