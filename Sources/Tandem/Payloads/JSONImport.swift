@@ -59,6 +59,9 @@ struct ImportPlan {
         var rows: [(String, [String: DatabaseValue])] = []
         var seen: Set<String> = []
         var children: [(String, ImportPlan)] = []
+        // Per nested key: the child table's column for the parent's id, found once.
+        let references = try options.nested.mapValues { try ImportPlan.referenceColumn(child: $0, parent: name, schema: schema) }
+        let childOptions = ImportOptions(keyMap: options.keyMap, strict: options.strict)
         for (index, element) in elements.enumerated() {
             let at = "\(path)[\(index)]"
             guard case .object(let object) = element else { throw TandemError.invalidJSON("element \(at) is not an object") }
@@ -72,14 +75,12 @@ struct ImportPlan {
             var values: [String: DatabaseValue] = [:]
             for key in object.keys.sorted() where key != "id" {
                 let value = object[key]!
-                if let childTable = options.nested[key] {
+                if let childTable = options.nested[key], let reference = references[key] {
                     guard case .array(let childElements) = value else {
                         throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
                     }
-                    let reference = try ImportPlan.referenceColumn(child: childTable, parent: name, schema: schema)
                     children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
-                                                        schema: schema, options: ImportOptions(keyMap: options.keyMap, strict: options.strict),
-                                                        path: "\(at).\(key)")))
+                                                        schema: schema, options: childOptions, path: "\(at).\(key)")))
                     continue
                 }
                 guard let column = ImportPlan.column(for: key, in: columns, keyMap: options.keyMap) else {
