@@ -7,10 +7,8 @@ extension SharedDatabase {
     /// taken as SQLite table names. An empty set means "any table".
     /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database; what a write transaction throws.
     public func notifyChanged(tables: Set<String>) throws {
-        guard let writer else { throw TandemError.readOnly(path: path) }
         let raw = tables.isEmpty ? [InternalTables.anyTable] : Set(tables.map { schema.table(named: $0)?.dataTableName ?? $0 })
-        let (_, commit) = try writer.write(marking: raw) { _ in }
-        if let commit { observer.localCommit(commit) }
+        try write(marking: raw, cancellation: nil) { _ in }
     }
 
     /// Every committed change, from this process or any other, as it is noticed. Nothing is

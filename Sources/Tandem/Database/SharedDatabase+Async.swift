@@ -20,16 +20,12 @@ extension SharedDatabase {
     /// `CancellationError` and writes nothing.
     public func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
-        guard let writer else { throw TandemError.readOnly(path: path) }
+        guard writer != nil else { throw TandemError.readOnly(path: path) }
         let cancellation = LockWatchdog.Cancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 SharedDatabase.blockingWork.async {
-                    continuation.resume(with: Result {
-                        let (value, commit) = try writer.write(cancellation: cancellation, body)
-                        if let commit { self.observer.localCommit(commit) }
-                        return value
-                    })
+                    continuation.resume(with: Result { try self.write(marking: [], cancellation: cancellation, body) })
                 }
             }
         } onCancel: {

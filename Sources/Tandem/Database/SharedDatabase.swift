@@ -181,8 +181,14 @@ public final class SharedDatabase: Sendable {
     /// Related SQLite documentation: https://www.sqlite.org/lang_transaction.html
     @discardableResult
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try write(marking: [], cancellation: nil, body)
+    }
+
+    /// The one write path: the writer's transaction, then this process's live queries and
+    /// change handlers told of the commit (other processes learn of it from its stamps).
+    func write<T>(marking marked: Set<String>, cancellation: LockWatchdog.Cancellation?, _ body: (Transaction) throws -> T) throws -> T {
         guard let writer else { throw TandemError.readOnly(path: path) }
-        let (value, commit) = try writer.write(body)
+        let (value, commit) = try writer.write(marking: marked, cancellation: cancellation, body)
         if let commit { observer.localCommit(commit) }
         return value
     }
