@@ -54,9 +54,7 @@ final class WriteLock: @unchecked Sendable {
     func acquire(cancellation: LockWatchdog.Cancellation? = nil) throws {
         if try !lock.tryLock() {
             let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-            if !interruptible || !LockWatchdog.shared.isAvailable {
-                try lock.lock()
-            } else if try !LockWatchdog.shared.run(until: deadline, cancellation: cancellation, { flock(lock.fd, LOCK_EX) }) {
+            if try !lock.lock(until: deadline, cancellation: cancellation, interruptible: interruptible) {
                 if cancellation?.isCancelled == true { throw CancellationError() }
                 throw SQLiteError(extendedCode: SQLITE_BUSY, message:
                     "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",

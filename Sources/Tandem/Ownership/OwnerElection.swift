@@ -60,12 +60,10 @@ final class OwnerElection: Sendable {
 
     /// Blocks until the lock is held (true) or ``release()`` cancels the wait (false).
     private func waitForLock() throws -> Bool {
-        guard database.configuration.interruptsLockWaits, LockWatchdog.shared.isAvailable else {
-            try lock.lock()  // the program handles SIGURG itself: this wait cannot be interrupted
-            guard !state.withLock({ $0.cancelled }) else { lock.unlock(); return false }
-            return true
-        }
-        return try LockWatchdog.shared.run(until: .max, cancellation: waiting) { flock(lock.fd, LOCK_EX) }
+        guard try lock.lock(until: .max, cancellation: waiting, interruptible: database.configuration.interruptsLockWaits) else { return false }
+        // An uninterruptible wait (the program handles SIGURG itself) ends only with the lock.
+        guard !state.withLock({ $0.cancelled }) else { lock.unlock(); return false }
+        return true
     }
 
     /// Increments the epoch; returns nil (and lets the lock go) when ``release()`` came first.

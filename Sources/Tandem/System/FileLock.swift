@@ -22,6 +22,18 @@ final class FileLock: @unchecked Sendable {
         try syscall("flock(2)", path: path) { flock(fd, LOCK_EX) }
     }
 
+    /// Blocks until the lock is held (true), or until `deadline` (``DispatchTime`` uptime
+    /// nanoseconds) passes or `cancellation` fires (false), the wait interrupted by
+    /// ``LockWatchdog``. Where waits may not be interrupted (`interruptible` false, or no
+    /// watchdog), blocks until the lock is held.
+    func lock(until deadline: UInt64, cancellation: LockWatchdog.Cancellation?, interruptible: Bool) throws -> Bool {
+        guard interruptible, LockWatchdog.shared.isAvailable else {
+            try lock()
+            return true
+        }
+        return try LockWatchdog.shared.run(until: deadline, cancellation: cancellation) { flock(fd, LOCK_EX) }
+    }
+
     /// Takes the lock if it is free; returns false if another holder has it.
     func tryLock() throws -> Bool {
         while true {
