@@ -23,7 +23,7 @@ extension Opening {
 
     /// True for a failure caused by another connection's lock (busy past the timeouts).
     static func isContention(_ error: Error) -> Bool {
-        if let error = error as? SQLiteError { return error.isBusy || error.code == .locked }
+        if let error = error as? SQLiteError { return error.isLockContention }
         if case TandemError.cannotOpen(_, let reason)? = error as? TandemError { return reason.hasPrefix(lockedPrefix) }
         return false
     }

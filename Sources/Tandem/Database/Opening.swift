@@ -113,7 +113,7 @@ enum Opening {
                 try configure(connection)
                 connection.setBusyTimeout(configuration.busyTimeoutMilliseconds)
                 return connection
-            } catch let error as SQLiteError where error.isBusy || error.code == .locked {
+            } catch let error as SQLiteError where error.isLockContention {
                 let now = DispatchTime.now().uptimeNanoseconds
                 if now >= deadline {
                     let waited = Double(now - start) / 1e9

@@ -68,6 +68,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, LocalizedEr
     /// not for SQLITE_LOCKED, a conflict inside this process's own connection.
     public var isBusy: Bool { code == .busy }
 
+    /// Busy or locked: another connection's lock, which waiting may resolve.
+    var isLockContention: Bool { code == .busy || code == .locked }
+
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
 
