@@ -51,9 +51,10 @@ public struct Transaction {
 
     /// The first column of the first row, or `.null` when there is no row.
     public func scalar(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> DatabaseValue {
-        let statement = try connection.cachedStatement(sql)
-        if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
-        return try connection.scalar(sql, arguments.map(\.databaseValue))
+        try connection.withCachedStatement(sql) { statement in
+            if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+            return try statement.scalar(arguments.map(\.databaseValue))
+        }
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE (`sqlite3_changes64`).

@@ -215,11 +215,7 @@ final class Connection {
     }
 
     func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue {
-        try withCachedStatement(sql) { s in
-            try s.bind(arguments)
-            defer { sqlite3_reset(s.handle) }
-            return try s.step() ? s.value(at: 0) : .null
-        }
+        try withCachedStatement(sql) { try $0.scalar(arguments) }
     }
 
     func setBusyTimeout(_ milliseconds: Int32) {

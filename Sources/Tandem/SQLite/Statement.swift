@@ -108,6 +108,13 @@ final class Statement {
         while try step() {}
     }
 
+    /// The first column of the first row, or `.null` when there is no row.
+    func scalar(_ arguments: [DatabaseValue]) throws -> DatabaseValue {
+        try bind(arguments)
+        defer { sqlite3_reset(handle); self.arguments = [] }
+        return try step() ? value(at: 0) : .null
+    }
+
     /// Runs the statement to completion, discarding rows.
     func run(_ arguments: [DatabaseValue]) throws {
         try bind(arguments)
