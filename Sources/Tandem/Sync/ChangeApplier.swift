@@ -9,11 +9,19 @@ import Foundation
 ///   schema, data kept): that table, so it is current if the table is declared again;
 /// - otherwise, and for local-only and insert-only tables: `ps_untyped`, from which a schema
 ///   upgrade that declares the table as synced moves the rows in.
-struct ChangeApplier {
+final class ChangeApplier {
     let schema: Schema
     /// Rows (table, id) with entries still in the upload queue: their downloaded states are
     /// skipped, since the backend's answer to those entries comes later.
-    var pending: Set<[String]> = []
+    let pending: Set<[String]>
+    /// Per table name: the quoted data table its changes go to, or nil for `ps_untyped`; found
+    /// once per applier (one download transaction), whatever the number of changes.
+    private var targets: [String: String?] = [:]
+
+    init(schema: Schema, pending: Set<[String]>) {
+        self.schema = schema
+        self.pending = pending
+    }
 
     /// The rows that have entries in the upload queue.
     static func pendingRows(in tx: Transaction) throws -> Set<[String]> {
@@ -23,18 +31,11 @@ struct ChangeApplier {
     }
 
     func apply(_ changes: [ServerChange], in tx: Transaction) throws {
-        var keptTables: [String: Bool] = [:]
         for change in changes where !pending.contains([change.table, change.rowID]) {
-            let target: String
-            if let table = schema.table(named: change.table), !table.localOnly, !table.insertOnly {
-                target = table.dataTableName
-            } else if schema.table(named: change.table) == nil, try keptDataTable(change.table, in: tx, cache: &keptTables) {
-                target = InternalTables.dataTable(of: change.table, localOnly: false)
-            } else {
+            guard let quoted = try target(of: change.table, in: tx) else {
                 try applyUntyped(change, in: tx)
                 continue
             }
-            let quoted = SQLText.identifier(target)
             switch change.op {
             case .put:
                 guard let data = change.data else {
@@ -51,11 +52,19 @@ struct ChangeApplier {
         }
     }
 
-    private func keptDataTable(_ name: String, in tx: Transaction, cache: inout [String: Bool]) throws -> Bool {
-        if let known = cache[name] { return known }
-        let exists = (try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [InternalTables.dataTable(of: name, localOnly: false)]).int64Value ?? 0) > 0
-        cache[name] = exists
-        return exists
+    /// Where `table`'s changes go (see the type's documentation).
+    private func target(of table: String, in tx: Transaction) throws -> String? {
+        if let known = targets[table] { return known }
+        let target: String?
+        if let declared = schema.table(named: table) {
+            target = declared.localOnly || declared.insertOnly ? nil : SQLText.identifier(declared.dataTableName)
+        } else {
+            let kept = InternalTables.dataTable(of: table, localOnly: false)
+            let exists = (try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [kept]).int64Value ?? 0) > 0
+            target = exists ? SQLText.identifier(kept) : nil
+        }
+        targets[table] = target
+        return target
     }
 
     /// Rows of tables this database does not keep locally wait in `ps_untyped`.
