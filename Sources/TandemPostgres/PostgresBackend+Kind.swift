@@ -11,9 +11,7 @@ extension PostgresBackend {
 
     /// Makes `postgres://` (and `postgresql://`) URLs open this backend.
     public static func register() {
-        BackendRegistry.register(kind)
-        BackendRegistry.register(BackendKind(scheme: "postgresql", usage: kind.usage, parse: kind.parse, open: kind.open,
-                                             existingIdentifier: kind.existingIdentifier))
+        BackendRegistry.register(kind, aliases: ["postgresql"])
     }
 
     private static func parse(_ url: String) -> BackendURL {

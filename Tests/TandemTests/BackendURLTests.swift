@@ -37,5 +37,9 @@ import Testing
         #expect(url.location == "one" && url.name == "memory:one")
         #expect(BackendRegistry.kinds.first?.scheme == "sqlite")
         #expect(throws: TandemError.invalidBackend("not for opening")) { try openBackend(url) }
+        BackendRegistry.register(BackendRegistry.kind(for: "memory")!, aliases: ["mem"])
+        defer { BackendRegistry.unregister("mem") }
+        #expect(BackendRegistry.kind(for: "MEM")?.scheme == "memory", "an alias, in any case, finds its kind")
+        #expect(BackendRegistry.kinds.filter { $0.scheme == "memory" }.count == 1, "an alias is not listed again")
     }
 }

@@ -31,25 +31,32 @@ public struct BackendKind: Sendable {
 /// The backend kinds this process knows, by URL scheme. The embedded backend (`sqlite:`) is
 /// always there; a backend in another module (PostgreSQL) registers itself before its URLs are used.
 public enum BackendRegistry {
-    private static let registered = Mutex<[String: BackendKind]>([:])
+    /// By scheme (aliases included); the embedded backend from the start.
+    private static let registered = Mutex<[String: BackendKind]>([EmbeddedBackend.kind.scheme: EmbeddedBackend.kind])
 
-    /// Adds `kind` (replacing a kind registered before for the same scheme).
-    public static func register(_ kind: BackendKind) {
-        registered.withLock { $0[kind.scheme] = kind }
+    /// Adds `kind` for its scheme and `aliases` (`postgresql` beside `postgres`), replacing a
+    /// kind registered before for the same scheme.
+    public static func register(_ kind: BackendKind, aliases: [String] = []) {
+        registered.withLock { kinds in
+            for scheme in [kind.scheme] + aliases { kinds[scheme.lowercased()] = kind }
+        }
     }
 
     static func unregister(_ scheme: String) {
         registered.withLock { _ = $0.removeValue(forKey: scheme) }
     }
 
-    /// Every kind, the embedded backend first.
+    /// Every kind once (aliases not repeated), the embedded backend first.
     public static var kinds: [BackendKind] {
-        let others = registered.withLock { $0.values.sorted { $0.scheme < $1.scheme } }
-        return [EmbeddedBackend.kind] + others.filter { $0.scheme != EmbeddedBackend.kind.scheme }
+        registered.withLock { registered in
+            registered.filter { $0.key == $0.value.scheme }.values.sorted { a, b in
+                (a.scheme == EmbeddedBackend.kind.scheme ? "" : a.scheme) < (b.scheme == EmbeddedBackend.kind.scheme ? "" : b.scheme)
+            }
+        }
     }
 
-    /// The kind for `scheme`, or nil.
+    /// The kind for `scheme` (or an alias of it), or nil.
     public static func kind(for scheme: String) -> BackendKind? {
-        kinds.first { $0.scheme == scheme.lowercased() }
+        registered.withLock { $0[scheme.lowercased()] }
     }
 }
