@@ -126,7 +126,6 @@ final class SyncEngine: Sendable {
         onEvent(.error(failure))
         let changed = state.withLock { s -> Bool in
             let changed = s.status.lastFailure != failure || s.status.connected
-            s.status.lastError = failure.message
             s.status.lastFailure = failure
             s.status.connected = false
             return changed
@@ -137,10 +136,9 @@ final class SyncEngine: Sendable {
     private func recordSuccess() throws {
         let now = Date()
         let needsWrite = state.withLock { s -> Bool in
-            let changed = !s.status.connected || s.status.lastError != nil || !s.status.hasSynced
+            let changed = !s.status.connected || s.status.lastFailure != nil || !s.status.hasSynced
                 || now.timeIntervalSince(s.lastStatusWrite) > 1
             s.status.connected = true
-            s.status.lastError = nil
             s.status.lastFailure = nil
             s.status.hasSynced = true
             s.status.lastSyncedAt = now

@@ -152,7 +152,6 @@ extension SharedDatabase {
         var status = try syncStatus()
         status.lastSyncedAt = Date()
         status.hasSynced = true
-        status.lastError = nil
         status.lastFailure = nil
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try write { tx in

@@ -12,10 +12,10 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var lastSyncedAt: Date?
     /// True once a download pass has completed since the database was created.
     public var hasSynced = false
-    /// The last failure's message, cleared by the next success.
-    public var lastError: String?
     /// The last failure, typed; cleared by the next success.
     public var lastFailure: SyncFailure?
+    /// The last failure's message (``lastFailure``'s), nil after a success.
+    public var lastError: String? { lastFailure?.message }
     /// The backend URL the owner syncs with.
     public var backend: String?
     /// CRUD entries waiting for upload (read from `ps_crud`).
@@ -30,7 +30,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case connected, uploading, downloading, backend
-        case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastError = "last_error", lastFailure = "last_failure"
+        case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastFailure = "last_failure"
         case pendingUploads = "pending_uploads", ownerPID = "owner_pid", epoch
     }
 }
