@@ -10,6 +10,9 @@ final class SyncEngine: Sendable {
         var lastStatusWrite: Date = .distantPast
         var changeToken: UInt64?
         var started = false
+        /// The loop thread, whose own commits (sealing, completing uploads, applying downloads,
+        /// status) queue nothing and so need no further pass.
+        var loopThread: pthread_t?
     }
 
     private let database: SharedDatabase
@@ -38,8 +41,12 @@ final class SyncEngine: Sendable {
     }
 
     func start() throws {
-        let token = try database.addChangeHandler { [signal] change in
-            if change.isUnknown || change.rawTables.contains(InternalTables.crud) { signal.raise() }
+        let token = try database.addChangeHandler { [signal, weak self] change in
+            guard change.isUnknown || change.rawTables.contains(InternalTables.crud) else { return }
+            // A pass's own writes (this process's commits on the loop thread) queue nothing;
+            // waking for them ran one more pass after every upload.
+            if let loop = self?.state.withLock({ $0.loopThread }), pthread_equal(loop, pthread_self()) != 0 { return }
+            signal.raise()
         }
         state.withLock { $0.changeToken = token; $0.started = true }
         if let reason = database.changeWakeupUnavailableReason {
@@ -75,6 +82,7 @@ final class SyncEngine: Sendable {
     /// outcome back as the next event.
     private func loop() {
         defer { finished.signal() }
+        state.withLock { $0.loopThread = pthread_self() }
         var machine = SyncStateMachine()
         var action = machine.handle(.start)
         while true {
