@@ -13,22 +13,22 @@ public struct Transaction {
     /// - Throws: ``SQLiteError`` naming the SQL; ``TandemError/invalidArguments(_:)`` on a count mismatch;
     ///   ``TandemError/readOnly(path:)`` for a write inside ``SharedDatabase/read(_:)``.
     public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws {
-        let values = arguments.map(\.databaseValue)
-        if isReadOnly {
-            let statement = try connection.prepare(sql)
-            guard statement.isReadOnly else { throw TandemError.readOnly(path: connection.path) }
-        }
-        try connection.executeScript(sql, arguments: values)
+        try refuseWritesInRead(sql)
+        try connection.executeScript(sql, arguments: arguments.map(\.databaseValue))
+    }
+
+    /// Inside ``SharedDatabase/read(_:)``: `sql` must be one statement that writes nothing. The
+    /// statement is prepared into the cache, where `executeScript` then finds it.
+    private func refuseWritesInRead(_ sql: String) throws {
+        guard isReadOnly else { return }
+        guard try connection.cachedStatement(sql).isReadOnly else { throw TandemError.readOnly(path: connection.path) }
     }
 
     /// Runs one or more `;`-separated statements, like ``execute(_:_:)``, and returns the rows of
     /// those that return rows (a SELECT, a `RETURNING` clause) and the number of rows changed.
     public func run(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> ScriptResult {
         let values = arguments.map(\.databaseValue)
-        if isReadOnly {
-            let statement = try connection.prepare(sql)
-            guard statement.isReadOnly else { throw TandemError.readOnly(path: connection.path) }
-        }
+        try refuseWritesInRead(sql)
         var sets: [ResultSet] = []
         let before = connection.userRowChanges
         try connection.executeScript(sql, arguments: values) { sets.append($0) }
