@@ -19,9 +19,7 @@ extension EmbeddedBackend {
             let immutable = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: 0, immutable: true)
             if let id = try storedIdentifier(immutable) { return id }
             guard FileManager.default.fileExists(atPath: path + "-wal") else { return "" }
-            var configuration = Configuration()
-            configuration.readOnly = true
-            let connection = try Opening.open(path: path, configuration: configuration, configure: Opening.configureReader)
+            let connection = try Opening.openReader(path: path, configuration: Configuration())
             return try storedIdentifier(connection) ?? ""
         } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {
             throw TandemError.invalidBackend("'\(path)' is not a Tandem backend: \(error.message)")

@@ -101,9 +101,7 @@ public final class EmbeddedBackend: SyncBackend {
     private static func refuseForeignFile(path: String, configuration: Configuration) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
         guard size > 0 else { return }
-        var probe = configuration
-        probe.readOnly = true
-        let connection = try Opening.open(path: path, configuration: probe, configure: Opening.configureReader)
+        let connection = try Opening.openReader(path: path, configuration: configuration)
         let transaction = Transaction(connection: connection, isReadOnly: true)
         if let stored = try SchemaInstaller.storedSchema(transaction) {
             guard stored.tables.isEmpty else {

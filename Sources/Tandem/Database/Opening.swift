@@ -159,6 +159,13 @@ enum Opening {
         _ = try connection.scalar("PRAGMA journal_size_limit=\(configuration.journalSizeLimit)")
     }
 
+    /// A read-only connection (whatever `configuration.readOnly` says), checked as a reader.
+    static func openReader(path: String, configuration: Configuration) throws -> Connection {
+        var readOnly = configuration
+        readOnly.readOnly = true
+        return try open(path: path, configuration: readOnly, configure: configureReader)
+    }
+
     /// Checks a reader can read the file (so corruption and NOTADB surface at open).
     static func configureReader(_ connection: Connection) throws {
         _ = try connection.scalar("SELECT count(*) FROM sqlite_master")

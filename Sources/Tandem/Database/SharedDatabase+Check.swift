@@ -20,10 +20,8 @@ extension SharedDatabase {
     /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_quick_check
     public static func check(path: String, full: Bool = false, configuration: Configuration = Configuration()) throws -> [LayoutFinding] {
         let path = try Opening.resolve(path)
-        var readOnly = configuration
-        readOnly.readOnly = true
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
-        let connection = try Opening.open(path: path, configuration: readOnly, configure: Opening.configureReader)
+        let connection = try Opening.openReader(path: path, configuration: configuration)
         var found: [LayoutFinding] = []
         do {
             let rows = try connection.fetchAll(full ? "PRAGMA integrity_check" : "PRAGMA quick_check")
@@ -33,9 +31,7 @@ extension SharedDatabase {
             found.append(LayoutFinding("page check: \(error.message)"))
         }
         do {
-            try connection.control(.begin)
-            defer { connection.rollbackIfNeeded() }
-            found += try LayoutCheck.findings(in: Transaction(connection: connection, isReadOnly: true))
+            found += try connection.readTransaction(LayoutCheck.findings(in:))
         } catch let error as SQLiteError where error.code == .corrupt || error.code == .notADatabase {
             found.append(LayoutFinding("layout check: \(error.message)"))
         }

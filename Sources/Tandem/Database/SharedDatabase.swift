@@ -106,13 +106,8 @@ public final class SharedDatabase: Sendable {
         let created = try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
         do {
             if !created, let probe, requireStoredSchema || Opening.fileSize(path) > 0 {
-                var readOnly = configuration
-                readOnly.readOnly = true
-                let connection = try Opening.open(path: path, configuration: readOnly, configure: Opening.configureReader)
                 // One snapshot: another process may be installing the schema meanwhile.
-                try connection.control(.begin)
-                defer { connection.rollbackIfNeeded() }
-                try probe(Transaction(connection: connection, isReadOnly: true))
+                try Opening.openReader(path: path, configuration: configuration).readTransaction(probe)
             }
             let (writer, readers, schema) = try SharedDatabase.connect(path: path, configuration: configuration, setUp: setUp)
             self.writer = writer
@@ -138,12 +133,7 @@ public final class SharedDatabase: Sendable {
     /// opened is closed again when it throws.
     private static func connect(path: String, configuration: Configuration,
                                 setUp: (Writer?, ReaderPool, String) throws -> Schema) throws -> (Writer?, ReaderPool, Schema) {
-        let openReader = { () throws -> Connection in
-            var readerConfiguration = configuration
-            readerConfiguration.readOnly = true
-            return try Opening.open(path: path, configuration: readerConfiguration, configure: Opening.configureReader)
-        }
-        let readers = ReaderPool(maximum: configuration.maximumReaders, open: openReader)
+        let readers = ReaderPool(maximum: configuration.maximumReaders) { try Opening.openReader(path: path, configuration: configuration) }
         var writer: Writer?
         if !configuration.readOnly {
             let writeLock = try WriteLock(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
@@ -196,13 +186,7 @@ public final class SharedDatabase: Sendable {
     /// Runs `body` on a reader connection inside one read transaction (one consistent snapshot).
     /// Writing inside it throws ``TandemError/readOnly(path:)``.
     public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
-        try readers.read { connection in
-            try connection.control(.begin)
-            defer { connection.rollbackIfNeeded() }
-            let value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: true)) }
-            try connection.control(.commit)
-            return value
-        }
+        try readers.read { try $0.readTransaction(body) }
     }
 
     /// Runs SQL (one or several `;`-separated statements) in one write transaction.

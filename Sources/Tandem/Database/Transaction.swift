@@ -1,6 +1,18 @@
 import CSQLite
 import Foundation
 
+extension Connection {
+    /// Runs `body` in one read transaction (one consistent snapshot) on this connection;
+    /// writing inside it throws ``TandemError/readOnly(path:)``.
+    func readTransaction<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try control(.begin)
+        defer { rollbackIfNeeded() }
+        let value = try withoutTransactionControl { try body(Transaction(connection: self, isReadOnly: true)) }
+        try control(.commit)
+        return value
+    }
+}
+
 /// Access to the database inside ``SharedDatabase/write(_:)`` or ``SharedDatabase/read(_:)``.
 ///
 /// Valid only inside the closure it was passed to. Not Sendable.
