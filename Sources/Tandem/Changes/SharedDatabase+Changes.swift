@@ -45,6 +45,12 @@ extension SharedDatabase {
     /// Related documentation: https://man7.org/linux/man-pages/man7/inotify.7.html (limits in /proc/sys/fs/inotify)
     public var changeWakeupUnavailableReason: String? { observer.pollingReason }
 
+    /// ``changeWakeupUnavailableReason`` as a sentence for a log: "inotify is unavailable
+    /// (reason); other processes' commits are noticed every N s", or nil.
+    public var changePollingNotice: String? {
+        changeWakeupUnavailableReason.map { "inotify is unavailable (\($0)); other processes' commits are noticed every \(configuration.changePollInterval) s" }
+    }
+
     /// Stops calling the handler registered with ``addChangeHandler(_:)`` under `token`.
     public func removeChangeHandler(_ token: UInt64) {
         observer.unsubscribe(token)

@@ -49,9 +49,7 @@ final class SyncEngine: Sendable {
             signal.raise()
         }
         state.withLock { $0.changeToken = token; $0.started = true }
-        if let reason = database.changeWakeupUnavailableReason {
-            onEvent(.pollingForChanges("inotify is unavailable (\(reason)); other processes' commits are noticed every \(database.configuration.changePollInterval) s"))
-        }
+        if let notice = database.changePollingNotice { onEvent(.pollingForChanges(notice)) }
         spawn("tandem.sync") { [self] in loop() }
         spawn("tandem.sync-wait") { [self] in waitForBackend() }
     }

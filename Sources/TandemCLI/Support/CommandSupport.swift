@@ -14,8 +14,8 @@ func openDatabase(_ path: String, readOnly: Bool = false, synchronous: Configura
 
 /// Says once on stderr when other processes' commits are noticed by polling only.
 func warnIfPolling(_ db: SharedDatabase, command: String) {
-    guard let reason = db.changeWakeupUnavailableReason else { return }
-    Output.error("tandem \(command): inotify is unavailable (\(reason)); other processes' commits are noticed every \(db.configuration.changePollInterval) s\n")
+    guard let notice = db.changePollingNotice else { return }
+    Output.error("tandem \(command): \(notice)\n")
 }
 
 /// Microseconds on CLOCK_MONOTONIC, comparable across processes on one host.
