@@ -108,5 +108,10 @@ import Testing
         let result = try db.importRecords([changed[0]], options: ImportOptions(deleteMissing: true))
         #expect(result.tables["todo_item"] == ImportResult.Counts(updated: 1, deleted: 1))
         #expect(try db.crudTransactions(limit: 10).flatMap(\.entries).last(where: { $0.op == .patch })?.data == ["count": .integer(2)])
+        // An infinite real is refused, as an insert refuses it, not written as NULL.
+        #expect(throws: TandemError.invalidRecord("TodoItem.score (row 'a'): an infinite real cannot be stored (JSON has no representation for it)")) {
+            try db.importRecords([TodoItem(id: "a", title: "A", score: .infinity)])
+        }
+        #expect(try db.fetch(TodoItem.self, id: "a")?.score == 0)
     }
 }

@@ -210,6 +210,10 @@ extension SharedDatabase {
         let objects = try records.map { record -> JSONValue in
             var columns = try RecordEncoder.columns(of: record)
             for column in layout.columns where columns[column.name] == nil { columns[column.name] = .null }
+            // As an insert refuses it: JSON (the payload form) would turn it into null.
+            if let (column, _) = columns.first(where: { if case .real(let d) = $0.value { return !d.isFinite } else { return false } }) {
+                throw TandemError.invalidRecord("\(layout.typeName).\(column) (row '\(record.id)'): an infinite real cannot be stored (JSON has no representation for it)")
+            }
             return .object(columns.mapValues(JSONValue.init))
         }
         return try importElements(objects, into: layout.tableName, options: options)
