@@ -30,7 +30,8 @@ public struct Configuration: Sendable {
 
     /// How many write transactions in a row a process may take the cross-process write lock
     /// before it yields to waiting writers of other processes. Lower is fairer (lower tail
-    /// latency), higher gives more throughput under contention. Default 4.
+    /// latency), higher gives more throughput under contention. Default 4. Then the writer
+    /// queues behind the waiting writers, which are served in arrival order.
     public var writeLockStreakLimit = 4
 
     /// Whether Tandem may interrupt its own blocked lock waits with `SIGURG` (default true).

@@ -1,26 +1,44 @@
 import CSQLite
 import Foundation
+import Synchronization
 
-/// The cross-process write lock with bounded barging.
+/// The cross-process write lock: bounded barging, then first come, first served.
 ///
-/// Writers of all processes queue on an exclusive `flock` of `<db>-write.lock`; the kernel wakes
-/// waiters the moment the lock is released. A writer that releases the lock and at once asks for
-/// it again usually wins before the woken waiters are scheduled, which is fast (no context switch)
-/// but can starve them. So the lock file also holds a small shared record, written only by the
-/// holder: who held the lock last and how many times in a row. After `streakLimit` consecutive
-/// holds, a writer yields its CPU after releasing, and a waiter takes over.
+/// Writers of all processes hold an exclusive `flock` of `<db>-write.lock` to write; the kernel
+/// releases it the moment the holder unlocks, closes the file, or dies (kill -9 included). A
+/// writer that releases the lock and at once asks for it again takes it back before anyone else
+/// is scheduled, which is fast (no context switch, a warm page cache). After `streakLimit`
+/// consecutive holds it must queue like everyone else.
 ///
-/// The record is advisory: a process killed while holding the lock leaves it consistent enough
-/// (the next holder overwrites it), and nothing but scheduling depends on it.
+/// Waiters queue in arrival order, as in a ticket lock: a waiter draws the next ticket from a
+/// counter in the lock file's shared record, takes an `F_OFD_SETLKW` lock on its ticket's byte
+/// of the file, waits for the byte of the ticket before it to be free, and only then waits for
+/// the `flock`. So each release wakes at most the one waiter at the head of the queue, and
+/// waiters are served in order. The kernel frees a dead process's byte lock as it frees its
+/// `flock`, so a waiter killed anywhere in the queue lets the one behind it through. The queue
+/// only orders waiters; the `flock` alone excludes writers, so a ticket drawn by a process that
+/// died before taking its byte costs fairness for one turn, never exclusion.
+///
+/// The record's fields are advisory (a process killed while holding the lock leaves them
+/// consistent enough; the next holder overwrites the streak), and nothing but scheduling
+/// depends on them.
 final class WriteLock: @unchecked Sendable {
-    // Invariant: `record` is read and written only while the flock is held by this process.
+    // Invariant: the record's holder and streak fields are read and written only while the flock
+    // is held by this process; the ticket counter only atomically.
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
+    private let tickets: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
-    private var yieldAfterUnlock = false
+    /// True when the last hold ended a streak: the next acquire queues instead of barging.
+    private var mustQueue = false
+    /// The queue byte this process holds while it holds the lock, if it came through the queue.
+    private var heldSlot: Int64?
 
     private static let recordSize = 4096
+    /// Queue bytes are `slotBase + ticket mod slotCount`, past the record.
+    private static let slotBase: Int64 = 1 << 16
+    private static let slotCount: Int64 = 1 << 12
 
     private let timeoutMilliseconds: Int32
     /// False when ``Configuration/interruptsLockWaits`` is off: waits have no deadline.
@@ -44,6 +62,8 @@ final class WriteLock: @unchecked Sendable {
         let mapped = mmap(nil, WriteLock.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
         record = mapped.bindMemory(to: Int64.self, capacity: 2)
+        // The third word: the ticket counter, only ever changed with an atomic add.
+        tickets = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 1)
     }
 
     deinit { munmap(record, WriteLock.recordSize) }
@@ -52,30 +72,70 @@ final class WriteLock: @unchecked Sendable {
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
     /// - Parameter cancellation: ends the wait early; then this throws `CancellationError`.
     func acquire(cancellation: LockWatchdog.Cancellation? = nil) throws {
-        if try !lock.tryLock() {
-            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-            if try !lock.lock(until: deadline, cancellation: cancellation, interruptible: interruptible) {
-                if cancellation?.isCancelled == true { throw CancellationError() }
-                throw SQLiteError(extendedCode: SQLITE_BUSY, message:
-                    "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
-                    path: databasePath)
-            }
-        }
+        let barged = try !mustQueue && lock.tryLock()
+        if !barged { try queue(cancellation: cancellation) }
         if record[0] == pid {
             record[1] += 1
         } else {
             record[0] = pid
             record[1] = 1
         }
-        yieldAfterUnlock = record[1] >= streakLimit
-        if yieldAfterUnlock { record[1] = 0 }
+        mustQueue = record[1] >= streakLimit
+        if mustQueue { record[1] = 0 }
     }
 
-    /// Releases the lock; after a long streak, gives waiters the CPU first.
+    /// Waits in the queue, then for the `flock`; on return the lock and the ticket's byte are held.
+    private func queue(cancellation: LockWatchdog.Cancellation?) throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
+        let ticket = tickets.pointee.wrappingAdd(1, ordering: .relaxed).oldValue
+        let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
+        var step = 0
+        let done: Bool
+        do {
+            done = try lock.wait(until: deadline, cancellation: cancellation, interruptible: interruptible) {
+                if step == 0 {
+                    // Free unless a waiter a whole queue length ahead still holds it.
+                    guard lock.lockByte(at: own) == 0 else { return -1 }
+                    step = 1
+                }
+                if step == 1 {
+                    guard lock.lockByte(at: previous) == 0 else { return -1 }
+                    lock.unlockByte(at: previous)
+                    step = 2
+                }
+                return flock(lock.fd, LOCK_EX)
+            }
+        } catch {
+            if step > 0 { lock.unlockByte(at: own) }
+            throw error
+        }
+        guard done else {
+            if step > 0 { lock.unlockByte(at: own) }
+            if cancellation?.isCancelled == true { throw CancellationError() }
+            throw SQLiteError(extendedCode: SQLITE_BUSY, message:
+                "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
+                path: databasePath)
+        }
+        heldSlot = own
+    }
+
+    /// How many tickets waiters have drawn from the queue so far (wrapping).
+    var ticketsDrawn: Int64 { tickets.pointee.load(ordering: .relaxed) }
+
+    /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
+    func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }
+
+    private static func slot(_ ticket: Int64) -> Int64 {
+        slotBase + Int64(UInt64(bitPattern: ticket) % UInt64(slotCount))
+    }
+
+    /// Releases the lock, then lets the next waiter in the queue go for it.
     func release() {
-        let yield = yieldAfterUnlock
         lock.unlock()
-        if yield { sched_yield() }
+        if let slot = heldSlot {
+            heldSlot = nil
+            lock.unlockByte(at: slot)
+        }
     }
 
     /// Runs `body` holding the lock.

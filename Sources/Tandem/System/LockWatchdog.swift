@@ -84,7 +84,7 @@ final class LockWatchdog: Sendable {
         while true {
             if body() == 0 { return true }
             let code = errno
-            guard code == EINTR else { throw SystemError(call: "flock(2)", path: nil, errno: code) }
+            guard code == EINTR else { throw SystemError(call: "flock(2) or fcntl(2)", path: nil, errno: code) }
             // An interrupted wait past its deadline (or cancelled) gives up; an early signal just waits again.
             if cancellation?.isCancelled == true || DispatchTime.now().uptimeNanoseconds >= deadline { return false }
         }

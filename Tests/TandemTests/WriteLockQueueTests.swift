@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import Tandem
+
+/// Writers waiting for the cross-process write lock are served first come, first served, and a
+/// waiter killed in the queue holds nobody up.
+@Suite struct WriteLockQueueTests {
+    /// Waiters that queued one after another behind a holder write in that order once the holder
+    /// is killed (kill -9): each records how many rows were there before its own.
+    @Test func waitersAreServedInArrivalOrder() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        do { _ = try SharedDatabase(path: path, schema: notesSchema) }
+        let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 4, timeoutMilliseconds: 0)
+        let holder = try Spawned(["hold", path, "--seconds", "60"])
+        try holder.waitForLine("locked") { $0 == "locked" }
+        var waiters: [Spawned] = []
+        for position in 0..<5 {
+            waiters.append(try Self.enqueue(path: path, id: "w\(position)", queue: queue))
+        }
+        holder.signal(SIGKILL)
+        for waiter in waiters { #expect(try waiter.wait() == 0, "\(waiter.stderr)") }
+        let db = try SharedDatabase(path: path)
+        let positions = try db.read { tx in
+            try tx.fetchAll("SELECT id, title FROM notes ORDER BY id").map { ($0[0].stringValue ?? "", $0[1].stringValue ?? "") }
+        }
+        #expect(positions.map(\.0) == ["w0", "w1", "w2", "w3", "w4"])
+        #expect(positions.map(\.1) == ["0", "1", "2", "3", "4"], "rows before each waiter's own, in arrival order")
+    }
+
+    /// A waiter killed (kill -9) while queued frees its place at once: the waiter behind it writes
+    /// as soon as the holder is gone, long before its busy timeout (5 s) could end its wait.
+    @Test func aWaiterKilledInTheQueueHoldsNobodyUp() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        do { _ = try SharedDatabase(path: path, schema: notesSchema) }
+        let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 4, timeoutMilliseconds: 0)
+        let holder = try Spawned(["hold", path, "--seconds", "60"])
+        try holder.waitForLine("locked") { $0 == "locked" }
+        let first = try Self.enqueue(path: path, id: "first", queue: queue)
+        let killed = try Self.enqueue(path: path, id: "killed", queue: queue)
+        let last = try Self.enqueue(path: path, id: "last", queue: queue)
+        killed.signal(SIGKILL)
+        #expect(try killed.wait() == 128 + SIGKILL)
+        let released = nowMicroseconds()
+        holder.signal(SIGKILL)
+        #expect(try first.wait() == 0, "\(first.stderr)")
+        #expect(try last.wait() == 0, "\(last.stderr)")
+        let waited = Double(nowMicroseconds() - released) / 1e6
+        #expect(waited < 4, "the waiter behind the killed one needed \(waited) s")
+        let db = try SharedDatabase(path: path)
+        let rows = try db.read { tx in
+            try tx.fetchAll("SELECT id, title FROM notes ORDER BY title").map { $0[0].stringValue ?? "" }
+        }
+        #expect(rows == ["first", "last"])
+    }
+
+    /// Starts a writer that waits for the lock, and returns once it holds its place in the queue
+    /// (its ticket drawn and its byte locked), so that the next one queues behind it.
+    private static func enqueue(path: String, id: String, queue: WriteLock) throws -> Spawned {
+        let ticket = queue.ticketsDrawn
+        let waiter = try Spawned(["hold", path, "--seconds", "0",
+                                  "INSERT INTO notes(id, title) VALUES ('\(id)', (SELECT count(*) FROM notes))"])
+        try waitUntil("\(id) queued for the write lock (ticket \(ticket))") {
+            queue.ticketsDrawn != ticket && queue.isQueued(ticket: ticket)
+        }
+        return waiter
+    }
+}
