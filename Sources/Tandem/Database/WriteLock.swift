@@ -27,7 +27,8 @@ final class WriteLock: @unchecked Sendable {
     // is held by this process; the ticket counter only atomically.
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
-    private let tickets: UnsafeMutablePointer<Atomic<Int64>>
+    /// The ticket counter, then ``checkpointedFrames``.
+    private let shared: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
     /// True when the last hold ended a streak: the next acquire queues instead of barging.
@@ -62,8 +63,9 @@ final class WriteLock: @unchecked Sendable {
         let mapped = mmap(nil, WriteLock.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
         record = mapped.bindMemory(to: Int64.self, capacity: 2)
-        // The third word: the ticket counter, only ever changed with an atomic add.
-        tickets = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 1)
+        // The third word: the ticket counter, only ever changed with an atomic add; the fourth:
+        // the WAL frames the last checkpoint copied (see `checkpointedFrames`).
+        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 2)
     }
 
     deinit { munmap(record, WriteLock.recordSize) }
@@ -87,7 +89,7 @@ final class WriteLock: @unchecked Sendable {
     /// Waits in the queue, then for the `flock`; on return the lock and the ticket's byte are held.
     private func queue(cancellation: LockWatchdog.Cancellation?) throws {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-        let ticket = tickets.pointee.wrappingAdd(1, ordering: .relaxed).oldValue
+        let ticket = shared.pointee.wrappingAdd(1, ordering: .relaxed).oldValue
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
         var step = 0
         let done: Bool
@@ -120,7 +122,16 @@ final class WriteLock: @unchecked Sendable {
     }
 
     /// How many tickets waiters have drawn from the queue so far (wrapping).
-    var ticketsDrawn: Int64 { tickets.pointee.load(ordering: .relaxed) }
+    var ticketsDrawn: Int64 { shared.pointee.load(ordering: .relaxed) }
+
+    /// How many frames of the WAL the last checkpoint of any Tandem writer had copied into the
+    /// database when it ended: writers checkpoint when the WAL holds a threshold of frames more
+    /// than this (or, once it has restarted and holds fewer, a threshold of frames). Advisory,
+    /// like the streak.
+    var checkpointedFrames: Int64 {
+        get { (shared + 1).pointee.load(ordering: .relaxed) }
+        set { (shared + 1).pointee.store(newValue, ordering: .relaxed) }
+    }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
     func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }

@@ -22,6 +22,12 @@ final class Writer: @unchecked Sendable {
     let path: String
     /// `PRAGMA schema_version` after the last transaction that changed no rows; guarded by `mutex`.
     private var knownSchemaVersion: Int64?
+    /// Set by a checkpoint outside the lock: other writers may have appended frames meanwhile,
+    /// which the next hold copies first, so that the WAL can restart. Guarded by `mutex`.
+    private var checkpointCatchUp = false
+    /// WAL frames past the last checkpoint that make a writer checkpoint after its commit:
+    /// SQLite's default automatic checkpoint.
+    static let checkpointFrames: Int64 = 1000
 
     /// The result of a committed write: which tables changed and the change sequence number given to them.
     struct Commit {
@@ -36,6 +42,7 @@ final class Writer: @unchecked Sendable {
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         self.commitCounter = WALCommitCounter(databasePath: connection.path)
         connection.trackChanges()
+        connection.deferCheckpoints()
     }
 
     deinit { close(notifyFD) }
@@ -73,6 +80,7 @@ final class Writer: @unchecked Sendable {
         var locked = true
         defer { if locked { writeLock.release() } }
 
+        if checkpointCatchUp { catchUpCheckpoint() }
         try connection.control(.beginImmediate)
         let commitsAtBegin = commitCounter.value  // stable: no one else can commit now
         _ = connection.takeChangedTables()
@@ -91,7 +99,37 @@ final class Writer: @unchecked Sendable {
         writeLock.release()
         locked = false
         if commit != nil { FileWakeup.signal(fd: notifyFD) }
+        checkpointIfDue()
         return (value, commit)
+    }
+
+    /// Checkpoints after the lock is released, so that other writers keep committing meanwhile
+    /// (SQLite's automatic checkpoint would run inside `COMMIT`, holding every Tandem writer up),
+    /// when the WAL holds ``checkpointFrames`` frames more than the last checkpoint of any Tandem
+    /// writer copied.
+    ///
+    /// Frames appended during the checkpoint keep the WAL from restarting; this writer's next
+    /// hold copies them (``catchUpCheckpoint()``), a short checkpoint because they are few.
+    private func checkpointIfDue() {
+        let frames = Int64(connection.walFrames)
+        var copied = writeLock.checkpointedFrames
+        if frames < copied { copied = 0 }  // the WAL restarted since (or is about to: 0)
+        guard frames - copied >= Writer.checkpointFrames else { return }
+        writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
+        guard let result = connection.checkpoint() else { return }
+        writeLock.checkpointedFrames = Int64(result.copied)
+        checkpointCatchUp = true
+    }
+
+    /// Holding the lock, before the transaction: copies the frames committed during this
+    /// writer's last checkpoint, so that the transaction's first write can restart the WAL
+    /// (SQLite restarts it only when every frame has been copied).
+    private func catchUpCheckpoint() {
+        checkpointCatchUp = false
+        guard let result = connection.checkpoint() else { return }
+        // Everything copied, and no Tandem writer can append before this transaction's first
+        // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).
+        writeLock.checkpointedFrames = result.copied < result.frames ? Int64(result.copied) : 0
     }
 
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and

@@ -20,6 +20,9 @@ final class Connection {
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
     private var updateHookInstalled = false
+    /// Frames in the WAL after this connection's last commit, from the WAL hook (see
+    /// ``deferCheckpoints()``); 0 until then.
+    var walFrames: Int32 = 0
 
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
