@@ -8,18 +8,20 @@ enum HoldCommand {
     static let command = CommandLineTool.Command(
         name: "hold", summary: "(internal) hold a write transaction",
         usage: """
-            Usage: tandem hold DB --seconds S [SQL]
+            Usage: tandem hold DB --seconds S [--busy-timeout MS] [SQL]
 
             Opens a write transaction, runs SQL if given, prints "locked", holds the transaction
-            for S seconds, commits and prints "committed".
+            for S seconds, commits and prints "committed". --busy-timeout sets how long it waits
+            for the write lock (default 5000 ms).
 
             """, hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["seconds"])
+        let args = try Arguments(words, options: ["seconds", "busy-timeout"])
         try args.require(["DB"], more: true)
         let seconds = try args.seconds("seconds", default: 1)
-        let db = try openDatabase(args.positionals[0])
+        let timeout = try args.integer("busy-timeout", default: 5000, range: 0...3_600_000)
+        let db = try openDatabase(args.positionals[0], busyTimeoutMilliseconds: Int32(timeout))
         try db.write { tx in
             if args.positionals.count > 1 { try tx.execute(args.positionals[1]) }
             Output.write("locked\n")
