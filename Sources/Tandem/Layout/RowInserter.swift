@@ -59,14 +59,8 @@ struct RowInserter {
     func insert(_ rows: some Sequence<[DatabaseValue]>, on connection: Connection) throws -> [String] {
         var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1, nextEntryID: try UploadQueueRows.nextID(on: connection))
         var ids: [String] = []
-        var seen = Set<String>()
         for row in rows {
             let id = try self.id(of: row)
-            if !table.insertOnly, !seen.insert(id).inserted {
-                // As the view reports the second of two rows with one id.
-                throw SQLiteError(extendedCode: SQLITE_CONSTRAINT | (8 << 8) /* SQLITE_CONSTRAINT_UNIQUE, as the data table reports it */, message: "a row with id \(SQLText.literal(id)) already exists in table \(table.name)",
-                                  sql: statementDescription(rows: ids.count + 1), path: connection.path)
-            }
             ids.append(id)
             batch.ids.append(.text(id))
             let idStart = batch.arena.bytes.count
@@ -182,13 +176,27 @@ struct RowInserter {
             }
         } catch let error as SQLiteError {
             // In the user's terms: their table and columns, not the data table and JSON arguments.
-            throw SQLiteError(extendedCode: error.extendedCode, message: error.message, sql: statementDescription(rows: batch.ids.count), path: error.path)
+            // Two rows of the batch with one id are both gone after the failed statement, so the
+            // message could not name the id from the table: name it as the view would, the second.
+            var message = error.message
+            if error.code == .constraint, let id = Self.firstRepeated(batch.ids) {
+                message = "a row with id \(SQLText.literal(id)) already exists in table \(table.name)"
+            }
+            throw SQLiteError(extendedCode: error.extendedCode, message: message, sql: statementDescription(rows: batch.ids.count), path: error.path)
         }
         batch.nextEntryID += Int64(batch.entries.count)
         // The counter covers every committed batch, also when a later one fails and the caller
         // catches the error and commits.
         if !batch.entries.isEmpty { try connection.execute(InternalTables.recordLastCrudID) }
         batch.clear()
+    }
+
+    /// The first id that repeats an earlier one of the batch (only looked for after a failure:
+    /// the common case pays for no set of ids).
+    private static func firstRepeated(_ ids: [DatabaseValue]) -> String? {
+        var seen = Set<String>()
+        for case .text(let id) in ids where !seen.insert(id).inserted { return id }
+        return nil
     }
 
     /// The insert as the user would have written it, for errors.
