@@ -23,6 +23,11 @@ final class Connection {
     /// Frames in the WAL after this connection's last commit, from the WAL hook (see
     /// ``deferCheckpoints()``); 0 until then.
     var walFrames: Int32 = 0
+    /// The tables the preupdate hook saw since `changedTables` was last taken (up to four), as
+    /// SQLite passed their names, and whether they hold user rows: a change to one of them (a
+    /// bulk insert, a view's trigger writing its three tables) then costs a pointer and a string
+    /// comparison instead of a String and a set insertion.
+    private var recentlyChanged: [(name: UnsafePointer<CChar>, copy: UnsafeMutablePointer<CChar>, holdsUserRows: Bool)] = []
 
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
@@ -54,6 +59,7 @@ final class Connection {
     }
 
     deinit {
+        forgetRecentlyChanged()
         cache.removeAll()
         controlStatements.removeAll()
         sqlite3_close_v2(handle)
@@ -245,15 +251,35 @@ final class Connection {
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_preupdate_hook(handle, { context, _, _, _, table, _, _ in
             guard let context, let table else { return }
-            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            let name = String(cString: table)
-            connection.changedTables.insert(name)
-            if InternalTables.holdsUserRows(name) { connection.userRowChanges += 1 }
+            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().noteChange(of: table)
         }, context)
     }
 
+    private func noteChange(of table: UnsafePointer<CChar>) {
+        // The same pointer may name another table after a schema change frees the first: the
+        // copy of the name is compared too.
+        for recent in recentlyChanged where recent.name == table && strcmp(recent.copy, table) == 0 {
+            if recent.holdsUserRows { userRowChanges += 1 }
+            return
+        }
+        let name = String(cString: table)
+        changedTables.insert(name)
+        let holdsUserRows = InternalTables.holdsUserRows(name)
+        if holdsUserRows { userRowChanges += 1 }
+        if recentlyChanged.count == 4 { free(recentlyChanged.removeFirst().copy) }
+        if let copy = strdup(table) { recentlyChanged.append((table, copy, holdsUserRows)) }
+    }
+
+    private func forgetRecentlyChanged() {
+        for recent in recentlyChanged { free(recent.copy) }
+        recentlyChanged.removeAll(keepingCapacity: true)
+    }
+
     func takeChangedTables() -> Set<String> {
-        defer { changedTables.removeAll(keepingCapacity: true) }
+        defer {
+            changedTables.removeAll(keepingCapacity: true)
+            forgetRecentlyChanged()
+        }
         return changedTables
     }
 
