@@ -7,6 +7,7 @@ enum StressWriterCommand {
         name: "stress-writer", summary: "(internal) numbered writer for stress tests",
         usage: """
             Usage: tandem stress-writer DB --writer W --transactions M [--rows-per-transaction R] [--interval-us U]
+                                        [--synchronous normal|full] [--write-lock-streak N]
                    tandem stress-writer DB --bulk [--direct] --rows-per-transaction R
 
             Runs write transactions numbered from the first not yet in DB up to M-1, each inserting
@@ -14,7 +15,8 @@ enum StressWriterCommand {
             prints "<i> <start_us> <commit_us>" (CLOCK_MONOTONIC microseconds: before waiting for the
             write lock, and after COMMIT returned). With --interval-us, transaction i starts no
             earlier than U × i µs after the start: TANDEM_START_AT_US (a CLOCK_MONOTONIC instant in µs
-            that the first transaction waits for), or now.
+            that the first transaction waits for), or now. --write-lock-streak sets
+            Configuration.writeLockStreakLimit (default 4).
             --bulk inserts R rows in one transaction and prints "<rows> <microseconds>": with
             tx.execute of an INSERT per row, or with --direct through tx.insert(into:columns:rows:).
 
@@ -25,13 +27,14 @@ enum StressWriterCommand {
         indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])])
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["bulk", "direct"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous"])
+        let args = try Arguments(words, flags: ["bulk", "direct"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous", "write-lock-streak"])
         try args.require(["DB"])
         let writer = try args.integer("writer", default: 0, range: 0...100_000)
         let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)
         let rows = try args.integer("rows-per-transaction", default: 1, range: 1...100_000_000)
         let interval = Int64(try args.integer("interval-us", default: 0, range: 0...60_000_000))
-        let db = try openDatabase(args.positionals[0], synchronous: try synchronous(args))
+        let streak = try args.integer("write-lock-streak", default: Configuration().writeLockStreakLimit, range: 1...1_000_000)
+        let db = try openDatabase(args.positionals[0], synchronous: try synchronous(args)) { $0.writeLockStreakLimit = streak }
         if args.has("bulk") { return try bulk(db, rows: rows, direct: args.has("direct")) }
         let startAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) }
         let startedAt = startAt ?? monotonicMicroseconds()

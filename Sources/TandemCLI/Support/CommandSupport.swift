@@ -3,11 +3,11 @@ import Tandem
 
 /// Opens an existing database for a command.
 func openDatabase(_ path: String, readOnly: Bool = false, synchronous: Configuration.Synchronous = .normal,
-                  busyTimeoutMilliseconds: Int32 = Configuration().busyTimeoutMilliseconds) throws -> SharedDatabase {
+                  configure: (inout Configuration) -> Void = { _ in }) throws -> SharedDatabase {
     var configuration = Configuration()
     configuration.readOnly = readOnly
     configuration.synchronous = synchronous
-    configuration.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+    configure(&configuration)
     if !FileManager.default.fileExists(atPath: path) {
         throw TandemError.cannotOpen(path: path, reason: "the file does not exist (create it with `tandem init \(path) --schema FILE`)")
     }
