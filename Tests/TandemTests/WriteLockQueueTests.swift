@@ -8,12 +8,8 @@ import Testing
     /// Waiters that queued one after another behind a holder write in that order once the holder
     /// is killed (kill -9): each records how many rows were there before its own.
     @Test func waitersAreServedInArrivalOrder() throws {
-        let dir = try TemporaryDirectory()
+        let (dir, queue, holder) = try Self.heldDatabase()
         let path = dir.path("a.db")
-        do { _ = try SharedDatabase(path: path, schema: notesSchema) }
-        let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 4, timeoutMilliseconds: 0)
-        let holder = try Spawned(["hold", path, "--seconds", "60"])
-        try holder.waitForLine("locked") { $0 == "locked" }
         var waiters: [Spawned] = []
         for position in 0..<5 {
             waiters.append(try Self.enqueue(path: path, id: "w\(position)", queue: queue))
@@ -31,12 +27,8 @@ import Testing
     /// A waiter killed (kill -9) while queued frees its place at once: the waiter behind it writes
     /// as soon as the holder is gone (its busy timeout is 60 s).
     @Test func aWaiterKilledInTheQueueHoldsNobodyUp() throws {
-        let dir = try TemporaryDirectory()
+        let (dir, queue, holder) = try Self.heldDatabase()
         let path = dir.path("a.db")
-        do { _ = try SharedDatabase(path: path, schema: notesSchema) }
-        let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 4, timeoutMilliseconds: 0)
-        let holder = try Spawned(["hold", path, "--seconds", "60"])
-        try holder.waitForLine("locked") { $0 == "locked" }
         let first = try Self.enqueue(path: path, id: "first", queue: queue)
         let killed = try Self.enqueue(path: path, id: "killed", queue: queue)
         let last = try Self.enqueue(path: path, id: "last", queue: queue)
@@ -55,6 +47,17 @@ import Testing
         // Both wrote; in either order, since the one behind the killed waiter moved up to wait
         // for the lock itself as soon as that waiter died.
         #expect(rows == ["first", "last"])
+    }
+
+    /// A database whose write lock a spawned `tandem hold` holds, and a view of its queue.
+    private static func heldDatabase() throws -> (TemporaryDirectory, WriteLock, Spawned) {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        do { _ = try SharedDatabase(path: path, schema: notesSchema) }
+        let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 4, timeoutMilliseconds: 0)
+        let holder = try Spawned(["hold", path, "--seconds", "60"])
+        try holder.waitForLine("locked") { $0 == "locked" }
+        return (dir, queue, holder)
     }
 
     /// Starts a writer that waits for the lock, and returns once it holds its place in the queue

@@ -27,7 +27,7 @@ final class WriteLock: @unchecked Sendable {
     // is held by this process; the ticket counter only atomically.
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
-    /// The ticket counter, then ``checkpointedFrames``.
+    /// The ticket counter, then ``checkpointedFrames``, then ``checkpointCatchUpPending``.
     private let shared: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
@@ -64,8 +64,9 @@ final class WriteLock: @unchecked Sendable {
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
         record = mapped.bindMemory(to: Int64.self, capacity: 2)
         // The third word: the ticket counter, only ever changed with an atomic add; the fourth:
-        // the WAL frames the last checkpoint copied (see `checkpointedFrames`).
-        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 2)
+        // the WAL frames the last checkpoint copied (see `checkpointedFrames`); the fifth: whether
+        // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`).
+        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 3)
     }
 
     deinit { munmap(record, WriteLock.recordSize) }
@@ -131,6 +132,14 @@ final class WriteLock: @unchecked Sendable {
     var checkpointedFrames: Int64 {
         get { (shared + 1).pointee.load(ordering: .relaxed) }
         set { (shared + 1).pointee.store(newValue, ordering: .relaxed) }
+    }
+
+    /// True after a checkpoint ran outside the lock, until a writer holding the lock has copied
+    /// the frames committed meanwhile: whichever writer holds the lock next does it, so the WAL
+    /// restarts even when the writer that checkpointed never writes again. Advisory, like the streak.
+    var checkpointCatchUpPending: Bool {
+        get { (shared + 2).pointee.load(ordering: .relaxed) != 0 }
+        set { (shared + 2).pointee.store(newValue ? 1 : 0, ordering: .relaxed) }
     }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.

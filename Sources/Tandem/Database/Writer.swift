@@ -22,9 +22,6 @@ final class Writer: @unchecked Sendable {
     let path: String
     /// `PRAGMA schema_version` after the last transaction that changed no rows; guarded by `mutex`.
     private var knownSchemaVersion: Int64?
-    /// Set by a checkpoint outside the lock: other writers may have appended frames meanwhile,
-    /// which the next hold copies first, so that the WAL can restart. Guarded by `mutex`.
-    private var checkpointCatchUp = false
     /// WAL frames past the last checkpoint that make a writer checkpoint after its commit:
     /// SQLite's default automatic checkpoint.
     static let checkpointFrames: Int64 = 1000
@@ -80,7 +77,7 @@ final class Writer: @unchecked Sendable {
         var locked = true
         defer { if locked { writeLock.release() } }
 
-        if checkpointCatchUp { catchUpCheckpoint() }
+        if writeLock.checkpointCatchUpPending { catchUpCheckpoint() }
         try connection.control(.beginImmediate)
         let commitsAtBegin = commitCounter.value  // stable: no one else can commit now
         _ = connection.takeChangedTables()
@@ -98,8 +95,10 @@ final class Writer: @unchecked Sendable {
         }
         writeLock.release()
         locked = false
-        if commit != nil { FileWakeup.signal(fd: notifyFD) }
-        checkpointIfDue()
+        if commit != nil {
+            FileWakeup.signal(fd: notifyFD)
+            checkpointIfDue()  // `walFrames` is this commit's
+        }
         return (value, commit)
     }
 
@@ -108,8 +107,9 @@ final class Writer: @unchecked Sendable {
     /// when the WAL holds ``checkpointFrames`` frames more than the last checkpoint of any Tandem
     /// writer copied.
     ///
-    /// Frames appended during the checkpoint keep the WAL from restarting; this writer's next
-    /// hold copies them (``catchUpCheckpoint()``), a short checkpoint because they are few.
+    /// Frames appended during the checkpoint keep the WAL from restarting; the next hold of the
+    /// lock by any Tandem writer copies them (``catchUpCheckpoint()``), a short checkpoint
+    /// because they are few.
     private func checkpointIfDue() {
         let frames = Int64(connection.walFrames)
         var copied = writeLock.checkpointedFrames
@@ -118,15 +118,15 @@ final class Writer: @unchecked Sendable {
         writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
         guard let result = connection.checkpoint() else { return }
         writeLock.checkpointedFrames = Int64(result.copied)
-        checkpointCatchUp = true
+        writeLock.checkpointCatchUpPending = true
     }
 
-    /// Holding the lock, before the transaction: copies the frames committed during this
-    /// writer's last checkpoint, so that the transaction's first write can restart the WAL
+    /// Holding the lock, before the transaction: copies the frames committed during the last
+    /// checkpoint outside the lock, so that the transaction's first write can restart the WAL
     /// (SQLite restarts it only when every frame has been copied).
     private func catchUpCheckpoint() {
-        checkpointCatchUp = false
-        guard let result = connection.checkpoint() else { return }
+        guard let result = connection.checkpoint() else { return }  // busy: the next hold tries
+        writeLock.checkpointCatchUpPending = false
         // Everything copied, and no Tandem writer can append before this transaction's first
         // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).
         writeLock.checkpointedFrames = result.copied < result.frames ? Int64(result.copied) : 0
