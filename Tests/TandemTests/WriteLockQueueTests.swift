@@ -49,6 +49,25 @@ import Testing
         #expect(rows == ["first", "last"])
     }
 
+    /// A waiter stopped (SIGSTOP) while it holds its place in the queue holds nobody up once the
+    /// lock is free: the waiter behind it writes within a second of the holder's end, although
+    /// the stopped one never moves and the busy timeout is 60 s.
+    @Test func aStoppedWaiterHoldsNobodyUpOnceTheLockIsFree() throws {
+        let (dir, queue, holder) = try Self.heldDatabase()
+        let path = dir.path("a.db")
+        let stopped = try Self.enqueue(path: path, id: "stopped", queue: queue)
+        stopped.signal(SIGSTOP)
+        defer { stopped.signal(SIGKILL) }
+        let behind = try Self.enqueue(path: path, id: "behind", queue: queue)
+        let released = nowMicroseconds()
+        holder.signal(SIGKILL)
+        #expect(try behind.wait(timeout: 30) == 0, "\(behind.stderr)")
+        let waited = Double(nowMicroseconds() - released) / 1e6
+        #expect(waited < 2, "the waiter behind the stopped one needed \(waited) s")
+        let db = try SharedDatabase(path: path)
+        #expect(try count(db, "SELECT count(*) FROM notes WHERE id = 'behind'") == 1)
+    }
+
     /// A database whose write lock a spawned `tandem hold` holds, and a view of its queue.
     private static func heldDatabase() throws -> (TemporaryDirectory, WriteLock, Spawned) {
         let dir = try TemporaryDirectory()

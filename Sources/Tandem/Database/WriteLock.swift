@@ -87,26 +87,43 @@ final class WriteLock: @unchecked Sendable {
         if mustQueue { record[1] = 0 }
     }
 
-    /// Waits in the queue, then for the `flock`; on return the lock and the ticket's byte are held.
+    /// Waits in the queue, then for the `flock`; on return the lock (and the ticket's byte, if
+    /// it went through the queue) is held.
+    ///
+    /// A waiter that stops moving while it holds its place (stopped with SIGSTOP or by a
+    /// debugger, or about to time out) must not hold up those behind it while the lock is free:
+    /// every ``stallCheck`` of waiting for the previous place, a waiter takes the lock if it is
+    /// free. Without the watchdog (waits that cannot be interrupted) there is no such check, so
+    /// waiters wait for the `flock` alone, in no particular order.
     private func queue(cancellation: LockWatchdog.Cancellation?) throws {
+        guard interruptible, LockWatchdog.shared.isAvailable else {
+            try lock.lock()
+            return
+        }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
         let ticket = shared.pointee.wrappingAdd(1, ordering: .relaxed).oldValue
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
-        var step = 0
-        let done: Bool
+        var step = 0  // 0: taking its own place, 1: waiting for the previous one, 2: for the flock
+        var done = false
         do {
-            done = try lock.wait(until: deadline, cancellation: cancellation, interruptible: interruptible) {
-                if step == 0 {
-                    // Free unless a waiter a whole queue length ahead still holds it.
-                    guard lock.lockByte(at: own) == 0 else { return -1 }
-                    step = 1
+            while !done {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if now >= deadline || cancellation?.isCancelled == true { break }
+                done = try lock.wait(until: min(deadline, now + WriteLock.stallCheck), cancellation: cancellation, interruptible: true) {
+                    if step == 0 {
+                        // Free unless a waiter a whole queue length ahead still holds it.
+                        guard lock.lockByte(at: own) == 0 else { return -1 }
+                        step = 1
+                    }
+                    if step == 1 {
+                        guard lock.lockByte(at: previous) == 0 else { return -1 }
+                        lock.unlockByte(at: previous)
+                        step = 2
+                    }
+                    return flock(lock.fd, LOCK_EX)
                 }
-                if step == 1 {
-                    guard lock.lockByte(at: previous) == 0 else { return -1 }
-                    lock.unlockByte(at: previous)
-                    step = 2
-                }
-                return flock(lock.fd, LOCK_EX)
+                // The previous waiter has held its place a while and the lock is free: it is not moving.
+                if !done, step == 1, try lock.tryLock() { done = true }
             }
         } catch {
             if step > 0 { lock.unlockByte(at: own) }
@@ -144,6 +161,10 @@ final class WriteLock: @unchecked Sendable {
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
     func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }
+
+    /// How long a waiter waits for the previous place in the queue before it checks whether the
+    /// lock is free (nanoseconds).
+    private static let stallCheck: UInt64 = 50_000_000
 
     private static func slot(_ ticket: Int64) -> Int64 {
         slotBase + Int64(UInt64(bitPattern: ticket) % UInt64(slotCount))
