@@ -100,6 +100,43 @@ import Testing
         #expect(try db.pendingUploadCount() == 1)
     }
 
+    /// A refused bulk insert names what the view, writing row by row, would have refused
+    /// first: the first duplicate id in row order (ids compared byte for byte, as SQLite does),
+    /// before a bad row that follows it; and the whole call's row count in its statement.
+    @Test func theFirstRefusedRowIsTheOneNamed() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("first.db"), schema: Self.schema)
+        try db.write { tx in
+            try tx.insert(into: "synced", columns: ["id"], rows: [[.text("z")]])
+            try tx.insert(into: "local", columns: ["id"], rows: [[.text("z")]])
+        }
+        let refused = { (table: String, columns: [String], rows: [[DatabaseValue]]) throws -> any Error in
+            do {
+                try db.write { tx in try tx.insert(into: table, columns: columns, rows: rows) }
+            } catch { return error }
+            throw TestFailure("\(table): \(rows.count) rows with a duplicate id were accepted")
+        }
+        // Two repeats across the batch's rows: the first of them.
+        let spread: [[DatabaseValue]] = [[.text("a")], [.text("b")]] + (0..<30).map { [.text("x\($0)")] } + [[.text("a")], [.text("b")]]
+        for table in ["synced", "local"] {
+            let error = try refused(table, ["id"], spread) as? SQLiteError
+            #expect(error?.message == "a row with id 'a' already exists in table \(table)")
+            #expect(error?.sql?.hasSuffix("(34 rows)") == true, "\(String(describing: error?.sql))")
+        }
+        // A repeat in the second batch of a call: the statement counts the call's rows.
+        let second = try refused("synced", ["id"], (0..<33).map { [.text($0 == 32 ? "x0" : "x\($0)")] }) as? SQLiteError
+        #expect(second?.message == "a row with id 'x0' already exists in table synced")
+        #expect(second?.sql?.hasSuffix("(33 rows)") == true, "\(String(describing: second?.sql))")
+        // A duplicate before a BLOB: the duplicate, as the view would have stopped there.
+        let beforeBlob = try refused("synced", ["id", "r"], [[.text("a"), .integer(1)], [.text("a"), .integer(2)], [.text("b"), .blob(Data([1]))]])
+        #expect((beforeBlob as? SQLiteError)?.message == "a row with id 'a' already exists in table synced", "\(beforeBlob)")
+        // Canonically equal but different bytes are different ids to SQLite: the stored one is named.
+        let composed = "x\u{e9}", decomposed = "xe\u{301}"
+        let unicode = try refused("synced", ["id"], [[.text(composed)], [.text(decomposed)], [.text("z")]]) as? SQLiteError
+        #expect(unicode?.message == "a row with id 'z' already exists in table synced")
+        #expect(try db.fetchAll("SELECT id FROM synced").count == 1, "a refused write leaves nothing")
+    }
+
     @Test func typedBatchInsertsGoTheDirectWay() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("typed.db"), schema: recordSchema)

@@ -23,8 +23,11 @@ extension Transaction {
     /// - Throws: ``TandemError/invalidArguments(_:)`` for an undeclared table or column, a row of
     ///   the wrong length, an empty id, a BLOB or an infinite real (as the view refuses them);
     ///   ``SQLiteError`` for a duplicate id (naming it and the table); ``TandemError/readOnly(path:)``
-    ///   inside a read. Rows inserted before a failing batch stay in the transaction, as rows of
-    ///   earlier statements do; the write rolls back when the error leaves its closure.
+    ///   inside a read. The error is the one the view, writing row by row, would have raised first
+    ///   (the first duplicate id in row order, before a refused row that follows it). Rows are
+    ///   written in statements of up to 32: rows of the call before the failing statement (and
+    ///   before a refused row) stay in the transaction, as rows of earlier statements do; the
+    ///   write rolls back when the error leaves its closure.
     @discardableResult
     public func insert(into table: String, columns: [String], rows: some Sequence<[DatabaseValue]>) throws -> [String] {
         if isReadOnly { throw TandemError.readOnly(path: connection.path) }

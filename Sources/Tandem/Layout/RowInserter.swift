@@ -60,13 +60,22 @@ struct RowInserter {
         var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1, nextEntryID: try UploadQueueRows.nextID(on: connection))
         var ids: [String] = []
         for row in rows {
-            let id = try self.id(of: row)
+            let idStart = batch.arena.bytes.count
+            let id: String, dataStart: Int
+            do {
+                id = try self.id(of: row)
+                batch.arena.append(utf8Of: id)
+                dataStart = batch.arena.bytes.count
+                try appendJSON(of: row, to: &batch.arena)
+            } catch {
+                // The rows before this one first, as the view would have written them: a
+                // duplicate id among them is the error the view would have reported.
+                batch.arena.truncate(to: idStart)
+                if !batch.ids.isEmpty { try flush(&batch, rowsSoFar: ids.count, on: connection) }
+                throw error
+            }
             ids.append(id)
             batch.ids.append(.text(id))
-            let idStart = batch.arena.bytes.count
-            batch.arena.append(utf8Of: id)
-            let dataStart = batch.arena.bytes.count
-            try appendJSON(of: row, to: &batch.arena)
             let dataEnd = batch.arena.bytes.count
             batch.data.append((idStart..<dataStart, dataStart..<dataEnd))
             if !table.localOnly {
@@ -80,9 +89,9 @@ struct RowInserter {
                 batch.arena.append(raw: "}")
                 batch.entries.append(entryStart..<batch.arena.bytes.count)
             }
-            if batch.ids.count == Self.batch { try flush(&batch, on: connection) }
+            if batch.ids.count == Self.batch { try flush(&batch, rowsSoFar: ids.count, on: connection) }
         }
-        if !batch.ids.isEmpty { try flush(&batch, on: connection) }
+        if !batch.ids.isEmpty { try flush(&batch, rowsSoFar: ids.count, on: connection) }
         return ids
     }
 
@@ -135,7 +144,8 @@ struct RowInserter {
         json.append(raw: "}")
     }
 
-    private func flush(_ batch: inout Batch, on connection: Connection) throws {
+    /// Writes the batch; `rowsSoFar` counts the rows of the call up to its end, for errors.
+    private func flush(_ batch: inout Batch, rowsSoFar: Int, on connection: Connection) throws {
         let values = Array(repeating: "(?, ?)", count: batch.ids.count).joined(separator: ", ")
         let entryValues = Array(repeating: "(?, ?, ?)", count: batch.entries.count).joined(separator: ", ")
         let transient = tandem_sqlite_transient()
@@ -176,13 +186,14 @@ struct RowInserter {
             }
         } catch let error as SQLiteError {
             // In the user's terms: their table and columns, not the data table and JSON arguments.
-            // Two rows of the batch with one id are both gone after the failed statement, so the
-            // message could not name the id from the table: name it as the view would, the second.
+            // The failed statement left none of the batch's rows, so name the id as the view,
+            // writing row by row, would have: the first row whose id an earlier row of the batch
+            // or a row already in the table has.
             var message = error.message
-            if error.code == .constraint, let id = Self.firstRepeated(batch.ids) {
+            if error.code == .constraint, !table.insertOnly, let id = firstDuplicate(batch.ids, on: connection) {
                 message = "a row with id \(SQLText.literal(id)) already exists in table \(table.name)"
             }
-            throw SQLiteError(extendedCode: error.extendedCode, message: message, sql: statementDescription(rows: batch.ids.count), path: error.path)
+            throw SQLiteError(extendedCode: error.extendedCode, message: message, sql: statementDescription(rows: rowsSoFar), path: error.path)
         }
         batch.nextEntryID += Int64(batch.entries.count)
         // The counter covers every committed batch, also when a later one fails and the caller
@@ -191,11 +202,16 @@ struct RowInserter {
         batch.clear()
     }
 
-    /// The first id that repeats an earlier one of the batch (only looked for after a failure:
-    /// the common case pays for no set of ids).
-    private static func firstRepeated(_ ids: [DatabaseValue]) -> String? {
-        var seen = Set<String>()
-        for case .text(let id) in ids where !seen.insert(id).inserted { return id }
+    /// The first of `ids` that repeats an earlier one (byte for byte, as SQLite compares text)
+    /// or is the id of a row in the data table; only looked for after a failure, so the common
+    /// case pays for no set of ids.
+    private func firstDuplicate(_ ids: [DatabaseValue], on connection: Connection) -> String? {
+        var seen = Set<[UInt8]>()
+        for case .text(let id) in ids {
+            if !seen.insert(Array(id.utf8)).inserted { return id }
+            let stored = try? connection.scalar("SELECT 1 FROM \(table.quotedDataTable) WHERE id = ?", [.text(id)])
+            if stored?.int64Value == 1 { return id }
+        }
         return nil
     }
 

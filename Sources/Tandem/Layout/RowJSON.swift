@@ -72,6 +72,9 @@ struct RowJSON {
         }
     }
 
+    /// Drops the bytes from `count` on (a row that failed half-way).
+    mutating func truncate(to count: Int) { bytes.removeSubrange(count...) }
+
     /// Empties the buffer, keeping its storage.
     mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
