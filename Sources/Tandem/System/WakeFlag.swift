@@ -1,38 +1,33 @@
-import Foundation
+import Dispatch
+import Synchronization
 
 /// A sticky wake-up flag: ``raise()`` from any thread; ``wait(timeout:)`` returns at once if it
 /// was raised since the last wait, else blocks until raised or the timeout (seconds) passes.
-final class WakeFlag: @unchecked Sendable {
-    // Invariant: `raised` is read and written only with `condition` locked.
-    private let condition = NSCondition()
-    private var raised = false
+///
+/// Timeouts run on the monotonic clock (a `DispatchSemaphore` wait), so setting the wall clock
+/// back does not lengthen them.
+final class WakeFlag: Sendable {
+    // Invariant: the semaphore is signalled only by the raise that set `raised`, so its count
+    // stays at most 1; a waiter that takes the signal clears `raised` with an exchange, which
+    // also makes every write made before a raise it absorbed visible to it.
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let raised = Atomic<Bool>(false)
 
     func raise() {
-        condition.lock()
-        raised = true
-        condition.signal()
-        condition.unlock()
+        if !raised.exchange(true, ordering: .acquiringAndReleasing) { semaphore.signal() }
     }
 
     /// Blocks until raised (returns at once if raised since the last wait).
     func wait() {
-        condition.lock()
-        defer { condition.unlock() }
-        while !raised { condition.wait() }
-        raised = false
+        semaphore.wait()
+        _ = raised.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     /// - Returns: true if raised, false on timeout.
     @discardableResult
     func wait(timeout: Double) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while !raised {
-            if !condition.wait(until: deadline) { break }
-        }
-        let wasRaised = raised
-        raised = false
-        return wasRaised
+        guard semaphore.wait(timeout: .now() + max(0, timeout)) == .success else { return false }
+        _ = raised.exchange(false, ordering: .acquiringAndReleasing)
+        return true
     }
 }
