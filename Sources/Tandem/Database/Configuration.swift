@@ -42,7 +42,9 @@ public struct Configuration: Sendable {
     /// process-wide: the first such wait installs a do-nothing `SIGURG` handler without
     /// `SA_RESTART`, unless the program already handles `SIGURG` (then waits have no deadline).
     /// Set false to leave `SIGURG` alone: a writer then waits for the write lock as long as
-    /// another process holds it, and a stopped stand-by's thread ends only when it gets the lock.
+    /// another process holds it (and waiters are not served in arrival order, since a queued
+    /// waiter could not check whether the one ahead of it has stopped), and a stopped
+    /// stand-by's thread ends only when it gets the lock.
     ///
     /// Related documentation: https://man7.org/linux/man-pages/man2/flock.2.html (EINTR)
     public var interruptsLockWaits = true
