@@ -26,7 +26,7 @@ final class Writer: @unchecked Sendable {
     /// SQLite's default automatic checkpoint.
     static let checkpointFrames: Int64 = 1000
     /// WAL frames after a copy that did not lead to a restart before the restart is tried again.
-    static let restartRetryFrames: Int64 = 100
+    static let restartRetryFrames: Int64 = 500
 
     /// The result of a committed write: which tables changed and the change sequence number given to them.
     struct Commit {
