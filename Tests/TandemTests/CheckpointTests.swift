@@ -61,9 +61,10 @@ import Testing
             for writer in writers { #expect(try writer.wait() == 0, "\(writer.stderr)") }
         }
         // 600 commits of about 6 frames: 3,600 frames. Restarts keep the file near 1,000 frames;
-        // one that a reader of another process prevented is retried 500 frames later.
+        // one that a reader of another process prevented is retried 1,000 frames later. Without
+        // the catch-up by the next holder the file passed 7,000 frames.
         let frame: Int64 = 4096 + 24
-        #expect(db.walSize() <= 32 + 2_500 * frame, "WAL is \(db.walSize() / frame) frames after 600 commits of short-lived writers")
+        #expect(db.walSize() <= 32 + 3_500 * frame, "WAL is \(db.walSize() / frame) frames after 600 commits of short-lived writers")
         #expect(try count(db, "SELECT count(*) FROM notes") == 600)
     }
 }
