@@ -31,9 +31,8 @@ extension SharedDatabase {
         return try writer.withExclusiveAccess { connection in
             connection.setBusyTimeout(maximumWaitMilliseconds)
             defer { connection.setBusyTimeout(configuration.busyTimeoutMilliseconds) }
-            let row = try connection.fetchAll("PRAGMA wal_checkpoint(\(mode.rawValue))").first
-            return CheckpointResult(busy: row?[0].int64Value == 1, walFrames: Int(row?[1].int64Value ?? 0),
-                                    checkpointedFrames: Int(row?[2].int64Value ?? 0))
+            let result = try connection.checkpoint(mode == .passive ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_TRUNCATE)
+            return CheckpointResult(busy: result.busy, walFrames: Int(result.frames), checkpointedFrames: Int(result.copied))
         }
     }
 

@@ -120,7 +120,7 @@ final class Writer: @unchecked Sendable {
         // slower for the sync owner's writes).
         guard frames - copied >= Writer.checkpointFrames else { return }
         writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
-        guard let result = connection.checkpoint() else { return }
+        guard let result = try? connection.checkpoint(), !result.busy else { return }
         writeLock.checkpointedFrames = Int64(result.copied)
         writeLock.checkpointCatchUpPending = true
     }
@@ -129,7 +129,7 @@ final class Writer: @unchecked Sendable {
     /// checkpoint outside the lock, so that the transaction's first write can restart the WAL
     /// (SQLite restarts it only when every frame has been copied).
     private func catchUpCheckpoint() {
-        guard let result = connection.checkpoint() else { return }  // busy: the next hold tries
+        guard let result = try? connection.checkpoint(), !result.busy else { return }  // the next hold tries
         writeLock.checkpointCatchUpPending = false
         // Everything copied, and no Tandem writer can append before this transaction's first
         // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).

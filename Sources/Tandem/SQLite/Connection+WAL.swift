@@ -16,14 +16,18 @@ extension Connection {
         }, context)
     }
 
-    /// A `PASSIVE` checkpoint of the main database: copies what it can without waiting for
-    /// readers or writers. Returns the frames in the WAL and the frames now copied, or nil when
-    /// another connection was checkpointing (`SQLITE_BUSY`) or the checkpoint failed.
+    /// A checkpoint of the main database in `mode` (`SQLITE_CHECKPOINT_PASSIVE`: copy what no
+    /// reader needs, never wait; `…_TRUNCATE`: wait for readers through the busy handler, then
+    /// truncate the WAL). Returns whether it was kept from completing (`SQLITE_BUSY`: another
+    /// checkpoint running, or readers), the frames in the WAL and the frames now copied (-1 each
+    /// when it could not run).
+    /// - Throws: ``SQLiteError`` for any other failure.
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
-    func checkpoint() -> (frames: Int32, copied: Int32)? {
-        var frames: Int32 = 0, copied: Int32 = 0
-        guard sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied) == SQLITE_OK else { return nil }
-        return (frames, copied)
+    func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws -> (busy: Bool, frames: Int32, copied: Int32) {
+        var frames: Int32 = -1, copied: Int32 = -1
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, mode, &frames, &copied)
+        guard rc == SQLITE_OK || rc == SQLITE_BUSY else { throw error(rc, sql: nil) }
+        return (rc == SQLITE_BUSY, frames, copied)
     }
 }
