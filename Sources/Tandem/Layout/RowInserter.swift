@@ -191,7 +191,7 @@ struct RowInserter {
             // or a row already in the table has.
             var message = error.message
             if error.code == .constraint, !table.insertOnly, let id = firstDuplicate(batch.ids, on: connection) {
-                message = "a row with id \(SQLText.literal(id)) already exists in table \(table.name)"
+                message = ConstraintMessage.duplicate(id: id, table: table.name)
             }
             throw SQLiteError(extendedCode: error.extendedCode, message: message, sql: statementDescription(rows: rowsSoFar), path: error.path)
         }

@@ -13,10 +13,15 @@ enum ConstraintMessage {
             let dataTable = String(message.dropFirst(unique.count).dropLast(".id".count))
             if let table = InternalTables.declaredTable(ofDataTable: dataTable) {
                 let id = duplicateID(in: dataTable, sql: sql, arguments: arguments, on: connection)
-                return "a row with \(id.map { "id \(SQLText.literal($0))" } ?? "that id") already exists in table \(table)"
+                return duplicate(id: id, table: table)
             }
         }
         return message.replacing(dataTableName) { InternalTables.declaredTable(ofDataTable: String($0.0)) ?? String($0.0) }
+    }
+
+    /// A duplicate id said in the user's terms; `id` nil when it cannot be told.
+    static func duplicate(id: String?, table: String) -> String {
+        "a row with \(id.map { "id \(SQLText.literal($0))" } ?? "that id") already exists in table \(table)"
     }
 
     /// A data table's name anywhere in a message.
