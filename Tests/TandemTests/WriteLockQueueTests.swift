@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tandem
 
@@ -66,6 +67,44 @@ import Testing
         #expect(waited < 2, "the waiter behind the stopped one needed \(waited) s")
         let db = try SharedDatabase(path: path)
         #expect(try count(db, "SELECT count(*) FROM notes WHERE id = 'behind'") == 1)
+    }
+
+    /// A writer alone takes the lock at once after every streak: with no one in the queue it
+    /// draws no ticket, however often its streak ends. Once a waiter queues, the writer whose
+    /// streak ended queues behind it.
+    @Test func aWriterAloneNeverQueues() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var configuration = Configuration()
+        configuration.writeLockStreakLimit = 1
+        let db = try SharedDatabase(path: path, schema: notesSchema, configuration: configuration)
+        let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 1, timeoutMilliseconds: 0)
+        let before = queue.ticketsDrawn
+        for i in 0..<20 {
+            try db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES (?, 'alone')", ["n\(i)"]) }
+        }
+        #expect(queue.ticketsDrawn == before, "a writer alone drew \(queue.ticketsDrawn - before) tickets")
+
+        let holder = try Spawned(["hold", path, "--seconds", "60"])
+        try holder.waitForLine("locked") { $0 == "locked" }
+        let waiter = try Self.enqueue(path: path, id: "waiter", queue: queue)
+        let late = DispatchSemaphore(value: 0)
+        let lateError = Mutex<(any Error)?>(nil)
+        DispatchQueue.global().async {
+            do {
+                try db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('late', (SELECT count(*) FROM notes))") }
+            } catch { lateError.withLock { $0 = error } }
+            late.signal()
+        }
+        try waitUntil("the writer whose streak ended queued behind the waiter") { queue.ticketsDrawn == before &+ 2 }
+        holder.signal(SIGKILL)
+        #expect(try waiter.wait() == 0, "\(waiter.stderr)")
+        #expect(late.wait(timeout: .now() + 30) == .success, "the late writer never wrote")
+        #expect(lateError.withLock { $0 } == nil)
+        let titles = try db.read { tx in
+            try tx.fetchAll("SELECT id, title FROM notes WHERE id IN ('waiter', 'late') ORDER BY id = 'late'").map { $0[1].stringValue ?? "" }
+        }
+        #expect(titles == ["20", "21"], "late after waiter: rows before each")
     }
 
     /// A database whose write lock a spawned `tandem hold` holds, and a view of its queue.

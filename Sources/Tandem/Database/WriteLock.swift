@@ -23,11 +23,11 @@ import Synchronization
 /// consistent enough; the next holder overwrites the streak), and nothing but scheduling
 /// depends on them.
 final class WriteLock: @unchecked Sendable {
-    // Invariant: the record's holder and streak fields are read and written only while the flock
-    // is held by this process; the ticket counter only atomically.
+    // Invariant: the record's holder and streak fields, and the tickets served, are written only
+    // while the flock is held by this process; the ticket counter only atomically.
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
-    /// The ticket counter, then ``checkpointedFrames``, then ``checkpointCatchUpPending``.
+    /// The ticket counter, then ``checkpointedFrames``, ``checkpointCatchUpPending`` and ``ticketsServed``.
     private let shared: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
@@ -65,8 +65,9 @@ final class WriteLock: @unchecked Sendable {
         record = mapped.bindMemory(to: Int64.self, capacity: 2)
         // The third word: the ticket counter, only ever changed with an atomic add; the fourth:
         // the WAL frames the last checkpoint copied (see `checkpointedFrames`); the fifth: whether
-        // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`).
-        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 3)
+        // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`); the
+        // sixth: how far waiters have been served (see `ticketsServed`).
+        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 4)
     }
 
     deinit { munmap(record, WriteLock.recordSize) }
@@ -75,7 +76,9 @@ final class WriteLock: @unchecked Sendable {
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
     /// - Parameter cancellation: ends the wait early; then this throws `CancellationError`.
     func acquire(cancellation: LockWatchdog.Cancellation? = nil) throws {
-        let barged = try !mustQueue && lock.tryLock()
+        // A writer whose streak ended still takes the lock at once when no one waits for it, so
+        // that a writer alone never pays for the queue (a byte lock test every `streakLimit` holds).
+        let barged = try (!mustQueue || !isAnyoneQueued) && lock.tryLock()
         if !barged { try queue(cancellation: cancellation) }
         if record[0] == pid {
             record[1] += 1
@@ -137,6 +140,7 @@ final class WriteLock: @unchecked Sendable {
                 path: databasePath)
         }
         heldSlot = own
+        ticketsServed = ticket &+ 1
     }
 
     /// How many tickets waiters have drawn from the queue so far (wrapping).
@@ -161,6 +165,34 @@ final class WriteLock: @unchecked Sendable {
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
     func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }
+
+    /// One past the ticket of the last waiter that took the lock through the queue (0 before
+    /// any). Advisory, like the streak.
+    private var ticketsServed: Int64 {
+        get { (shared + 3).pointee.load(ordering: .relaxed) }
+        set { (shared + 3).pointee.store(newValue, ordering: .relaxed) }
+    }
+
+    /// True when a ticket drawn after the last one served belongs to a waiter still in the queue
+    /// (its byte is locked), tested oldest first. A waiter that has drawn its ticket but not yet
+    /// locked its byte is missed and loses one turn, never exclusion. Past ``scanLimit`` tickets
+    /// outstanding (waiters that gave up or died, or a lock file without the served ticket),
+    /// someone is assumed to wait.
+    private var isAnyoneQueued: Bool {
+        let drawn = ticketsDrawn
+        var ticket = ticketsServed
+        let outstanding = drawn &- ticket
+        if outstanding == 0 { return false }
+        if outstanding < 0 || outstanding > WriteLock.scanLimit { return true }
+        while ticket != drawn {
+            if isQueued(ticket: ticket) { return true }
+            ticket &+= 1
+        }
+        return false
+    }
+
+    /// Most outstanding tickets ``isAnyoneQueued`` tests one by one.
+    private static let scanLimit: Int64 = 64
 
     /// How long a waiter waits for the previous place in the queue before it checks whether the
     /// lock is free (nanoseconds).
