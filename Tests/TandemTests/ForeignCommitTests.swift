@@ -22,4 +22,53 @@ import Testing
             seen.withLock { $0.contains { $0.isUnknown || $0.tables.contains("notes") } }
         }
     }
+    /// This process commits twice, the sqlite3 shell commits, this process commits again. The
+    /// last commit must stamp "unknown tables", although this process knew `ps_state` from its
+    /// own commit before (SQLite's data version shows that another connection committed).
+    @Test func aForeignCommitBetweenTwoCommitsOfOneProcessIsStamped() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables)
+        for what in ["first", "second"] { try db.write { try $0.execute("INSERT INTO todos(what) VALUES (?)", [what]) } }
+        let before = try Self.stamp(db, InternalTables.anyTable)
+        let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(id, title) VALUES ('s', 'from the shell')"])
+        #expect(try shell.wait() == 0, "\(shell.stderr)")
+        try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('third')") }
+        let sequence = try Self.counter(db, .sequence)
+        #expect(try Self.stamp(db, InternalTables.anyTable) == sequence, "stamped before: \(String(describing: before))")
+        #expect(try Self.stamp(db, InternalTables.dataPrefix + "todos") == sequence)
+    }
+
+    /// Commits of this process and of another Tandem process, interleaved, each get the next
+    /// sequence number, and each table's stamp is that of the last commit that changed it, however
+    /// many commits this process made in a row before.
+    @Test func interleavedCommitsOfTwoProcessesGetTheNextSequenceNumberEach() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables)
+        try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('warm')") }
+        var expected = try Self.counter(db, .sequence)
+        for round in 0..<3 {
+            for i in 0..<3 {
+                try db.write { try $0.execute("INSERT INTO todos(what) VALUES (?)", ["r\(round)-\(i)"]) }
+                expected = expected.map { $0 + 1 }
+                #expect(try Self.counter(db, .sequence) == expected)
+            }
+            #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES ('n\(round)', 'other process')"]).status == 0)
+            expected = expected.map { $0 + 1 }
+            #expect(try Self.counter(db, .sequence) == expected)
+            #expect(try Self.stamp(db, InternalTables.dataPrefix + "notes") == expected)
+        }
+        try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('last')") }
+        expected = expected.map { $0 + 1 }
+        #expect(try Self.counter(db, .sequence) == expected)
+        #expect(try Self.stamp(db, InternalTables.dataPrefix + "todos") == expected)
+        #expect(try Self.stamp(db, InternalTables.dataPrefix + "notes") == expected.map { $0 - 1 })
+    }
+
+    private static func counter(_ db: SharedDatabase, _ counter: Counter) throws -> Int64? {
+        try db.read { try $0.scalar("SELECT value FROM \(InternalTables.state) WHERE key = ?", [counter.rawValue]).int64Value }
+    }
+
+    private static func stamp(_ db: SharedDatabase, _ table: String) throws -> Int64? {
+        try db.read { try $0.scalar("SELECT value FROM \(InternalTables.state) WHERE key = ?", [Counter.changed(table)]).int64Value }
+    }
 }

@@ -22,14 +22,29 @@ final class Writer: @unchecked Sendable {
     let path: String
     /// `PRAGMA schema_version` after the last transaction that changed no rows; guarded by `mutex`.
     private var knownSchemaVersion: Int64?
+    /// `ps_state` as this process's last commit left it, guarded by `mutex`; nil when unknown.
+    private var lastCommit: LastCommit?
     /// WAL frames past the last checkpoint that make a writer checkpoint after its commit:
     /// SQLite's default automatic checkpoint.
     static let checkpointFrames: Int64 = 1000
+
+    /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
+    /// version is the same at the next `BEGIN IMMEDIATE`, no other connection has committed
+    /// since, so the commit counter and the sequence number are known without reading them.
+    private struct LastCommit {
+        var dataVersion: UInt32
+        /// The `commits` counter recorded (nil: none).
+        var commits: Int64?
+        var sequence: Int64
+    }
 
     /// The result of a committed write: which tables changed and the change sequence number given to them.
     struct Commit {
         var tables: Set<String>
         var sequence: Int64
+        /// The `commits` counter (nil: none) and the sequence number this commit left in
+        /// `ps_state`; nil when it has no sequence row.
+        fileprivate var state: (commits: Int64?, sequence: Int64)? = nil
     }
 
     init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t) throws {
@@ -78,16 +93,26 @@ final class Writer: @unchecked Sendable {
         defer { if locked { writeLock.release() } }
 
         if writeLock.checkpointCatchUpPending { catchUpCheckpoint() }
+        let framesBefore = connection.walFrames
         try connection.control(.beginImmediate)
-        let commitsAtBegin = commitCounter.value  // stable: no one else can commit now
+        let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0 : nil }
+        lastCommit = nil
+        // Stable: no one else can commit now.
+        let commitsAtBegin = known?.commits ?? commitCounter.value
         _ = connection.takeChangedTables()
         let changesBefore = connection.totalChanges
         let value: T
         let commit: Commit?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
-            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin, marked: marked)
+            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
+                                       knownSequence: known?.sequence, marked: marked)
             try connection.control(.commit)
+            // Fewer frames than before: the WAL restarted in this commit, which moves SQLite's
+            // commit counter once more, so the next commit reads it.
+            if let state = commit?.state, connection.walFrames >= framesBefore {
+                lastCommit = LastCommit(dataVersion: connection.dataVersion, commits: state.commits, sequence: state.sequence)
+            }
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
@@ -142,7 +167,9 @@ final class Writer: @unchecked Sendable {
     /// When SQLite's commit counter differs from the value the last Tandem commit recorded,
     /// another writer committed since without stamping (the `sqlite3` shell): this commit also
     /// stamps "any table", so observers learn of that commit even though a stamped one followed.
-    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, marked: Set<String>) throws -> Commit? {
+    ///
+    /// - Parameter knownSequence: the sequence number in `ps_state` when it is known without reading it.
+    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, knownSequence: Int64?, marked: Set<String>) throws -> Commit? {
         var tables = connection.takeChangedTables().union(marked)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
@@ -156,12 +183,14 @@ final class Writer: @unchecked Sendable {
             }
             tables = [InternalTables.anyTable]
         }
+        var commits: Int64?
         if let commitsAtBegin {
             let next = (commitsAtBegin + 1) & 0xffff_ffff
             if try !connection.advanceCommits(from: commitsAtBegin, to: next) {
                 tables.insert(InternalTables.anyTable)  // a foreign commit since, or no record yet
                 try connection.setCounter(.commits, next)
             }
+            commits = next
         } else if try connection.counter(.commits) != nil {
             tables.insert(InternalTables.anyTable)
             try connection.setCounter(.commits, nil)
@@ -170,8 +199,8 @@ final class Writer: @unchecked Sendable {
             try connection.incrementCounter(.nextTransaction)
         }
         try connection.incrementCounter(.sequence)
-        let sequence = try connection.counter(.sequence) ?? 0
-        for table in tables { try connection.stampChanged(table, sequence: sequence) }
-        return Commit(tables: tables, sequence: sequence)
+        let sequence = try knownSequence.map { $0 + 1 } ?? connection.counter(.sequence)
+        for table in tables { try connection.stampChanged(table, sequence: sequence ?? 0) }
+        return Commit(tables: tables, sequence: sequence ?? 0, state: sequence.map { (commits, $0) })
     }
 }

@@ -16,6 +16,17 @@ extension Connection {
         }, context)
     }
 
+    /// SQLite's data version of the main database as this connection sees it: it changes with
+    /// every commit of this connection, and when a transaction of this connection begins after
+    /// another connection (of any process) committed. Read without I/O.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html#sqlitefcntldataversion
+    var dataVersion: UInt32 {
+        var version: UInt32 = 0
+        _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version)
+        return version
+    }
+
     /// A checkpoint of the main database in `mode` (`SQLITE_CHECKPOINT_PASSIVE`: copy what no
     /// reader needs, never wait; `…_TRUNCATE`: wait for readers through the busy handler, then
     /// truncate the WAL). Returns whether it was kept from completing (`SQLITE_BUSY`: another
