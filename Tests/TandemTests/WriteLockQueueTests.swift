@@ -107,6 +107,21 @@ import Testing
         #expect(titles == ["20", "21"], "late after waiter: rows before each")
     }
 
+    /// The head of the queue gives the lock back only to another process in the middle of its
+    /// streak, only just after that holder's release, and only once per release.
+    @Test func theHeadOfTheQueueYieldsOnlyToAStreakJustReleased() {
+        let window = WriteLock.yieldWindow, released: Int64 = 1_000_000_000
+        func yields(holder: Int64 = 7, streak: Int64 = 2, after: Int64 = 10_000, yieldedTo: Int64? = nil) -> Bool {
+            WriteLock.yields(to: holder, streak: streak, releasedAt: released, waiter: 9, yieldedTo: yieldedTo, now: released + after)
+        }
+        #expect(yields())
+        #expect(!yields(holder: 9), "its own streak")
+        #expect(!yields(streak: 0), "the holder's streak ended")
+        #expect(!yields(after: window), "released too long ago: the holder has nothing more to write")
+        #expect(!yields(yieldedTo: released), "already gave the lock back after this release")
+        #expect(yields(yieldedTo: released - 1), "a later release")
+    }
+
     /// A database whose write lock a spawned `tandem hold` holds, and a view of its queue.
     private static func heldDatabase() throws -> (TemporaryDirectory, WriteLock, Spawned) {
         let dir = try TemporaryDirectory()
