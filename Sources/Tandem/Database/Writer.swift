@@ -106,7 +106,7 @@ final class Writer: @unchecked Sendable {
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
-                                       knownSequence: known?.sequence, marked: marked)
+                                       known: known, marked: marked)
             try connection.control(.commit)
             // Fewer frames than before: the WAL restarted in this commit, which moves SQLite's
             // commit counter once more, so the next commit reads it.
@@ -168,8 +168,9 @@ final class Writer: @unchecked Sendable {
     /// another writer committed since without stamping (the `sqlite3` shell): this commit also
     /// stamps "any table", so observers learn of that commit even though a stamped one followed.
     ///
-    /// - Parameter knownSequence: the sequence number in `ps_state` when it is known without reading it.
-    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, knownSequence: Int64?, marked: Set<String>) throws -> Commit? {
+    /// - Parameter known: `ps_state` as this process's last commit left it, when no other
+    ///   connection has committed since: then the counters are known, and one statement sets them.
+    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, known: LastCommit?, marked: Set<String>) throws -> Commit? {
         var tables = connection.takeChangedTables().union(marked)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
@@ -182,6 +183,12 @@ final class Writer: @unchecked Sendable {
                 knownSchemaVersion = schemaVersion
             }
             tables = [InternalTables.anyTable]
+        }
+        if let known, let commits = known.commits {
+            let next = (commits + 1) & 0xffff_ffff, sequence = known.sequence + 1
+            try connection.advanceCounters(commits: next, transactions: tables.contains(InternalTables.crud) ? 1 : 0, sequence: sequence)
+            for table in tables { try connection.stampChanged(table, sequence: sequence) }
+            return Commit(tables: tables, sequence: sequence, state: (next, sequence))
         }
         var commits: Int64?
         if let commitsAtBegin {
@@ -199,7 +206,7 @@ final class Writer: @unchecked Sendable {
             try connection.incrementCounter(.nextTransaction)
         }
         try connection.incrementCounter(.sequence)
-        let sequence = try knownSequence.map { $0 + 1 } ?? connection.counter(.sequence)
+        let sequence = try known.map { $0.sequence + 1 } ?? connection.counter(.sequence)
         for table in tables { try connection.stampChanged(table, sequence: sequence ?? 0) }
         return Commit(tables: tables, sequence: sequence ?? 0, state: sequence.map { (commits, $0) })
     }

@@ -19,6 +19,13 @@ enum Counter: String {
 
     /// The stamp key of a changed table.
     static func changed(_ table: String) -> String { changedPrefix + table }
+
+    /// See ``Connection/advanceCounters(commits:transactions:sequence:)``.
+    fileprivate static let advanceSQL = """
+        UPDATE ps_state SET value = CASE key WHEN '\(commits.rawValue)' THEN ?1 WHEN '\(nextTransaction.rawValue)' THEN value + ?2
+            WHEN '\(sequence.rawValue)' THEN ?3 ELSE value END
+        WHERE key >= '\(commits.rawValue)' AND key <= '\(sequence.rawValue)'
+        """
 }
 
 extension Connection {
@@ -49,6 +56,13 @@ extension Connection {
     /// needs the new value reads it with ``counter(_:)``.
     func incrementCounter(_ counter: Counter) throws {
         try execute("UPDATE ps_state SET value = value + 1 WHERE key = ?", [.text(counter.rawValue)])
+    }
+
+    /// Sets `commits` and `seq` and adds `transactions` to `next_tx`, in one statement instead of
+    /// three: the keys from `commits` to `seq` are those three and `crud_last` (kept as it is),
+    /// and every stamp key sorts before them. For a commit that knows the counters' values.
+    func advanceCounters(commits: Int64, transactions: Int64, sequence: Int64) throws {
+        try execute(Counter.advanceSQL, [.integer(commits), .integer(transactions), .integer(sequence)])
     }
 
     /// Stamps `table` as changed by the commit with sequence number `sequence`.
