@@ -122,6 +122,27 @@ import Testing
         #expect(yields(yieldedTo: released - 1), "a later release")
     }
 
+    /// A streak ends when its holds have taken the streak's time budget, however few they were,
+    /// so that long transactions (many rows, `synchronous=FULL`) do not keep others waiting for
+    /// a whole streak of them; and when it reaches the streak limit, however quick.
+    @Test func aStreakEndsAfterItsTimeOrItsCount() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let long = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 1000, timeoutMilliseconds: 0)
+        try long.acquire()
+        #expect(long.streakGoesOn)
+        usleep(useconds_t(2 * WriteLock.streakBudget / 1000))  // a hold longer than the budget: what is tested, not a wait for an event
+        long.release()
+        #expect(!long.streakGoesOn, "a streak past its time budget")
+
+        let counted = try WriteLock(path: dir.path("b.db") + "-write.lock", databasePath: dir.path("b.db"), mode: 0o600, streakLimit: 2, timeoutMilliseconds: 0)
+        try counted.acquire()
+        counted.release()
+        try counted.acquire()
+        #expect(!counted.streakGoesOn, "the second of a streak of 2")
+        counted.release()
+    }
+
     /// A database whose write lock a spawned `tandem hold` holds, and a view of its queue.
     private static func heldDatabase() throws -> (TemporaryDirectory, WriteLock, Spawned) {
         let dir = try TemporaryDirectory()

@@ -40,6 +40,12 @@ final class WriteLock: @unchecked Sendable {
     private let pid = Int64(getpid())
     /// True when the last hold ended a streak: the next acquire queues instead of barging.
     private var mustQueue = false
+    /// When the current streak's first hold began (CLOCK_MONOTONIC nanoseconds).
+    private var streakStartedAt: Int64 = 0
+    /// How long a streak may hold the lock, its holds and the gaps between them, before it ends
+    /// whatever ``streakLimit`` says (nanoseconds): the time other writers wait for it stays
+    /// bounded when transactions are long (many rows, `synchronous=FULL`).
+    static let streakBudget: Int64 = 500_000
     /// The queue byte this process holds while it holds the lock, if it came through the queue.
     private var heldSlot: Int64?
 
@@ -109,6 +115,8 @@ final class WriteLock: @unchecked Sendable {
         } else {
             store(.holder, pid)
         }
+        let now = WriteLock.monotonicNanoseconds()
+        if streak == 1 { streakStartedAt = now }
         mustQueue = streak >= streakLimit
         store(.streak, mustQueue ? 0 : streak)
     }
@@ -185,6 +193,10 @@ final class WriteLock: @unchecked Sendable {
         get { load(.catchUpPending) != 0 }
         set { store(.catchUpPending, newValue ? 1 : 0) }
     }
+
+    /// True while the last holder's streak goes on: it may take the lock again at once, and the
+    /// head of the queue leaves it the lock just after its releases.
+    var streakGoesOn: Bool { load(.streak) != 0 }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
     func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }
@@ -266,7 +278,12 @@ final class WriteLock: @unchecked Sendable {
 
     /// Releases the lock, then lets the next waiter in the queue go for it.
     func release() {
-        store(.releasedAt, WriteLock.monotonicNanoseconds())
+        let now = WriteLock.monotonicNanoseconds()
+        if !mustQueue, now - streakStartedAt >= WriteLock.streakBudget {
+            mustQueue = true
+            store(.streak, 0)
+        }
+        store(.releasedAt, now)
         lock.unlock()
         if let slot = heldSlot {
             heldSlot = nil
