@@ -8,7 +8,8 @@ import Synchronization
 /// releases it the moment the holder unlocks, closes the file, or dies (kill -9 included). A
 /// writer that releases the lock and at once asks for it again takes it back before anyone else
 /// is scheduled, which is fast (no context switch, a warm page cache). After `streakLimit`
-/// consecutive holds it must queue like everyone else.
+/// consecutive holds, or ``streakBudget`` of holding, it must queue like everyone else, and so
+/// must a writer that others held the lock after, unless no one is queued.
 ///
 /// Waiters queue in arrival order, as in a ticket lock: a waiter draws the next ticket from a
 /// counter in the lock file's shared record, takes an `F_OFD_SETLKW` lock on its ticket's byte
@@ -38,8 +39,6 @@ final class WriteLock: @unchecked Sendable {
     private let words: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
-    /// True when the last hold ended a streak: the next acquire queues instead of barging.
-    private var mustQueue = false
     /// When the current streak's first hold began (CLOCK_MONOTONIC nanoseconds).
     private var streakStartedAt: Int64 = 0
     /// How long a streak may hold the lock, its holds and the gaps between them, before it ends
@@ -105,9 +104,10 @@ final class WriteLock: @unchecked Sendable {
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
     /// - Parameter cancellation: ends the wait early; then this throws `CancellationError`.
     func acquire(cancellation: LockWatchdog.Cancellation? = nil) throws {
-        // A writer whose streak ended still takes the lock at once when no one waits for it, so
-        // that a writer alone never pays for the queue (a byte lock test every `streakLimit` holds).
-        let barged = try (!mustQueue || !isAnyoneQueued) && lock.tryLock()
+        // A writer takes the lock at once (if it is free) to go on with its own streak, or when
+        // no one waits for it, so that a writer alone never pays for the queue; else it queues,
+        // also when it held the lock last before others did.
+        let barged = try (isOwnStreak || !isAnyoneQueued) && lock.tryLock()
         if !barged { try queue(cancellation: cancellation) }
         var streak: Int64 = 1
         if load(.holder) == pid {
@@ -115,11 +115,12 @@ final class WriteLock: @unchecked Sendable {
         } else {
             store(.holder, pid)
         }
-        let now = WriteLock.monotonicNanoseconds()
-        if streak == 1 { streakStartedAt = now }
-        mustQueue = streak >= streakLimit
-        store(.streak, mustQueue ? 0 : streak)
+        if streak == 1 { streakStartedAt = WriteLock.monotonicNanoseconds() }
+        store(.streak, streak >= streakLimit ? 0 : streak)  // 0: this hold ends the streak
     }
+
+    /// True when this process held the lock last and its streak goes on.
+    private var isOwnStreak: Bool { load(.holder) == pid && load(.streak) != 0 }
 
     /// Waits in the queue, then for the `flock`; on return the lock (and the ticket's byte, if
     /// it went through the queue) is held.
@@ -279,10 +280,7 @@ final class WriteLock: @unchecked Sendable {
     /// Releases the lock, then lets the next waiter in the queue go for it.
     func release() {
         let now = WriteLock.monotonicNanoseconds()
-        if !mustQueue, now - streakStartedAt >= WriteLock.streakBudget {
-            mustQueue = true
-            store(.streak, 0)
-        }
+        if isOwnStreak, now - streakStartedAt >= WriteLock.streakBudget { store(.streak, 0) }
         store(.releasedAt, now)
         lock.unlock()
         if let slot = heldSlot {
