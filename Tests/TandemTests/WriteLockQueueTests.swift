@@ -120,6 +120,9 @@ import Testing
         #expect(!yields(after: window), "released too long ago: the holder has nothing more to write")
         #expect(!yields(yieldedTo: released), "already gave the lock back after this release")
         #expect(yields(yieldedTo: released - 1), "a later release")
+        #expect(!yields(after: -1), "a release time ahead of this clock (a record from before a reboot)")
+        #expect(!yields(after: Int64.min / 2), "far ahead")
+        #expect(!WriteLock.yields(to: 7, streak: 2, releasedAt: Int64.min, waiter: 9, yieldedTo: nil, now: released), "a damaged record")
     }
 
     /// A streak ends when its holds have taken the streak's time budget, however few they were,
@@ -141,6 +144,41 @@ import Testing
         try counted.acquire()
         #expect(!counted.streakGoesOn, "the second of a streak of 2")
         counted.release()
+    }
+
+    /// The lock file's record is a file anyone can damage, and it outlives a reboot: a release
+    /// time ahead of this clock (a record from before the reboot) must not make the head of the
+    /// queue leave the lock to a holder that is gone, and extreme values must not stop a writer.
+    @Test func aDamagedOrStaleLockRecordHoldsNobodyUp() throws {
+        let (dir, queue, holder) = try Self.heldDatabase()
+        let path = dir.path("a.db")
+        let waiter = try Self.enqueue(path: path, id: "waiter", queue: queue)
+        // The holder's streak goes on (it held once); its release time: a day ahead of now.
+        try Self.overwriteRecord(path: path) { words in words[6] = Int64(DispatchTime.now().uptimeNanoseconds) + 86_400_000_000_000 }
+        let released = nowMicroseconds()
+        holder.signal(SIGKILL)
+        #expect(try waiter.wait(timeout: 30) == 0, "\(waiter.stderr)")
+        let waited = Double(nowMicroseconds() - released) / 1e6
+        #expect(waited < 4, "the waiter took \(waited) s (busy timeout 60 s)")
+
+        try Self.overwriteRecord(path: path) { words in
+            for i in 0..<8 { words[i] = [Int64.max, Int64.min, -1, Int64.max - 1][i % 4] }
+        }
+        let db = try SharedDatabase(path: path)
+        for i in 0..<3 { try db.write { try $0.execute("INSERT INTO notes(id, title) VALUES (?, 'after damage')", ["d\(i)"]) } }
+        #expect(try count(db, "SELECT count(*) FROM notes") == 4)
+    }
+
+    /// Rewrites the first words of the lock file's shared record, as another process would see them.
+    private static func overwriteRecord(path: String, _ change: (UnsafeMutablePointer<Int64>) -> Void) throws {
+        let fd = open(path + "-write.lock", O_RDWR)
+        guard fd >= 0 else { throw TestFailure("cannot open the lock file") }
+        defer { close(fd) }
+        guard let mapped = mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw TestFailure("cannot map the lock file")
+        }
+        defer { munmap(mapped, 4096) }
+        change(mapped.bindMemory(to: Int64.self, capacity: 8))
     }
 
     /// A database whose write lock a spawned `tandem hold` holds, and a view of its queue.

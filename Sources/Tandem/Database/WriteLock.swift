@@ -111,7 +111,7 @@ final class WriteLock: @unchecked Sendable {
         if !barged { try queue(cancellation: cancellation) }
         var streak: Int64 = 1
         if load(.holder) == pid {
-            streak = load(.streak) + 1
+            streak = max(0, load(.streak)) &+ 1  // the record is a file: take no value on trust
         } else {
             store(.holder, pid)
         }
@@ -183,7 +183,7 @@ final class WriteLock: @unchecked Sendable {
     /// than this (or, once it has restarted and holds fewer, a threshold of frames). Advisory,
     /// like the streak.
     var checkpointedFrames: Int64 {
-        get { load(.checkpointedFrames) }
+        get { max(0, load(.checkpointedFrames)) }
         set { store(.checkpointedFrames, newValue) }
     }
 
@@ -246,24 +246,28 @@ final class WriteLock: @unchecked Sendable {
         while true {
             if flock(lock.fd, LOCK_EX) != 0 { return -1 }
             let holder = load(.holder), streak = load(.streak), releasedAt = load(.releasedAt)
+            let now = WriteLock.monotonicNanoseconds()
             guard WriteLock.yields(to: holder, streak: streak, releasedAt: releasedAt, waiter: pid,
-                                   yieldedTo: yieldedTo, now: WriteLock.monotonicNanoseconds()) else { return 0 }
+                                   yieldedTo: yieldedTo, now: now) else { return 0 }
             lock.unlock()
             yieldedTo = releasedAt
             // Until the holder takes the lock again (its streak moves on or ends) or the window
-            // passes; yielding the processor, which the holder may need.
-            while load(.streak) == streak, load(.holder) == holder,
-                  WriteLock.monotonicNanoseconds() - releasedAt < WriteLock.yieldWindow {
+            // passes (within one window of now: the release was not in the future); yielding the
+            // processor, which the holder may need.
+            let end = releasedAt + WriteLock.yieldWindow
+            while load(.streak) == streak, load(.holder) == holder, WriteLock.monotonicNanoseconds() < end {
                 sched_yield()
             }
         }
     }
 
     /// Whether a waiter that took the lock gives it back: the last holder is another process,
-    /// its streak goes on, and its release was less than ``yieldWindow`` ago and is not the one
-    /// the waiter already gave the lock back after.
+    /// its streak goes on, and its release was less than ``yieldWindow`` ago, not later than now
+    /// (a record left from before a reboot, or written in another time namespace, can hold a
+    /// time ahead of this clock), and is not the one the waiter already gave the lock back after.
     static func yields(to holder: Int64, streak: Int64, releasedAt: Int64, waiter: Int64, yieldedTo: Int64?, now: Int64) -> Bool {
-        holder != waiter && streak != 0 && releasedAt != yieldedTo && now - releasedAt < yieldWindow
+        guard holder != waiter, streak != 0, releasedAt != yieldedTo, releasedAt >= 0, releasedAt <= now else { return false }
+        return now - releasedAt < yieldWindow
     }
 
     /// How long after a release in the middle of a streak the head of the queue leaves the lock
