@@ -93,7 +93,6 @@ final class Writer: @unchecked Sendable {
         defer { if locked { writeLock.release() } }
 
         if writeLock.checkpointCatchUpPending { catchUpCheckpoint() }
-        let framesBefore = connection.walFrames
         try connection.control(.beginImmediate)
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0 : nil }
         lastCommit = nil
@@ -108,9 +107,7 @@ final class Writer: @unchecked Sendable {
             commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
                                        known: known, marked: marked)
             try connection.control(.commit)
-            // Fewer frames than before: the WAL restarted in this commit, which moves SQLite's
-            // commit counter once more, so the next commit reads it.
-            if let state = commit?.state, connection.walFrames >= framesBefore {
+            if let state = commit?.state {
                 lastCommit = LastCommit(dataVersion: connection.dataVersion, commits: state.commits, sequence: state.sequence)
             }
         } catch {
