@@ -157,8 +157,12 @@ final class WriteLock: @unchecked Sendable {
                     }
                     return lockYieldingToAStreak()
                 }
-                // The previous waiter has held its place a while and the lock is free: it is not moving.
-                if !done, step == 1, try lock.tryLock() { done = true }
+                // The previous waiter has held its place a while and the lock is free: it is not
+                // moving. Unless the lock is free because the head of the queue left it to a streak
+                // for a moment: then the head goes first.
+                if !done, step == 1, try lock.tryLock() {
+                    if isLeftToAStreak { lock.unlock() } else { done = true }
+                }
             }
         } catch {
             if step > 0 { lock.unlockByte(at: own) }
@@ -259,6 +263,12 @@ final class WriteLock: @unchecked Sendable {
                 sched_yield()
             }
         }
+    }
+
+    /// True when the head of the queue would give the lock back now (see ``yields(to:streak:releasedAt:waiter:yieldedTo:now:)``).
+    private var isLeftToAStreak: Bool {
+        WriteLock.yields(to: load(.holder), streak: load(.streak), releasedAt: load(.releasedAt), waiter: pid,
+                         yieldedTo: nil, now: WriteLock.monotonicNanoseconds())
     }
 
     /// Whether a waiter that took the lock gives it back: the last holder is another process,
