@@ -38,6 +38,29 @@ import Testing
         #expect(try count(a, "SELECT count(*) FROM ps_download") == 0)
     }
 
+    /// A pass with an upload time limit uploads at least one batch, then downloads, however
+    /// much is still queued: another client's change arrives while A's backlog waits for the
+    /// next pass.
+    @Test func aPassPastItsUploadTimeDownloadsBeforeUploadingTheRest() throws {
+        let dir = try TemporaryDirectory()
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'b')")
+        _ = try b.syncOnce(with: backend)
+        for i in 0..<200 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'a')", ["a\(i)"]) }
+        var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
+        pass.uploadTimeLimit = 0
+        let result = try pass.run()
+        #expect(result.transactions == pass.uploadBatch, "one batch, then the download")
+        #expect(result.moreToUpload)
+        #expect(try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 1)
+        #expect(try a.pendingUploadCount() == 200 - pass.uploadBatch)
+        pass.uploadTimeLimit = nil
+        _ = try pass.run()
+        #expect(try a.pendingUploadCount() == 0)
+    }
+
     /// While a helper process commits 2,000 transactions/s on A, another client's change shows
     /// on A within 2 s; after the burst ends, within 1 s.
     @Test func downloadsDoNotStarveWhileAWriterIsBusy() throws {

@@ -106,10 +106,14 @@ final class SyncEngine: Sendable {
         }
     }
 
+    /// How long one pass uploads before it downloads (seconds; see ``SyncPass/uploadTimeLimit``).
+    static let uploadTimeLimit = 0.2
+
     /// One pass and its bookkeeping, as the event it ends with.
     private func runPass() -> SyncStateMachine.Event {
         do {
-            let pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
+            var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
+            pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let result = try pass.run()
             try recordSuccess()
             checkpointIfLarge()

@@ -3,7 +3,7 @@ import Foundation
 /// One upload-then-download pass of the owner, with every local write fenced by the epoch.
 ///
 /// A pass uploads what was queued when it began (so a writer that keeps committing cannot hold
-/// it in uploads for ever), then downloads. Downloads never wait for an empty queue: a row with
+/// it in uploads for ever), for at most ``uploadTimeLimit``, then downloads. Downloads never wait for an empty queue: a row with
 /// an entry still queued keeps its local state, because the backend's answer to that entry (the
 /// row's state after it, which every client downloads) comes later in the change log.
 struct SyncPass {
@@ -17,6 +17,11 @@ struct SyncPass {
     /// `ps_download` and still applied in one transaction.
     var maximumApply = 10_000
     var onEvent: (SyncEvent) -> Void = { _ in }
+    /// Longest a pass uploads before it downloads, in seconds (nil: the whole queue as it was
+    /// when the pass began). The sync engine bounds its passes, so that a backlog of many
+    /// seconds' uploads (a busy writer) delays other clients' changes by about this much only:
+    /// the next pass goes on uploading at once.
+    var uploadTimeLimit: Double?
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
@@ -35,8 +40,10 @@ struct SyncPass {
     /// Uploads the queue as it was when the pass began, in batches of whole transactions.
     func upload(into result: inout Result) throws {
         let last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
+        let deadline = uploadTimeLimit.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
         var renumberings = 0
         while true {
+            if let deadline, result.transactions > 0, DispatchTime.now().uptimeNanoseconds >= deadline { return }
             let transactions = try database.crudTransactions(limit: uploadBatch)
             guard let first = transactions.first, first.entries.first.map({ $0.id <= last }) ?? false else { return }
             do {
