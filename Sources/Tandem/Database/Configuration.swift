@@ -31,10 +31,8 @@ public struct Configuration: Sendable {
     /// How many write transactions in a row a process may take the cross-process write lock
     /// before it yields to waiting writers of other processes. Lower is fairer (lower tail
     /// latency), higher gives more throughput under contention. Default 4. Then the writer
-    /// queues behind the waiting writers, which are served in arrival order. A streak reaches
-    /// the limit while its writer keeps writing: the first waiter leaves the lock to it for up
-    /// to 50 µs after each of its releases. A streak also ends once it has held the lock for
-    /// 0.5 ms, so long transactions make short streaks. With no writer waiting, the streak goes on.
+    /// queues behind the waiting writers, which are served in arrival order. With no writer
+    /// waiting, the streak goes on.
     public var writeLockStreakLimit = 4
 
     /// Whether Tandem may interrupt its own blocked lock waits with `SIGURG` (default true).

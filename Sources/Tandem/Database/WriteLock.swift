@@ -8,8 +8,7 @@ import Synchronization
 /// releases it the moment the holder unlocks, closes the file, or dies (kill -9 included). A
 /// writer that releases the lock and at once asks for it again takes it back before anyone else
 /// is scheduled, which is fast (no context switch, a warm page cache). After `streakLimit`
-/// consecutive holds, or ``streakBudget`` of holding, it must queue like everyone else, and so
-/// must a writer that others held the lock after, unless no one is queued.
+/// consecutive holds it must queue like everyone else.
 ///
 /// Waiters queue in arrival order, as in a ticket lock: a waiter draws the next ticket from a
 /// counter in the lock file's shared record, takes an `F_OFD_SETLKW` lock on its ticket's byte
@@ -20,31 +19,20 @@ import Synchronization
 /// only orders waiters; the `flock` alone excludes writers, so a ticket drawn by a process that
 /// died before taking its byte costs fairness for one turn, never exclusion.
 ///
-/// The waiter at the head of the queue is woken by every release, also by one in the middle of
-/// a streak, and would win the lock before the holder, still busy with its commit's aftermath,
-/// asks again: streaks would end after one or two holds, and each hand-over costs the new
-/// holder a cold page cache (SQLite drops its cache when another process has committed). So a
-/// waiter that gets the lock within ``yieldWindow`` of a release in the middle of another
-/// process's streak gives it back and waits, spinning, until that holder takes it again or the
-/// window passes (the holder has no more to write).
-///
 /// The record's fields are advisory (a process killed while holding the lock leaves them
 /// consistent enough; the next holder overwrites the streak), and nothing but scheduling
 /// depends on them.
 final class WriteLock: @unchecked Sendable {
-    // Invariant: the record's holder, streak, tickets served and release time are written only
-    // while the flock is held by this process; the ticket counter only with an atomic add.
+    // Invariant: the record's holder and streak fields, and the tickets served, are written only
+    // while the flock is held by this process; the ticket counter only atomically.
     private let lock: FileLock
-    /// The lock file's first words, shared by every process that maps it (see ``Word``).
-    private let words: UnsafeMutablePointer<Atomic<Int64>>
+    private let record: UnsafeMutablePointer<Int64>
+    /// The ticket counter, then ``checkpointedFrames``, ``checkpointCatchUpPending`` and ``ticketsServed``.
+    private let shared: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
-    /// When the current streak's first hold began (CLOCK_MONOTONIC nanoseconds).
-    private var streakStartedAt: Int64 = 0
-    /// How long a streak may hold the lock, its holds and the gaps between them, before it ends
-    /// whatever ``streakLimit`` says (nanoseconds): the time other writers wait for it stays
-    /// bounded when transactions are long (many rows, `synchronous=FULL`).
-    static let streakBudget: Int64 = 500_000
+    /// True when the last hold ended a streak: the next acquire queues instead of barging.
+    private var mustQueue = false
     /// The queue byte this process holds while it holds the lock, if it came through the queue.
     private var heldSlot: Int64?
 
@@ -74,53 +62,33 @@ final class WriteLock: @unchecked Sendable {
         }
         let mapped = mmap(nil, WriteLock.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
-        words = mapped.bindMemory(to: Atomic<Int64>.self, capacity: Word.allCases.count)
+        record = mapped.bindMemory(to: Int64.self, capacity: 2)
+        // The third word: the ticket counter, only ever changed with an atomic add; the fourth:
+        // the WAL frames the last checkpoint copied (see `checkpointedFrames`); the fifth: whether
+        // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`); the
+        // sixth: how far waiters have been served (see `ticketsServed`).
+        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 4)
     }
 
-    deinit { munmap(words, WriteLock.recordSize) }
-
-    /// The words of the shared record, in file order (zero in a new lock file).
-    private enum Word: Int, CaseIterable {
-        /// The pid of the last holder.
-        case holder
-        /// The last holder's consecutive holds, 0 once its streak ended.
-        case streak
-        /// The next ticket to draw.
-        case tickets
-        /// See ``checkpointedFrames``.
-        case checkpointedFrames
-        /// See ``checkpointCatchUpPending``.
-        case catchUpPending
-        /// See ``ticketsServed``.
-        case ticketsServed
-        /// CLOCK_MONOTONIC nanoseconds of the last release.
-        case releasedAt
-    }
-
-    private func load(_ word: Word) -> Int64 { words[word.rawValue].load(ordering: .relaxed) }
-    private func store(_ word: Word, _ value: Int64) { words[word.rawValue].store(value, ordering: .relaxed) }
+    deinit { munmap(record, WriteLock.recordSize) }
 
     /// Blocks until this process holds the write lock, or the busy timeout passes.
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
     /// - Parameter cancellation: ends the wait early; then this throws `CancellationError`.
     func acquire(cancellation: LockWatchdog.Cancellation? = nil) throws {
-        // A writer takes the lock at once (if it is free) to go on with its own streak, or when
-        // no one waits for it, so that a writer alone never pays for the queue; else it queues,
-        // also when it held the lock last before others did.
-        let barged = try (isOwnStreak || !isAnyoneQueued) && lock.tryLock()
+        // A writer whose streak ended still takes the lock at once when no one waits for it, so
+        // that a writer alone never pays for the queue (a byte lock test every `streakLimit` holds).
+        let barged = try (!mustQueue || !isAnyoneQueued) && lock.tryLock()
         if !barged { try queue(cancellation: cancellation) }
-        var streak: Int64 = 1
-        if load(.holder) == pid {
-            streak = max(0, load(.streak)) &+ 1  // the record is a file: take no value on trust
+        if record[0] == pid {
+            record[1] = max(0, record[1]) &+ 1  // the record is a file: take no value on trust
         } else {
-            store(.holder, pid)
+            record[0] = pid
+            record[1] = 1
         }
-        if streak == 1 { streakStartedAt = WriteLock.monotonicNanoseconds() }
-        store(.streak, streak >= streakLimit ? 0 : streak)  // 0: this hold ends the streak
+        mustQueue = record[1] >= streakLimit
+        if mustQueue { record[1] = 0 }
     }
-
-    /// True when this process held the lock last and its streak goes on.
-    private var isOwnStreak: Bool { load(.holder) == pid && load(.streak) != 0 }
 
     /// Waits in the queue, then for the `flock`; on return the lock (and the ticket's byte, if
     /// it went through the queue) is held.
@@ -136,7 +104,7 @@ final class WriteLock: @unchecked Sendable {
             return
         }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-        let ticket = words[Word.tickets.rawValue].wrappingAdd(1, ordering: .relaxed).oldValue
+        let ticket = shared.pointee.wrappingAdd(1, ordering: .relaxed).oldValue
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
         var step = 0  // 0: taking its own place, 1: waiting for the previous one, 2: for the flock
         var done = false
@@ -155,14 +123,10 @@ final class WriteLock: @unchecked Sendable {
                         lock.unlockByte(at: previous)
                         step = 2
                     }
-                    return lockYieldingToAStreak()
+                    return flock(lock.fd, LOCK_EX)
                 }
-                // The previous waiter has held its place a while and the lock is free: it is not
-                // moving. Unless the lock is free because the head of the queue left it to a streak
-                // for a moment: then the head goes first.
-                if !done, step == 1, try lock.tryLock() {
-                    if isLeftToAStreak { lock.unlock() } else { done = true }
-                }
+                // The previous waiter has held its place a while and the lock is free: it is not moving.
+                if !done, step == 1, try lock.tryLock() { done = true }
             }
         } catch {
             if step > 0 { lock.unlockByte(at: own) }
@@ -180,28 +144,24 @@ final class WriteLock: @unchecked Sendable {
     }
 
     /// How many tickets waiters have drawn from the queue so far (wrapping).
-    var ticketsDrawn: Int64 { load(.tickets) }
+    var ticketsDrawn: Int64 { shared.pointee.load(ordering: .relaxed) }
 
     /// How many frames of the WAL the last checkpoint of any Tandem writer had copied into the
     /// database when it ended: writers checkpoint when the WAL holds a threshold of frames more
     /// than this (or, once it has restarted and holds fewer, a threshold of frames). Advisory,
     /// like the streak.
     var checkpointedFrames: Int64 {
-        get { max(0, load(.checkpointedFrames)) }
-        set { store(.checkpointedFrames, newValue) }
+        get { max(0, (shared + 1).pointee.load(ordering: .relaxed)) }
+        set { (shared + 1).pointee.store(newValue, ordering: .relaxed) }
     }
 
     /// True after a checkpoint ran outside the lock, until a writer holding the lock has copied
     /// the frames committed meanwhile: whichever writer holds the lock next does it, so the WAL
     /// restarts even when the writer that checkpointed never writes again. Advisory, like the streak.
     var checkpointCatchUpPending: Bool {
-        get { load(.catchUpPending) != 0 }
-        set { store(.catchUpPending, newValue ? 1 : 0) }
+        get { (shared + 2).pointee.load(ordering: .relaxed) != 0 }
+        set { (shared + 2).pointee.store(newValue ? 1 : 0, ordering: .relaxed) }
     }
-
-    /// True while the last holder's streak goes on: it may take the lock again at once, and the
-    /// head of the queue leaves it the lock just after its releases.
-    var streakGoesOn: Bool { load(.streak) != 0 }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
     func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }
@@ -209,8 +169,8 @@ final class WriteLock: @unchecked Sendable {
     /// One past the ticket of the last waiter that took the lock through the queue (0 before
     /// any). Advisory, like the streak.
     private var ticketsServed: Int64 {
-        get { load(.ticketsServed) }
-        set { store(.ticketsServed, newValue) }
+        get { (shared + 3).pointee.load(ordering: .relaxed) }
+        set { (shared + 3).pointee.store(newValue, ordering: .relaxed) }
     }
 
     /// True when a ticket drawn after the last one served belongs to a waiter still in the queue
@@ -242,60 +202,8 @@ final class WriteLock: @unchecked Sendable {
         slotBase + Int64(UInt64(bitPattern: ticket) % UInt64(slotCount))
     }
 
-    /// Takes the `flock` for the head of the queue (0, or -1 with `errno`), giving it back while
-    /// another process's streak goes on (see the type's description): once per release of that
-    /// holder, for at most ``yieldWindow`` after it.
-    private func lockYieldingToAStreak() -> Int32 {
-        var yieldedTo: Int64?  // the release this waiter gave the lock back after
-        while true {
-            if flock(lock.fd, LOCK_EX) != 0 { return -1 }
-            let holder = load(.holder), streak = load(.streak), releasedAt = load(.releasedAt)
-            let now = WriteLock.monotonicNanoseconds()
-            guard WriteLock.yields(to: holder, streak: streak, releasedAt: releasedAt, waiter: pid,
-                                   yieldedTo: yieldedTo, now: now) else { return 0 }
-            lock.unlock()
-            yieldedTo = releasedAt
-            // Until the holder takes the lock again (its streak moves on or ends) or the window
-            // passes (within one window of now: the release was not in the future); yielding the
-            // processor, which the holder may need.
-            let end = releasedAt + WriteLock.yieldWindow
-            while load(.streak) == streak, load(.holder) == holder, WriteLock.monotonicNanoseconds() < end {
-                sched_yield()
-            }
-        }
-    }
-
-    /// True when the head of the queue would give the lock back now (see ``yields(to:streak:releasedAt:waiter:yieldedTo:now:)``).
-    private var isLeftToAStreak: Bool {
-        WriteLock.yields(to: load(.holder), streak: load(.streak), releasedAt: load(.releasedAt), waiter: pid,
-                         yieldedTo: nil, now: WriteLock.monotonicNanoseconds())
-    }
-
-    /// Whether a waiter that took the lock gives it back: the last holder is another process,
-    /// its streak goes on, and its release was less than ``yieldWindow`` ago, not later than now
-    /// (a record left from before a reboot, or written in another time namespace, can hold a
-    /// time ahead of this clock), and is not the one the waiter already gave the lock back after.
-    static func yields(to holder: Int64, streak: Int64, releasedAt: Int64, waiter: Int64, yieldedTo: Int64?, now: Int64) -> Bool {
-        guard holder != waiter, streak != 0, releasedAt != yieldedTo, releasedAt >= 0, releasedAt <= now else { return false }
-        return now - releasedAt < yieldWindow
-    }
-
-    /// How long after a release in the middle of a streak the head of the queue leaves the lock
-    /// to that holder (nanoseconds): longer than a writer in a loop needs between two
-    /// transactions, short enough not to matter when it has no more to write.
-    static let yieldWindow: Int64 = 50_000
-
-    private static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
-
     /// Releases the lock, then lets the next waiter in the queue go for it.
     func release() {
-        let now = WriteLock.monotonicNanoseconds()
-        if isOwnStreak, now - streakStartedAt >= WriteLock.streakBudget { store(.streak, 0) }
-        store(.releasedAt, now)
         lock.unlock()
         if let slot = heldSlot {
             heldSlot = nil
