@@ -33,18 +33,21 @@ final class Writer: @unchecked Sendable {
     /// since, so the commit counter and the sequence number are known without reading them.
     private struct LastCommit {
         var dataVersion: UInt32
-        /// The `commits` counter recorded (nil: none).
-        var commits: Int64?
-        var sequence: Int64
+        var counters: Commit.Counters
     }
 
     /// The result of a committed write: which tables changed and the change sequence number given to them.
     struct Commit {
         var tables: Set<String>
         var sequence: Int64
-        /// The `commits` counter (nil: none) and the sequence number this commit left in
-        /// `ps_state`; nil when it has no sequence row.
-        fileprivate var state: (commits: Int64?, sequence: Int64)? = nil
+        /// What this commit left in `ps_state`; nil when it has no sequence row.
+        fileprivate var counters: Counters? = nil
+
+        struct Counters {
+            /// The `commits` counter recorded (nil: none).
+            var commits: Int64?
+            var sequence: Int64
+        }
     }
 
     init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t) throws {
@@ -94,7 +97,7 @@ final class Writer: @unchecked Sendable {
 
         if writeLock.checkpointCatchUpPending { catchUpCheckpoint() }
         try connection.control(.beginImmediate)
-        let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0 : nil }
+        let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
         // Stable: no one else can commit now.
         let commitsAtBegin = known?.commits ?? commitCounter.value
@@ -107,9 +110,7 @@ final class Writer: @unchecked Sendable {
             commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
                                        known: known, marked: marked)
             try connection.control(.commit)
-            if let state = commit?.state {
-                lastCommit = LastCommit(dataVersion: connection.dataVersion, commits: state.commits, sequence: state.sequence)
-            }
+            if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
@@ -167,7 +168,7 @@ final class Writer: @unchecked Sendable {
     ///
     /// - Parameter known: `ps_state` as this process's last commit left it, when no other
     ///   connection has committed since: then the counters are known, and one statement sets them.
-    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, known: LastCommit?, marked: Set<String>) throws -> Commit? {
+    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, known: Commit.Counters?, marked: Set<String>) throws -> Commit? {
         var tables = connection.takeChangedTables().union(marked)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
@@ -185,7 +186,7 @@ final class Writer: @unchecked Sendable {
             let next = (commits + 1) & 0xffff_ffff, sequence = known.sequence + 1
             try connection.advanceCounters(commits: next, transactions: tables.contains(InternalTables.crud) ? 1 : 0, sequence: sequence)
             for table in tables { try connection.stampChanged(table, sequence: sequence) }
-            return Commit(tables: tables, sequence: sequence, state: (next, sequence))
+            return Commit(tables: tables, sequence: sequence, counters: Commit.Counters(commits: next, sequence: sequence))
         }
         var commits: Int64?
         if let commitsAtBegin {
@@ -205,6 +206,6 @@ final class Writer: @unchecked Sendable {
         try connection.incrementCounter(.sequence)
         let sequence = try known.map { $0.sequence + 1 } ?? connection.counter(.sequence)
         for table in tables { try connection.stampChanged(table, sequence: sequence ?? 0) }
-        return Commit(tables: tables, sequence: sequence ?? 0, state: sequence.map { (commits, $0) })
+        return Commit(tables: tables, sequence: sequence ?? 0, counters: sequence.map { Commit.Counters(commits: commits, sequence: $0) })
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 /// One upload-then-download pass of the owner, with every local write fenced by the epoch.
 ///
 /// A pass uploads what was queued when it began (so a writer that keeps committing cannot hold
-/// it in uploads for ever), for at most ``uploadTimeLimit``, then downloads. Downloads never wait for an empty queue: a row with
-/// an entry still queued keeps its local state, because the backend's answer to that entry (the
-/// row's state after it, which every client downloads) comes later in the change log.
+/// it in uploads for ever), for at most ``uploadTimeLimit``, then downloads. Downloads never
+/// wait for an empty queue: a row with an entry still queued keeps its local state, because the
+/// backend's answer to that entry (the row's state after it, which every client downloads)
+/// comes later in the change log.
 struct SyncPass {
     let database: SharedDatabase
     let backend: any SyncBackend
