@@ -67,4 +67,42 @@ import Testing
         #expect(db.walSize() <= 32 + 3_500 * frame, "WAL is \(db.walSize() / frame) frames after 600 commits of short-lived writers")
         #expect(try count(db, "SELECT count(*) FROM notes") == 600)
     }
+
+    /// A checkpoint that copies more slowly than writers append (here: one that never ends,
+    /// SQLite's checkpoint lock held by this test as a checkpointer of another process would hold
+    /// it) must hold writers up once the WAL reaches its limit, as SQLite's automatic checkpoint
+    /// does, instead of letting the WAL grow without bound. Once the checkpoint ends, the next
+    /// holder copies everything and the WAL restarts.
+    @Test func aSlowCheckpointHoldsWritersUpAtTheWALLimit() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        do { _ = try makeStressDatabase(path) }
+        // A process that keeps the database open, so that the writer opens a WAL index it need
+        // not rebuild (rebuilding takes the checkpoint lock).
+        let watcher = try Spawned(["watch", path, "SELECT 1"])
+        defer { kill(watcher.pid, SIGKILL) }
+        try watcher.waitForLine("the watcher's first result") { _ in true }
+        // SQLite's checkpoint lock: byte 121 of the -shm file (https://www.sqlite.org/walformat.html#the_wal_index_file_format).
+        // Taken by a descriptor of this process, which has no connection to the file open.
+        let shm = open(path + "-shm", O_RDWR)
+        #expect(shm >= 0)
+        var region = flock(l_type: Int16(F_WRLCK), l_whence: Int16(SEEK_SET), l_start: 121, l_len: 1, l_pid: 0)
+        #expect(fcntl(shm, F_SETLK, &region) == 0, "could not take SQLite's checkpoint lock: errno \(errno)")
+        // 1,500 commits of about 5 frames: 7,500 frames unless writers wait at the limit.
+        let writer = try Spawned(["stress-writer", path, "--writer", "0", "--transactions", "1500"])
+        let waited = try writer.waitForLine(timeout: 60, "a commit that waited 0.3 s for the checkpoint") { line in
+            let fields = line.split(separator: " ").compactMap { Int64($0) }
+            return fields.count == 3 && fields[2] - fields[1] > 300_000
+        }
+        let frame: Int64 = 4096 + 24
+        var wal = stat()
+        #expect(stat(path + "-wal", &wal) == 0)
+        let walAtLimit = Int64(wal.st_size) / frame
+        close(shm)  // releases the lock
+        #expect(try writer.wait() == 0, "\(writer.stderr)")
+        #expect(walAtLimit <= Writer.walFrameLimit + 20, "WAL was \(walAtLimit) frames when a commit (\(waited.text)) waited for the checkpoint")
+        let db = try SharedDatabase(path: path)
+        #expect(db.walSize() <= (Writer.walFrameLimit + 20) * frame, "WAL is \(db.walSize() / frame) frames after the checkpoint ended")
+        #expect(try count(db, "SELECT count(*) FROM stress") == 1500)
+    }
 }

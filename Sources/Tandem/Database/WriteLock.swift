@@ -27,7 +27,8 @@ final class WriteLock: @unchecked Sendable {
     // while the flock is held by this process; the ticket counter only atomically.
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
-    /// The ticket counter, then ``checkpointedFrames``, ``checkpointCatchUpPending`` and ``ticketsServed``.
+    /// The ticket counter, then ``checkpointedFrames``, ``checkpointCatchUpPending``,
+    /// ``ticketsServed`` and ``walFramesCommitted``.
     private let shared: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
@@ -66,8 +67,9 @@ final class WriteLock: @unchecked Sendable {
         // The third word: the ticket counter, only ever changed with an atomic add; the fourth:
         // the WAL frames the last checkpoint copied (see `checkpointedFrames`); the fifth: whether
         // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`); the
-        // sixth: how far waiters have been served (see `ticketsServed`).
-        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 4)
+        // sixth: how far waiters have been served (see `ticketsServed`); the seventh: the WAL's
+        // frames after the last Tandem commit (see `walFramesCommitted`).
+        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 5)
     }
 
     deinit { munmap(record, WriteLock.recordSize) }
@@ -161,6 +163,13 @@ final class WriteLock: @unchecked Sendable {
     var checkpointCatchUpPending: Bool {
         get { (shared + 2).pointee.load(ordering: .relaxed) != 0 }
         set { (shared + 2).pointee.store(newValue ? 1 : 0, ordering: .relaxed) }
+    }
+
+    /// The frames in the WAL after the last commit of any Tandem writer (0 before any), written
+    /// by the committer while it holds the lock. Advisory, like the streak.
+    var walFramesCommitted: Int64 {
+        get { max(0, (shared + 4).pointee.load(ordering: .relaxed)) }
+        set { (shared + 4).pointee.store(newValue, ordering: .relaxed) }
     }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.

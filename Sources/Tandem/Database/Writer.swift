@@ -27,6 +27,14 @@ final class Writer: @unchecked Sendable {
     /// WAL frames past the last checkpoint that make a writer checkpoint after its commit:
     /// SQLite's default automatic checkpoint.
     static let checkpointFrames: Int64 = 1000
+    /// WAL frames past which the writer holding the lock checkpoints before its transaction,
+    /// waiting for a checkpoint running outside the lock to end: when checkpoints outside the
+    /// lock (slowed by `fsync` on a busy disk) copy frames more slowly than writers append them,
+    /// writers wait for the copying, as they would for SQLite's automatic checkpoint.
+    static let walFrameLimit: Int64 = 3 * checkpointFrames
+    /// Longest a writer holding the lock waits for a checkpoint outside the lock to end (ns):
+    /// past it, the transaction goes on and the next holder tries again.
+    static let checkpointWait: UInt64 = 1_000_000_000
 
     /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
     /// version is the same at the next `BEGIN IMMEDIATE`, no other connection has committed
@@ -95,7 +103,11 @@ final class Writer: @unchecked Sendable {
         var locked = true
         defer { if locked { writeLock.release() } }
 
-        if writeLock.checkpointCatchUpPending { catchUpCheckpoint() }
+        if writeLock.walFramesCommitted >= Writer.walFrameLimit {
+            catchUpCheckpoint(waiting: Writer.checkpointWait)
+        } else if writeLock.checkpointCatchUpPending {
+            catchUpCheckpoint()
+        }
         try connection.control(.beginImmediate)
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
@@ -111,6 +123,7 @@ final class Writer: @unchecked Sendable {
                                        known: known, marked: marked)
             try connection.control(.commit)
             if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
+            if commit != nil { writeLock.walFramesCommitted = Int64(connection.walFrames) }
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
@@ -151,8 +164,17 @@ final class Writer: @unchecked Sendable {
     /// Holding the lock, before the transaction: copies the frames committed during the last
     /// checkpoint outside the lock, so that the transaction's first write can restart the WAL
     /// (SQLite restarts it only when every frame has been copied).
-    private func catchUpCheckpoint() {
-        guard let result = try? connection.checkpoint(), !result.busy else { return }  // the next hold tries
+    /// - Parameter waiting: how long to wait for a checkpoint running outside the lock, which
+    ///   keeps this one from running (ns; 0: do not wait, the next hold tries again).
+    private func catchUpCheckpoint(waiting: UInt64 = 0) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + waiting
+        var attempt = try? connection.checkpoint()
+        while let result = attempt, result.busy, DispatchTime.now().uptimeNanoseconds < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)  // a checkpoint takes milliseconds
+            nanosleep(&pause, nil)
+            attempt = try? connection.checkpoint()
+        }
+        guard let result = attempt, !result.busy else { return }  // the next hold tries
         writeLock.checkpointCatchUpPending = false
         // Everything copied, and no Tandem writer can append before this transaction's first
         // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).
