@@ -100,9 +100,9 @@ import Testing
         let walAtLimit = Int64(wal.st_size) / frame
         close(shm)  // releases the lock
         #expect(try writer.wait() == 0, "\(writer.stderr)")
-        #expect(walAtLimit <= Writer.walFrameLimit + 20, "WAL was \(walAtLimit) frames when a commit (\(waited.text)) waited for the checkpoint")
+        #expect(walAtLimit <= Checkpointing.limitFrames + 20, "WAL was \(walAtLimit) frames when a commit (\(waited.text)) waited for the checkpoint")
         let db = try SharedDatabase(path: path)
-        #expect(db.walSize() <= (Writer.walFrameLimit + 20) * frame, "WAL is \(db.walSize() / frame) frames after the checkpoint ended")
+        #expect(db.walSize() <= (Checkpointing.limitFrames + 20) * frame, "WAL is \(db.walSize() / frame) frames after the checkpoint ended")
         #expect(try count(db, "SELECT count(*) FROM stress") == 1500)
     }
 }

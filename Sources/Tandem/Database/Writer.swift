@@ -24,17 +24,7 @@ final class Writer: @unchecked Sendable {
     private var knownSchemaVersion: Int64?
     /// `ps_state` as this process's last commit left it, guarded by `mutex`; nil when unknown.
     private var lastCommit: LastCommit?
-    /// WAL frames past the last checkpoint that make a writer checkpoint after its commit:
-    /// SQLite's default automatic checkpoint.
-    static let checkpointFrames: Int64 = 1000
-    /// WAL frames past which the writer holding the lock checkpoints before its transaction,
-    /// waiting for a checkpoint running outside the lock to end: when checkpoints outside the
-    /// lock (slowed by `fsync` on a busy disk) copy frames more slowly than writers append them,
-    /// writers wait for the copying, as they would for SQLite's automatic checkpoint.
-    static let walFrameLimit: Int64 = 3 * checkpointFrames
-    /// Longest a writer holding the lock waits for a checkpoint outside the lock to end (ns):
-    /// past it, the transaction goes on and the next holder tries again.
-    static let checkpointWait: UInt64 = 1_000_000_000
+    private let checkpointing: Checkpointing
 
     /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
     /// version is the same at the next `BEGIN IMMEDIATE`, no other connection has committed
@@ -58,9 +48,13 @@ final class Writer: @unchecked Sendable {
         }
     }
 
-    init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t) throws {
+    /// - Parameter openCheckpointConnection: opens another connection configured as this one,
+    ///   for checkpoint passes outside the lock (see ``Checkpointing``).
+    init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t,
+         openCheckpointConnection: @escaping () throws -> Connection) throws {
         self.connection = connection
         self.writeLock = writeLock
+        self.checkpointing = Checkpointing(writeLock: writeLock, openConnection: openCheckpointConnection)
         self.path = connection.path
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         self.commitCounter = WALCommitCounter(databasePath: connection.path)
@@ -68,7 +62,10 @@ final class Writer: @unchecked Sendable {
         connection.deferCheckpoints()
     }
 
-    deinit { close(notifyFD) }
+    deinit {
+        checkpointing.drain()
+        close(notifyFD)
+    }
 
     /// Runs `body` with the connection and the cross-process lock held, outside any transaction.
     private func enter() throws {
@@ -103,11 +100,7 @@ final class Writer: @unchecked Sendable {
         var locked = true
         defer { if locked { writeLock.release() } }
 
-        if writeLock.walFramesCommitted >= Writer.walFrameLimit {
-            catchUpCheckpoint(waiting: Writer.checkpointWait)
-        } else if writeLock.checkpointCatchUpPending {
-            catchUpCheckpoint()
-        }
+        checkpointing.beforeTransaction(on: connection)
         try connection.control(.beginImmediate)
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
@@ -123,7 +116,7 @@ final class Writer: @unchecked Sendable {
                                        known: known, marked: marked)
             try connection.control(.commit)
             if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
-            if commit != nil { writeLock.walFramesCommitted = Int64(connection.walFrames) }
+            if commit != nil { checkpointing.committed(on: connection) }
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
@@ -133,52 +126,9 @@ final class Writer: @unchecked Sendable {
         locked = false
         if commit != nil {
             FileWakeup.signal(fd: notifyFD)
-            checkpointIfDue()  // `walFrames` is this commit's
+            checkpointing.afterCommit(on: connection)
         }
         return (value, commit)
-    }
-
-    /// Checkpoints after the lock is released, so that other writers keep committing meanwhile
-    /// (SQLite's automatic checkpoint would run inside `COMMIT`, holding every Tandem writer up),
-    /// when the WAL holds ``checkpointFrames`` frames more than the last checkpoint of any Tandem
-    /// writer copied.
-    ///
-    /// Frames appended during the checkpoint keep the WAL from restarting; the next hold of the
-    /// lock by any Tandem writer copies them (``catchUpCheckpoint()``), a short checkpoint
-    /// because they are few.
-    private func checkpointIfDue() {
-        let frames = Int64(connection.walFrames)
-        var copied = writeLock.checkpointedFrames
-        if frames < copied { copied = 0 }  // the WAL restarted since (or is about to: 0)
-        // If the catch-up copied everything but a reader of another process still used the WAL
-        // when its transaction began, the WAL did not restart: the next checkpoint, 1,000 frames
-        // on, tries again (retrying sooner, with a catch-up under the lock each time, measured
-        // slower for the sync owner's writes).
-        guard frames - copied >= Writer.checkpointFrames else { return }
-        writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
-        guard let result = try? connection.checkpoint(), !result.busy else { return }
-        writeLock.checkpointedFrames = Int64(result.copied)
-        writeLock.checkpointCatchUpPending = true
-    }
-
-    /// Holding the lock, before the transaction: copies the frames committed during the last
-    /// checkpoint outside the lock, so that the transaction's first write can restart the WAL
-    /// (SQLite restarts it only when every frame has been copied).
-    /// - Parameter waiting: how long to wait for a checkpoint running outside the lock, which
-    ///   keeps this one from running (ns; 0: do not wait, the next hold tries again).
-    private func catchUpCheckpoint(waiting: UInt64 = 0) {
-        let deadline = DispatchTime.now().uptimeNanoseconds + waiting
-        var attempt = try? connection.checkpoint()
-        while let result = attempt, result.busy, DispatchTime.now().uptimeNanoseconds < deadline {
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)  // a checkpoint takes milliseconds
-            nanosleep(&pause, nil)
-            attempt = try? connection.checkpoint()
-        }
-        guard let result = attempt, !result.busy else { return }  // the next hold tries
-        writeLock.checkpointCatchUpPending = false
-        // Everything copied, and no Tandem writer can append before this transaction's first
-        // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).
-        writeLock.checkpointedFrames = result.copied < result.frames ? Int64(result.copied) : 0
     }
 
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and
@@ -230,4 +180,11 @@ final class Writer: @unchecked Sendable {
         for table in tables { try connection.stampChanged(table, sequence: sequence ?? 0) }
         return Commit(tables: tables, sequence: sequence ?? 0, counters: sequence.map { Commit.Counters(commits: commits, sequence: $0) })
     }
+}
+
+private let traceOn = getenv("TANDEM_CKPT_TRACE") != nil
+private func trace(_ s: @autoclosure () -> String) {
+    guard traceOn else { return }
+    var ts = timespec(); clock_gettime(CLOCK_MONOTONIC, &ts)
+    FileHandle.standardError.write("\(ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000) \(getpid()) \(s())\n".data(using: .utf8)!)
 }

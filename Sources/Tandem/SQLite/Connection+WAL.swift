@@ -35,7 +35,10 @@ extension Connection {
     /// - Throws: ``SQLiteError`` for any other failure.
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
-    func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws -> (busy: Bool, frames: Int32, copied: Int32) {
+    typealias CheckpointResult = (busy: Bool, frames: Int32, copied: Int32)
+
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
+    func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws -> CheckpointResult {
         var frames: Int32 = -1, copied: Int32 = -1
         let rc = sqlite3_wal_checkpoint_v2(handle, nil, mode, &frames, &copied)
         guard rc == SQLITE_OK || rc == SQLITE_BUSY else { throw error(rc, sql: nil) }
