@@ -68,41 +68,87 @@ import Testing
         #expect(try count(db, "SELECT count(*) FROM notes") == 600)
     }
 
-    /// A checkpoint that copies more slowly than writers append (here: one that never ends,
-    /// SQLite's checkpoint lock held by this test as a checkpointer of another process would hold
-    /// it) must hold writers up once the WAL reaches its limit, as SQLite's automatic checkpoint
-    /// does, instead of letting the WAL grow without bound. Once the checkpoint ends, the next
-    /// holder copies everything and the WAL restarts.
+    /// A checkpoint that copies more slowly than writers append (here: SQLite's checkpoint lock
+    /// held by this test as a checkpointer of another process would hold it, until 0.2 s after
+    /// the WAL reached its limit) must hold writers up at the limit, as SQLite's automatic checkpoint
+    /// does, instead of letting the WAL grow on. Once the checkpoint ends, the waiting holder
+    /// copies everything and the WAL restarts.
     @Test func aSlowCheckpointHoldsWritersUpAtTheWALLimit() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        do { _ = try makeStressDatabase(path) }
-        // A process that keeps the database open, so that the writer opens a WAL index it need
-        // not rebuild (rebuilding takes the checkpoint lock).
-        let watcher = try Spawned(["watch", path, "SELECT 1"])
-        defer { kill(watcher.pid, SIGKILL) }
-        try watcher.waitForLine("the watcher's first result") { _ in true }
-        // SQLite's checkpoint lock: byte 121 of the -shm file (https://www.sqlite.org/walformat.html#the_wal_index_file_format).
-        // Taken by a descriptor of this process, which has no connection to the file open.
-        let shm = open(path + "-shm", O_RDWR)
-        #expect(shm >= 0)
-        var region = flock(l_type: Int16(F_WRLCK), l_whence: Int16(SEEK_SET), l_start: 121, l_len: 1, l_pid: 0)
-        #expect(fcntl(shm, F_SETLK, &region) == 0, "could not take SQLite's checkpoint lock: errno \(errno)")
+        let checkpoint = try HeldCheckpoint(path: path)
+        defer { checkpoint.end() }
         // 1,500 commits of about 5 frames: 7,500 frames unless writers wait at the limit.
         let writer = try Spawned(["stress-writer", path, "--writer", "0", "--transactions", "1500"])
-        let waited = try writer.waitForLine(timeout: 60, "a commit that waited 0.3 s for the checkpoint") { line in
-            let fields = line.split(separator: " ").compactMap { Int64($0) }
-            return fields.count == 3 && fields[2] - fields[1] > 300_000
-        }
-        let frame: Int64 = 4096 + 24
-        var wal = stat()
-        #expect(stat(path + "-wal", &wal) == 0)
-        let walAtLimit = Int64(wal.st_size) / frame
-        close(shm)  // releases the lock
+        try waitUntil(timeout: 60, "the WAL to reach \(Checkpointing.limitFrames) frames") { HeldCheckpoint.walFrames(path) >= Checkpointing.limitFrames }
+        // The checkpoint goes on for 0.2 s more, well within the holder's wait (1 s); writers
+        // that did not wait would append over 1,000 frames meanwhile.
+        usleep(200_000)
+        checkpoint.end()
         #expect(try writer.wait() == 0, "\(writer.stderr)")
-        #expect(walAtLimit <= Checkpointing.limitFrames + 20, "WAL was \(walAtLimit) frames when a commit (\(waited.text)) waited for the checkpoint")
+        let frames = HeldCheckpoint.walFrames(path)
+        #expect(frames <= Checkpointing.limitFrames + 20, "WAL is \(frames) frames: writers went on past the limit while a checkpoint ran")
         let db = try SharedDatabase(path: path)
-        #expect(db.walSize() <= (Checkpointing.limitFrames + 20) * frame, "WAL is \(db.walSize() / frame) frames after the checkpoint ended")
         #expect(try count(db, "SELECT count(*) FROM stress") == 1500)
+    }
+
+    /// A checkpoint that never ends (its process stopped, say) costs writers one wait per
+    /// 3,000 frames the WAL grows, not one per commit: 1,500 commits of about 5 frames wait two
+    /// or three times, and every commit succeeds.
+    @Test func aCheckpointThatNeverEndsCostsOneWaitPerWALLimit() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let checkpoint = try HeldCheckpoint(path: path)
+        defer { checkpoint.end() }
+        let writer = try Spawned(["stress-writer", path, "--writer", "0", "--transactions", "1500"])
+        #expect(try writer.wait(timeout: 60) == 0, "\(writer.stderr)")
+        let waits = writer.output.filter(HeldCheckpoint.waited)
+        #expect(writer.output.count == 1500)
+        #expect((1...3).contains(waits.count), "\(waits.count) commits waited for the checkpoint (WAL \(HeldCheckpoint.walFrames(path)) frames)")
+    }
+}
+
+/// SQLite's checkpoint lock, byte 121 of the `-shm` file
+/// (https://www.sqlite.org/walformat.html#the_wal_index_file_format), held by this process as
+/// a checkpointer of another process holds it while it runs, on a stress database it creates.
+/// A watcher keeps the database open meanwhile, so that writers open a WAL index they need not
+/// rebuild (rebuilding takes the checkpoint lock). This process has no connection to the file
+/// open while it holds the lock (closing one would drop the lock: POSIX record locks).
+private final class HeldCheckpoint {
+    private let watcher: Spawned
+    private var shm: Int32
+    private var ended = false
+
+    init(path: String) throws {
+        do { _ = try makeStressDatabase(path) }
+        watcher = try Spawned(["watch", path, "SELECT 1"])
+        try watcher.waitForLine("the watcher's first result") { _ in true }
+        shm = open(path + "-shm", O_RDWR)
+        var region = flock(l_type: Int16(F_WRLCK), l_whence: Int16(SEEK_SET), l_start: 121, l_len: 1, l_pid: 0)
+        guard shm >= 0, fcntl(shm, F_SETLK, &region) == 0 else {
+            throw TestFailure("could not take SQLite's checkpoint lock of \(path): errno \(errno)")
+        }
+    }
+
+    /// Releases the lock (by closing the descriptor) and stops the watcher.
+    func end() {
+        guard !ended else { return }
+        ended = true
+        close(shm)
+        kill(watcher.pid, SIGKILL)
+    }
+
+    /// A `stress-writer` line (`<i> <start µs> <commit µs>`) of a commit that took most of the
+    /// holder's wait for a checkpoint (1 s at the default busy timeout).
+    static func waited(_ line: String) -> Bool {
+        let fields = line.split(separator: " ").compactMap { Int64($0) }
+        return fields.count == 3 && fields[2] - fields[1] >= Int64(Checkpointing.maximumWaitNanoseconds / 1000) * 9 / 10
+    }
+
+    /// The `-wal` file's size in frames of 4 KiB pages.
+    static func walFrames(_ path: String) -> Int64 {
+        var wal = stat()
+        guard stat(path + "-wal", &wal) == 0 else { return -1 }
+        return Int64(wal.st_size) / (4096 + 24)
     }
 }

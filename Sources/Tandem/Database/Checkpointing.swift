@@ -24,11 +24,16 @@ final class Checkpointing: @unchecked Sendable {
     /// SQLite's default automatic checkpoint.
     static let thresholdFrames: Int64 = 1000
     /// WAL frames past which the holder of the lock checkpoints before its transaction, waiting
-    /// (at most ``waitNanoseconds``) for a checkpoint running outside the lock to end.
+    /// (at most ``maximumWaitNanoseconds``) for a checkpoint running outside the lock to end.
     static let limitFrames: Int64 = 3 * thresholdFrames
-    /// Longest the holder of the lock waits for a checkpoint outside the lock: past it, the
-    /// transaction goes on and the next holder tries again.
-    static let waitNanoseconds: UInt64 = 1_000_000_000
+    /// Longest the holder of the lock waits for a checkpoint outside the lock (a checkpoint of
+    /// 3,000 frames took up to 77 ms on a busy disk): a quarter of the busy timeout, at most 1 s.
+    /// Past it the transaction goes on, and holders wait again only once the WAL has grown by
+    /// another ``limitFrames``, so a checkpointer that never ends (its process stopped by
+    /// SIGSTOP, say) costs one wait per 3,000 frames, not one per commit, and writers queued
+    /// behind the holder stay inside their busy timeout.
+    static let maximumWaitNanoseconds: UInt64 = 1_000_000_000
+    private let waitNanoseconds: UInt64
     /// New frames a pass outside the lock may leave for the holder of the lock to copy.
     static let catchUpFrames: Int64 = 32
     /// Most passes outside the lock after one commit.
@@ -46,6 +51,7 @@ final class Checkpointing: @unchecked Sendable {
     init(writeLock: WriteLock, openConnection: @escaping () throws -> Connection) {
         self.writeLock = writeLock
         self.openConnection = openConnection
+        waitNanoseconds = min(Checkpointing.maximumWaitNanoseconds, UInt64(max(0, writeLock.timeoutMilliseconds)) * 1_000_000 / 4)
     }
 
     /// Waits for passes still running.
@@ -54,8 +60,11 @@ final class Checkpointing: @unchecked Sendable {
     /// Holding the lock, before `BEGIN IMMEDIATE`: copies the frames committed during the last
     /// checkpoint outside the lock, so that the transaction's first write can restart the WAL.
     func beforeTransaction(on connection: Connection) {
-        if writeLock.walFramesCommitted >= Checkpointing.limitFrames {
-            catchUp(on: connection, waiting: Checkpointing.waitNanoseconds)
+        let frames = writeLock.walFramesCommitted
+        if frames >= max(Checkpointing.limitFrames, writeLock.checkpointWaitFrames) {
+            if !catchUp(on: connection, waiting: waitNanoseconds) {
+                writeLock.checkpointWaitFrames = frames + Checkpointing.limitFrames
+            }
         } else if writeLock.checkpointCatchUpPending {
             catchUp(on: connection, waiting: 0)
         }
@@ -114,7 +123,9 @@ final class Checkpointing: @unchecked Sendable {
 
     /// - Parameter waiting: how long to wait for a checkpoint running outside the lock, which
     ///   keeps this one from running (ns; 0: do not wait, the next hold tries again).
-    private func catchUp(on connection: Connection, waiting: UInt64) {
+    /// - Returns: false when it could not run (another checkpoint still running).
+    @discardableResult
+    private func catchUp(on connection: Connection, waiting: UInt64) -> Bool {
         let deadline = DispatchTime.now().uptimeNanoseconds + waiting
         var attempt = try? connection.checkpoint()
         while let result = attempt, result.busy, DispatchTime.now().uptimeNanoseconds < deadline {
@@ -122,10 +133,12 @@ final class Checkpointing: @unchecked Sendable {
             nanosleep(&pause, nil)
             attempt = try? connection.checkpoint()
         }
-        guard let result = attempt, !result.busy else { return }  // the next hold tries
+        guard let result = attempt, !result.busy else { return false }  // the next hold tries
         writeLock.checkpointCatchUpPending = false
+        writeLock.checkpointWaitFrames = 0
         // Everything copied, and no Tandem writer can append before this transaction's first
         // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).
         writeLock.checkpointedFrames = result.copied < result.frames ? Int64(result.copied) : 0
+        return true
     }
 }

@@ -28,7 +28,7 @@ final class WriteLock: @unchecked Sendable {
     private let lock: FileLock
     private let record: UnsafeMutablePointer<Int64>
     /// The ticket counter, then ``checkpointedFrames``, ``checkpointCatchUpPending``,
-    /// ``ticketsServed`` and ``walFramesCommitted``.
+    /// ``ticketsServed``, ``walFramesCommitted`` and ``checkpointWaitFrames``.
     private let shared: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
@@ -42,7 +42,8 @@ final class WriteLock: @unchecked Sendable {
     private static let slotBase: Int64 = 1 << 16
     private static let slotCount: Int64 = 1 << 12
 
-    private let timeoutMilliseconds: Int32
+    /// The busy timeout: how long ``acquire(cancellation:)`` waits (ms).
+    let timeoutMilliseconds: Int32
     /// False when ``Configuration/interruptsLockWaits`` is off: waits have no deadline.
     private let interruptible: Bool
     private let databasePath: String
@@ -68,8 +69,9 @@ final class WriteLock: @unchecked Sendable {
         // the WAL frames the last checkpoint copied (see `checkpointedFrames`); the fifth: whether
         // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`); the
         // sixth: how far waiters have been served (see `ticketsServed`); the seventh: the WAL's
-        // frames after the last Tandem commit (see `walFramesCommitted`).
-        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 5)
+        // frames after the last Tandem commit (see `walFramesCommitted`); the eighth: the WAL's
+        // frames at which the holder waits for a checkpoint (see `checkpointWaitFrames`).
+        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 6)
     }
 
     deinit { munmap(record, WriteLock.recordSize) }
@@ -170,6 +172,13 @@ final class WriteLock: @unchecked Sendable {
     var walFramesCommitted: Int64 {
         get { max(0, (shared + 4).pointee.load(ordering: .relaxed)) }
         set { (shared + 4).pointee.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The WAL's frames from which the holder of the lock waits for a running checkpoint, after a
+    /// wait ran out (0: the default limit). Advisory, like the streak.
+    var checkpointWaitFrames: Int64 {
+        get { max(0, (shared + 5).pointee.load(ordering: .relaxed)) }
+        set { (shared + 5).pointee.store(newValue, ordering: .relaxed) }
     }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
