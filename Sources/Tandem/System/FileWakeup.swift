@@ -1,7 +1,10 @@
 import Foundation
 
-/// Wakes waiters when a named file in a directory is written: one inotify instance watching the
-/// **directory** (a watch on the file itself breaks when the file is replaced), filtered on the name.
+/// Wakes waiters when a named file in a directory is written: one inotify instance with a watch
+/// on the **file** (its reads and writes) and one on its **directory** for the file's creation or
+/// replacement only (a watch on the file alone breaks when the file is replaced; one on the
+/// directory alone for reads and writes would wake for every write to the database's `-wal`
+/// beside it, about ten per commit).
 ///
 /// ``signal(fd:)`` reads the file's one byte, which raises `IN_ACCESS` for every watcher without
 /// dirtying the file or its inode (cheaper than a write); every process with a `FileWakeup` on it wakes.
@@ -16,6 +19,9 @@ final class FileWakeup: @unchecked Sendable {
     private let name: String
     /// -1 when inotify is unavailable: waits then last their whole timeout (the caller's backstop poll).
     private let inotifyFD: Int32
+    /// The directory's watch descriptor (creation and renames into it); events of any other
+    /// watch are the file's.
+    private let directoryWD: Int32
     /// Why inotify is unavailable (instances or watches used up, no inotify on this filesystem), or nil.
     let unavailableReason: String?
     /// A self-pipe: ``interrupt()`` writes to `pipeFDs.1`, the poll watches `pipeFDs.0`.
@@ -23,7 +29,7 @@ final class FileWakeup: @unchecked Sendable {
 
     enum Event { case changed, overflow, timeout, interrupted }
 
-    /// Watches the directory of `path`. When inotify cannot be used (`inotify_init1` fails with
+    /// Watches `path` and its directory. When inotify cannot be used (`inotify_init1` fails with
     /// EMFILE, `inotify_add_watch` with ENOSPC, or the filesystem has no inotify), the wake-up
     /// still works by polling: ``unavailableReason`` says why, and ``wait(timeoutMilliseconds:)``
     /// returns at its timeout.
@@ -42,23 +48,48 @@ final class FileWakeup: @unchecked Sendable {
         pipeFDs = (fds[0], fds[1])
         var inotifyFD: Int32 = -1
         var reason: String?
+        var directoryWD: Int32 = -1
         do {
             inotifyFD = try syscall("inotify_init1(2)", path: directory) { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
-            let mask = UInt32(IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
-            try syscall("inotify_add_watch(2)", path: directory) { inotify_add_watch(inotifyFD, directory, mask) }
+            // The directory first, so that a file created after it is seen either way.
+            directoryWD = try syscall("inotify_add_watch(2)", path: directory) {
+                inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO))
+            }
         } catch {
             if inotifyFD >= 0 { close(inotifyFD) }
             inotifyFD = -1
             reason = "\(error)"
         }
         self.inotifyFD = inotifyFD
+        self.directoryWD = directoryWD
         self.unavailableReason = reason
+        watchFile()
+    }
+
+    /// Watches the file (again, after it was created or replaced); while it does not exist, the
+    /// directory's watch reports its creation.
+    private func watchFile() {
+        guard inotifyFD >= 0 else { return }
+        let mask = UInt32(IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)
+        if inotify_add_watch(inotifyFD, path, mask) < 0, errno != ENOENT {
+            // No watch left for the file (ENOSPC, say): the directory's watch takes its events
+            // for every name, filtered on the file's, as one watch.
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            _ = inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO) | mask)
+        }
     }
 
     deinit {
         if inotifyFD >= 0 { close(inotifyFD) }
         close(pipeFDs.0)
         close(pipeFDs.1)
+    }
+
+    /// True when inotify has queued an event, of any watch, that a wait would read now (for tests:
+    /// writes to other files in the directory must queue none).
+    var hasQueuedEvents: Bool {
+        var fd = pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0)
+        return inotifyFD >= 0 && poll(&fd, 1, 0) > 0
     }
 
     /// Makes a pending or the next ``wait(timeoutMilliseconds:)`` return `.interrupted`.
@@ -95,7 +126,7 @@ final class FileWakeup: @unchecked Sendable {
         }
     }
 
-    /// Reads all queued events; returns `.changed`/`.overflow` if one concerns the watched name.
+    /// Reads all queued events; returns `.changed`/`.overflow` if one concerns the file.
     private func drain() -> Event? {
         var result: Event?
         let size = 4096
@@ -110,9 +141,16 @@ final class FileWakeup: @unchecked Sendable {
                 let headerSize = MemoryLayout<inotify_event>.size
                 if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     result = .overflow
+                } else if event.wd != directoryWD {
+                    // The file's watch: read or written, or gone (IN_IGNORED: deleted or replaced,
+                    // which the directory's event follows).
+                    if event.mask & UInt32(IN_IGNORED) == 0, result == nil { result = .changed }
                 } else if event.len > 0 {
                     let namePointer = buffer.advanced(by: offset + headerSize).assumingMemoryBound(to: CChar.self)
-                    if result == nil, String(cString: namePointer) == name { result = .changed }
+                    if String(cString: namePointer) == name {
+                        if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { watchFile() }  // a new file under the name
+                        if result == nil { result = .changed }
+                    }
                 }
                 offset += headerSize + Int(event.len)
             }
