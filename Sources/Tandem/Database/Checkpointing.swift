@@ -27,17 +27,23 @@ final class Checkpointing: @unchecked Sendable {
     /// (at most ``maximumWaitNanoseconds``) for a checkpoint running outside the lock to end.
     static let limitFrames: Int64 = 3 * thresholdFrames
     /// Longest the holder of the lock waits for a checkpoint outside the lock (a checkpoint of
-    /// 3,000 frames took up to 77 ms on a busy disk): a quarter of the busy timeout, at most 1 s.
-    /// Past it the transaction goes on, and holders wait again only once the WAL has grown by
-    /// another ``limitFrames``, so a checkpointer that never ends (its process stopped by
-    /// SIGSTOP, say) costs one wait per 3,000 frames, not one per commit, and writers queued
-    /// behind the holder stay inside their busy timeout.
-    static let maximumWaitNanoseconds: UInt64 = 1_000_000_000
+    /// 3,000 frames took up to 77 ms on a busy disk): 100 ms, or a quarter of the busy timeout if
+    /// that is shorter, so that writers queued behind the holder, even with a busy timeout of a
+    /// few hundred milliseconds, stay inside it. Past it the transaction goes on, and holders
+    /// wait again only once the WAL has grown by another ``limitFrames``, so a checkpointer that
+    /// never ends (its process stopped by SIGSTOP, say) costs one wait per 3,000 frames, not one
+    /// per commit.
+    static let maximumWaitNanoseconds: UInt64 = 100_000_000
     private let waitNanoseconds: UInt64
     /// New frames a pass outside the lock may leave for the holder of the lock to copy.
     static let catchUpFrames: Int64 = 32
     /// Most passes outside the lock after one commit.
     static let passes = 8
+    /// WAL frames at which passes stop and leave the rest to the holder, when writers append
+    /// nearly as fast as passes copy (each pass's `fsync` of the WAL flushes what was appended
+    /// during the one before, so passes shorten slowly): the WAL then restarts near this size,
+    /// below ``limitFrames``.
+    static let passesUntilFrames: Int64 = 2 * thresholdFrames
 
     private let writeLock: WriteLock
     private let openConnection: () throws -> Connection
@@ -98,20 +104,22 @@ final class Checkpointing: @unchecked Sendable {
             defer { passesRunning.store(false, ordering: .releasing) }
             if self.connection == nil { self.connection = try? openConnection() }
             guard let passes = self.connection else { return finish(first) }
-            finish(Checkpointing.morePasses(on: passes, after: first))
+            finish(morePasses(on: passes, after: first))
         }
     }
 
-    /// Passes after `first` while each finds more than ``catchUpFrames`` new frames; the last.
-    private static func morePasses(on connection: Connection, after first: Connection.CheckpointResult) -> Connection.CheckpointResult {
+    /// Passes after `first` while each finds more than ``catchUpFrames`` new frames and the WAL
+    /// is under ``passesUntilFrames``; the last.
+    private func morePasses(on connection: Connection, after first: Connection.CheckpointResult) -> Connection.CheckpointResult {
         var last = first
-        for _ in 1..<passes {
+        for _ in 1..<Checkpointing.passes {
+            if writeLock.walFramesCommitted >= Checkpointing.passesUntilFrames { break }
             guard let result = try? connection.checkpoint(), !result.busy else { break }
             // This pass copied what was appended during the one before (negative: the WAL
             // restarted meanwhile).
             let appended = Int64(result.frames) - Int64(last.frames)
             last = result
-            if result.copied < result.frames || appended <= catchUpFrames { break }  // a reader keeps the rest
+            if result.copied < result.frames || appended <= Checkpointing.catchUpFrames { break }  // a reader keeps the rest
         }
         return last
     }

@@ -181,10 +181,3 @@ final class Writer: @unchecked Sendable {
         return Commit(tables: tables, sequence: sequence ?? 0, counters: sequence.map { Commit.Counters(commits: commits, sequence: $0) })
     }
 }
-
-private let traceOn = getenv("TANDEM_CKPT_TRACE") != nil
-private func trace(_ s: @autoclosure () -> String) {
-    guard traceOn else { return }
-    var ts = timespec(); clock_gettime(CLOCK_MONOTONIC, &ts)
-    FileHandle.standardError.write("\(ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000) \(getpid()) \(s())\n".data(using: .utf8)!)
-}
