@@ -26,10 +26,8 @@ final class WriteLock: @unchecked Sendable {
     // Invariant: the record's holder and streak fields, and the tickets served, are written only
     // while the flock is held by this process; the ticket counter only atomically.
     private let lock: FileLock
-    private let record: UnsafeMutablePointer<Int64>
-    /// The ticket counter, then ``checkpointedFrames``, ``checkpointCatchUpPending``,
-    /// ``ticketsServed``, ``walFramesCommitted`` and ``checkpointWaitFrames``.
-    private let shared: UnsafeMutablePointer<Atomic<Int64>>
+    /// The lock file's first words, shared by every process that maps it (see ``Word``).
+    private let words: UnsafeMutablePointer<Atomic<Int64>>
     private let streakLimit: Int64
     private let pid = Int64(getpid())
     /// True when the last hold ended a streak: the next acquire queues instead of barging.
@@ -64,17 +62,34 @@ final class WriteLock: @unchecked Sendable {
         }
         let mapped = mmap(nil, WriteLock.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
-        record = mapped.bindMemory(to: Int64.self, capacity: 2)
-        // The third word: the ticket counter, only ever changed with an atomic add; the fourth:
-        // the WAL frames the last checkpoint copied (see `checkpointedFrames`); the fifth: whether
-        // a checkpoint outside the lock awaits its catch-up (see `checkpointCatchUpPending`); the
-        // sixth: how far waiters have been served (see `ticketsServed`); the seventh: the WAL's
-        // frames after the last Tandem commit (see `walFramesCommitted`); the eighth: the WAL's
-        // frames at which the holder waits for a checkpoint (see `checkpointWaitFrames`).
-        shared = (mapped + 2 * MemoryLayout<Int64>.stride).bindMemory(to: Atomic<Int64>.self, capacity: 6)
+        words = mapped.bindMemory(to: Atomic<Int64>.self, capacity: Word.allCases.count)
     }
 
-    deinit { munmap(record, WriteLock.recordSize) }
+    deinit { munmap(words, WriteLock.recordSize) }
+
+    /// The words of the shared record, in file order (zero in a new lock file). The record is a
+    /// file any process can write: a value read from it is never trusted to be in range.
+    private enum Word: Int, CaseIterable {
+        /// The pid of the last holder.
+        case holder
+        /// The last holder's consecutive holds, 0 once its streak ended.
+        case streak
+        /// The next ticket to draw, only ever changed with an atomic add.
+        case tickets
+        /// See ``checkpointedFrames``.
+        case checkpointedFrames
+        /// See ``checkpointCatchUpPending``.
+        case catchUpPending
+        /// See ``ticketsServed``.
+        case ticketsServed
+        /// See ``walFramesCommitted``.
+        case walFramesCommitted
+        /// See ``checkpointWaitFrames``.
+        case checkpointWaitFrames
+    }
+
+    private func load(_ word: Word) -> Int64 { words[word.rawValue].load(ordering: .relaxed) }
+    private func store(_ word: Word, _ value: Int64) { words[word.rawValue].store(value, ordering: .relaxed) }
 
     /// Blocks until this process holds the write lock, or the busy timeout passes.
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
@@ -84,14 +99,14 @@ final class WriteLock: @unchecked Sendable {
         // that a writer alone never pays for the queue (a byte lock test every `streakLimit` holds).
         let barged = try (!mustQueue || !isAnyoneQueued) && lock.tryLock()
         if !barged { try queue(cancellation: cancellation) }
-        if record[0] == pid {
-            record[1] = max(0, record[1]) &+ 1  // the record is a file: take no value on trust
+        var streak: Int64 = 1
+        if load(.holder) == pid {
+            streak = max(0, load(.streak)) &+ 1
         } else {
-            record[0] = pid
-            record[1] = 1
+            store(.holder, pid)
         }
-        mustQueue = record[1] >= streakLimit
-        if mustQueue { record[1] = 0 }
+        mustQueue = streak >= streakLimit
+        store(.streak, mustQueue ? 0 : streak)
     }
 
     /// Waits in the queue, then for the `flock`; on return the lock (and the ticket's byte, if
@@ -108,7 +123,7 @@ final class WriteLock: @unchecked Sendable {
             return
         }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-        let ticket = shared.pointee.wrappingAdd(1, ordering: .relaxed).oldValue
+        let ticket = words[Word.tickets.rawValue].wrappingAdd(1, ordering: .relaxed).oldValue
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
         var step = 0  // 0: taking its own place, 1: waiting for the previous one, 2: for the flock
         var done = false
@@ -148,37 +163,37 @@ final class WriteLock: @unchecked Sendable {
     }
 
     /// How many tickets waiters have drawn from the queue so far (wrapping).
-    var ticketsDrawn: Int64 { shared.pointee.load(ordering: .relaxed) }
+    var ticketsDrawn: Int64 { load(.tickets) }
 
     /// How many frames of the WAL the last checkpoint of any Tandem writer had copied into the
     /// database when it ended: writers checkpoint when the WAL holds a threshold of frames more
     /// than this (or, once it has restarted and holds fewer, a threshold of frames). Advisory,
     /// like the streak.
     var checkpointedFrames: Int64 {
-        get { max(0, (shared + 1).pointee.load(ordering: .relaxed)) }
-        set { (shared + 1).pointee.store(newValue, ordering: .relaxed) }
+        get { max(0, load(.checkpointedFrames)) }
+        set { store(.checkpointedFrames, newValue) }
     }
 
     /// True after a checkpoint ran outside the lock, until a writer holding the lock has copied
     /// the frames committed meanwhile: whichever writer holds the lock next does it, so the WAL
     /// restarts even when the writer that checkpointed never writes again. Advisory, like the streak.
     var checkpointCatchUpPending: Bool {
-        get { (shared + 2).pointee.load(ordering: .relaxed) != 0 }
-        set { (shared + 2).pointee.store(newValue ? 1 : 0, ordering: .relaxed) }
+        get { load(.catchUpPending) != 0 }
+        set { store(.catchUpPending, newValue ? 1 : 0) }
     }
 
     /// The frames in the WAL after the last commit of any Tandem writer (0 before any), written
     /// by the committer while it holds the lock. Advisory, like the streak.
     var walFramesCommitted: Int64 {
-        get { max(0, (shared + 4).pointee.load(ordering: .relaxed)) }
-        set { (shared + 4).pointee.store(newValue, ordering: .relaxed) }
+        get { max(0, load(.walFramesCommitted)) }
+        set { store(.walFramesCommitted, newValue) }
     }
 
     /// The WAL's frames from which the holder of the lock waits for a running checkpoint, after a
     /// wait ran out (0: the default limit). Advisory, like the streak.
     var checkpointWaitFrames: Int64 {
-        get { max(0, (shared + 5).pointee.load(ordering: .relaxed)) }
-        set { (shared + 5).pointee.store(newValue, ordering: .relaxed) }
+        get { max(0, load(.checkpointWaitFrames)) }
+        set { store(.checkpointWaitFrames, newValue) }
     }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
@@ -187,8 +202,8 @@ final class WriteLock: @unchecked Sendable {
     /// One past the ticket of the last waiter that took the lock through the queue (0 before
     /// any). Advisory, like the streak.
     private var ticketsServed: Int64 {
-        get { (shared + 3).pointee.load(ordering: .relaxed) }
-        set { (shared + 3).pointee.store(newValue, ordering: .relaxed) }
+        get { load(.ticketsServed) }
+        set { store(.ticketsServed, newValue) }
     }
 
     /// True when a ticket drawn after the last one served belongs to a waiter still in the queue

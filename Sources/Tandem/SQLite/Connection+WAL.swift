@@ -27,6 +27,9 @@ extension Connection {
         return version
     }
 
+    /// What ``checkpoint(_:)`` returns: kept from completing, frames in the WAL, frames copied.
+    typealias CheckpointResult = (busy: Bool, frames: Int32, copied: Int32)
+
     /// A checkpoint of the main database in `mode` (`SQLITE_CHECKPOINT_PASSIVE`: copy what no
     /// reader needs, never wait; `…_TRUNCATE`: wait for readers through the busy handler, then
     /// truncate the WAL). Returns whether it was kept from completing (`SQLITE_BUSY`: another
@@ -34,9 +37,6 @@ extension Connection {
     /// when it could not run).
     /// - Throws: ``SQLiteError`` for any other failure.
     ///
-    /// Related SQLite documentation: https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
-    typealias CheckpointResult = (busy: Bool, frames: Int32, copied: Int32)
-
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
     func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws -> CheckpointResult {
         var frames: Int32 = -1, copied: Int32 = -1

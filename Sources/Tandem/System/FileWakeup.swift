@@ -17,6 +17,7 @@ final class FileWakeup: @unchecked Sendable {
     // from one thread at a time (the owner's loop thread); `interrupt` may be called from any thread.
     let path: String
     private let name: String
+    private let directory: String
     /// -1 when inotify is unavailable: waits then last their whole timeout (the caller's backstop poll).
     private let inotifyFD: Int32
     /// The directory's watch descriptor (creation and renames into it); events of any other
@@ -39,6 +40,7 @@ final class FileWakeup: @unchecked Sendable {
         let url = URL(fileURLWithPath: path)
         self.name = url.lastPathComponent
         let directory = url.deletingLastPathComponent().path
+        self.directory = directory
         var fds: [Int32] = [0, 0]
         try syscall("pipe(2)", path: nil) { pipe(&fds) }
         for fd in fds {
@@ -74,7 +76,6 @@ final class FileWakeup: @unchecked Sendable {
         if inotify_add_watch(inotifyFD, path, mask) < 0, errno != ENOENT {
             // No watch left for the file (ENOSPC, say): the directory's watch takes its events
             // for every name, filtered on the file's, as one watch.
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             _ = inotify_add_watch(inotifyFD, directory, UInt32(IN_CREATE | IN_MOVED_TO) | mask)
         }
     }
