@@ -32,6 +32,23 @@ import Testing
         #expect(try count(db, "SELECT count(*) FROM notes") == 3000)
     }
 
+    /// A writer alone leaves every checkpoint pass, the first included, to the checkpoint
+    /// thread, so that its commits go on beside the copy and its `fsync`s; the WAL still
+    /// restarts near the threshold (it waits for the passes there if they have not ended).
+    @Test func aWriterAloneLeavesItsCheckpointsToTheCheckpointThread() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let title = String(repeating: "x", count: 3000)
+        for _ in 0..<3000 { try db.execute("INSERT INTO notes(title) VALUES (?)", [title]) }
+        let checkpointing = try #require(db.writer?.checkpointing)
+        checkpointing.drain()
+        let frame: Int64 = 4096 + 24
+        #expect(checkpointing.passesOnWriterThread.load(ordering: .relaxed) == 0)
+        #expect(checkpointing.passesOnCheckpointThread.load(ordering: .relaxed) >= 9, "over 9,000 frames need at least 9 passes")
+        #expect(db.walSize() <= 32 + 1_100 * frame, "WAL is \(db.walSize() / frame) frames after 3000 commits: the WAL did not restart at the threshold")
+        #expect(try count(db, "SELECT count(*) FROM notes") == 3000)
+    }
+
     /// Writers of several processes, never pausing: frames appended while one of them
     /// checkpoints must not keep the WAL from restarting (the checkpointing writer copies them
     /// at its next hold of the lock).

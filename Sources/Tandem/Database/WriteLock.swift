@@ -34,6 +34,9 @@ final class WriteLock: @unchecked Sendable {
     private var mustQueue = false
     /// The queue byte this process holds while it holds the lock, if it came through the queue.
     private var heldSlot: Int64?
+    /// This process's holds of the lock in a row, the current one included, with no other
+    /// Tandem process holding it in between (as far as the advisory holder field tells).
+    private var holdsInARow = 0
 
     private static let recordSize = 4096
     /// Queue bytes are `slotBase + ticket mod slotCount`, past the record.
@@ -102,8 +105,10 @@ final class WriteLock: @unchecked Sendable {
         var streak: Int64 = 1
         if load(.holder) == pid {
             streak = max(0, load(.streak)) &+ 1
+            holdsInARow &+= 1
         } else {
             store(.holder, pid)
+            holdsInARow = 1
         }
         mustQueue = streak >= streakLimit
         store(.streak, mustQueue ? 0 : streak)
@@ -205,6 +210,10 @@ final class WriteLock: @unchecked Sendable {
         get { load(.ticketsServed) }
         set { store(.ticketsServed, newValue) }
     }
+
+    /// True when this process writes alone: it has held the lock more times in a row than a
+    /// streak allows while others wait, and no one is queued now. Advisory, like the streak.
+    var isWritingAlone: Bool { Int64(holdsInARow) > streakLimit && !isAnyoneQueued }
 
     /// True when a ticket drawn after the last one served belongs to a waiter still in the queue
     /// (its byte is locked), tested oldest first. A waiter that has drawn its ticket but not yet

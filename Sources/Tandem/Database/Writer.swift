@@ -24,7 +24,7 @@ final class Writer: @unchecked Sendable {
     private var knownSchemaVersion: Int64?
     /// `ps_state` as this process's last commit left it, guarded by `mutex`; nil when unknown.
     private var lastCommit: LastCommit?
-    private let checkpointing: Checkpointing
+    let checkpointing: Checkpointing
 
     /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
     /// version is the same at the next `BEGIN IMMEDIATE`, no other connection has committed
