@@ -13,8 +13,8 @@ import Synchronization
 /// its two `fsync`s, which take longer the more frames there are. So while the last pass found
 /// more than ``catchUpFrames`` new frames, further passes run outside the lock on a connection
 /// and thread of their own (each shorter than the one before while checkpoints copy faster than
-/// writers append), and only the last few frames are left to the holder. A writer alone (see
-/// ``WriteLock/isWritingAlone``; one process writing, the usual case) leaves even
+/// writers append), and only the last few frames are left to the holder. At `synchronous=NORMAL`
+/// a writer alone (see ``WriteLock/isWritingAlone``; one process writing, the usual case) leaves even
 /// the first pass to that thread, from ``aloneThresholdFrames`` on, so that its commits go on
 /// beside the copy and its `fsync`s instead of waiting for them (SQLite's automatic checkpoint
 /// makes the committing writer wait); it waits for those passes only if the WAL reaches
@@ -61,6 +61,7 @@ final class Checkpointing: @unchecked Sendable {
     /// The passes' own connection, opened on first use; used on `queue` only.
     private var connection: Connection?
     private let passesRunning = Atomic<Bool>(false)
+    private let whenAlone: Bool
     /// Checkpoint passes run so far on the committing writer's thread and on the checkpoint
     /// thread (for tests: a writer alone must leave every pass to the checkpoint thread).
     let passesOnWriterThread = Atomic<Int>(0), passesOnCheckpointThread = Atomic<Int>(0)
@@ -68,10 +69,16 @@ final class Checkpointing: @unchecked Sendable {
     /// used under the writer's mutex (as every method here but ``drain()`` is).
     private var alonePasses: DispatchGroup?
 
-    /// - Parameter openConnection: opens a read-write connection configured as the writer's
-    ///   (its `synchronous` setting decides the checkpoint's `fsync`s).
-    init(writeLock: WriteLock, openConnection: @escaping () throws -> Connection) {
+    /// - Parameters:
+    ///   - openConnection: opens a read-write connection configured as the writer's (its
+    ///     `synchronous` setting decides the checkpoint's `fsync`s).
+    ///   - whenAlone: whether a writer alone leaves its first pass to the checkpoint thread:
+    ///     not at `synchronous=FULL`, where every commit waits for an `fsync` of the WAL anyway
+    ///     and the checkpoint's own `fsync`s beside it delayed commits (one writer: 0.93× the
+    ///     throughput, p99 1.42×, `ab-writers --synchronous full`).
+    init(writeLock: WriteLock, whenAlone: Bool, openConnection: @escaping () throws -> Connection) {
         self.writeLock = writeLock
+        self.whenAlone = whenAlone
         self.openConnection = openConnection
         waitNanoseconds = min(Checkpointing.maximumWaitNanoseconds, UInt64(max(0, writeLock.timeoutMilliseconds)) * 1_000_000 / 4)
     }
@@ -88,7 +95,9 @@ final class Checkpointing: @unchecked Sendable {
             // them once, then copy the rest below, so that the WAL restarts near the threshold.
             // Not once other writers want the lock: they would wait too (the limit still holds the WAL).
             alonePasses = nil
-            _ = passes.wait(timeout: .now() + .nanoseconds(Int(waitNanoseconds)))
+            if passes.wait(timeout: .now() + .nanoseconds(Int(waitNanoseconds))) == .success {
+                writeLock.checkpointCatchUpPending = true
+            }
         }
         if frames >= max(Checkpointing.limitFrames, writeLock.checkpointWaitFrames) {
             if !catchUp(on: connection, waiting: waitNanoseconds) {
@@ -114,7 +123,7 @@ final class Checkpointing: @unchecked Sendable {
         // when its transaction began, the WAL did not restart: the next checkpoint, a threshold
         // on, tries again (retrying sooner, with a catch-up under the lock each time, measured
         // slower for the sync owner's writes).
-        let alone = writeLock.isWritingAlone
+        let alone = whenAlone && writeLock.isWritingAlone
         guard frames - copied >= (alone ? Checkpointing.aloneThresholdFrames : Checkpointing.thresholdFrames) else { return }
         if alone {
             guard !passesRunning.exchange(true, ordering: .acquiring) else { return }  // passes are copying already
@@ -132,8 +141,11 @@ final class Checkpointing: @unchecked Sendable {
                 guard let first = try? connection.checkpoint(), !first.busy else { return }
                 let appended = writeLock.walFramesCommitted - Int64(first.frames)
                 let copiedAll = first.copied == first.frames
+                // The writer copies the rest at the threshold (below), not at once: one catch-up
+                // under the lock per threshold of frames, as with passes in its own thread.
                 finish(copiedAll && appended > Checkpointing.catchUpFrames
-                    ? morePasses(on: connection, after: first, until: Checkpointing.thresholdFrames) : first)
+                    ? morePasses(on: connection, after: first, until: Checkpointing.thresholdFrames) : first,
+                       catchingUp: false)
             }
             return
         }
@@ -176,9 +188,11 @@ final class Checkpointing: @unchecked Sendable {
         return last
     }
 
-    private func finish(_ last: Connection.CheckpointResult) {
+    /// Records how far `last` copied and, unless `catchingUp` is false, leaves the rest to the
+    /// next holder of the lock.
+    private func finish(_ last: Connection.CheckpointResult, catchingUp: Bool = true) {
         writeLock.checkpointedFrames = Int64(last.copied)
-        writeLock.checkpointCatchUpPending = true
+        if catchingUp { writeLock.checkpointCatchUpPending = true }
     }
 
     /// - Parameter waiting: how long to wait for a checkpoint running outside the lock, which

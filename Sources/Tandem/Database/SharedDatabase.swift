@@ -148,7 +148,8 @@ public final class SharedDatabase: Sendable {
                     try Opening.configureWriter($0, configuration: configuration)
                 }
             }
-            writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode) {
+            writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode,
+                                synchronous: configuration.synchronous) {
                 try Opening.open(path: path, configuration: configuration) { try Opening.configureWriter($0, configuration: configuration) }
             }
         }

@@ -50,11 +50,12 @@ final class Writer: @unchecked Sendable {
 
     /// - Parameter openCheckpointConnection: opens another connection configured as this one,
     ///   for checkpoint passes outside the lock (see ``Checkpointing``).
-    init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t,
+    /// - Parameter synchronous: the connection's setting (it decides where a writer alone checkpoints).
+    init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t, synchronous: Configuration.Synchronous,
          openCheckpointConnection: @escaping () throws -> Connection) throws {
         self.connection = connection
         self.writeLock = writeLock
-        self.checkpointing = Checkpointing(writeLock: writeLock, openConnection: openCheckpointConnection)
+        self.checkpointing = Checkpointing(writeLock: writeLock, whenAlone: synchronous == .normal, openConnection: openCheckpointConnection)
         self.path = connection.path
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         self.commitCounter = WALCommitCounter(databasePath: connection.path)
