@@ -19,34 +19,39 @@ import Testing
     /// lock) with one run after the lock is released; the WAL must still restart every
     /// 1,000 frames or so, as with SQLite's own.
     @Test func commitsKeepTheWALBoundedWithoutAnOwner() throws {
-        let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        let title = String(repeating: "x", count: 3000)
-        for _ in 0..<3000 { try db.execute("INSERT INTO notes(title) VALUES (?)", [title]) }
+        let (dir, db) = try threeThousandLargeCommits()
         // 3,000 commits write over 9,000 frames; a restart at about 1,000 frames (the threshold
         // plus a few commits' frames) keeps the file near 1,000 frames of 4 KiB + 24 bytes, after its
         // 32-byte header.
-        let frame: Int64 = 4096 + 24
         #expect(db.walSize() > 0)
-        #expect(db.walSize() <= 32 + 1_100 * frame, "WAL is \(db.walSize() / frame) frames after 3000 commits: the WAL did not restart at the threshold")
+        #expect(db.walSize() <= 32 + 1_100 * walFrame, "WAL is \(db.walSize() / walFrame) frames after 3000 commits: the WAL did not restart at the threshold")
         #expect(try count(db, "SELECT count(*) FROM notes") == 3000)
+        withExtendedLifetime(dir) {}
     }
 
     /// A writer alone leaves every checkpoint pass, the first included, to the checkpoint
     /// thread, so that its commits go on beside the copy and its `fsync`s; the WAL still
     /// restarts near the threshold (it waits for the passes there if they have not ended).
     @Test func aWriterAloneLeavesItsCheckpointsToTheCheckpointThread() throws {
+        let (dir, db) = try threeThousandLargeCommits()
+        let checkpointing = try #require(db.writer?.checkpointing)
+        checkpointing.drain()
+        #expect(checkpointing.passesOnWriterThread.load(ordering: .relaxed) == 0)
+        #expect(checkpointing.passesOnCheckpointThread.load(ordering: .relaxed) >= 9, "over 9,000 frames need at least 9 passes")
+        #expect(db.walSize() <= 32 + 1_100 * walFrame, "WAL is \(db.walSize() / walFrame) frames after 3000 commits: the WAL did not restart at the threshold")
+        withExtendedLifetime(dir) {}
+    }
+
+    /// A WAL frame: a 4 KiB page and its 24-byte header.
+    private let walFrame: Int64 = 4096 + 24
+
+    /// A new database after 3,000 commits of one process, each of a row with a 3,000-byte title.
+    private func threeThousandLargeCommits() throws -> (TemporaryDirectory, SharedDatabase) {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let title = String(repeating: "x", count: 3000)
         for _ in 0..<3000 { try db.execute("INSERT INTO notes(title) VALUES (?)", [title]) }
-        let checkpointing = try #require(db.writer?.checkpointing)
-        checkpointing.drain()
-        let frame: Int64 = 4096 + 24
-        #expect(checkpointing.passesOnWriterThread.load(ordering: .relaxed) == 0)
-        #expect(checkpointing.passesOnCheckpointThread.load(ordering: .relaxed) >= 9, "over 9,000 frames need at least 9 passes")
-        #expect(db.walSize() <= 32 + 1_100 * frame, "WAL is \(db.walSize() / frame) frames after 3000 commits: the WAL did not restart at the threshold")
-        #expect(try count(db, "SELECT count(*) FROM notes") == 3000)
+        return (dir, db)
     }
 
     /// Writers of several processes, never pausing: frames appended while one of them
