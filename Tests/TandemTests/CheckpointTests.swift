@@ -15,6 +15,22 @@ import Testing
         #expect(try count(db, "SELECT count(*) FROM notes") == 50)
     }
 
+    /// A checkpoint asked for right after a writer alone started passes on the checkpoint
+    /// thread waits for them instead of finding SQLite's checkpoint lock taken (busy at once:
+    /// SQLite takes that lock without the busy handler).
+    @Test func aTruncateCheckpointWaitsForTheWritersOwnPasses() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        for round in 0..<20 {
+            // About 330 frames: past the point where a writer alone starts passes.
+            for i in 0..<60 { try db.execute("INSERT INTO notes(title) VALUES (?)", ["round \(round) row \(i)"]) }
+            let result = try db.checkpoint(.truncate)
+            #expect(!result.busy, "round \(round): \(result)")
+            #expect(db.walSize() == 0, "round \(round)")
+        }
+        #expect(try count(db, "SELECT count(*) FROM notes") == 1200)
+    }
+
     /// Tandem replaces SQLite's automatic checkpoint (run inside COMMIT, under Tandem's write
     /// lock) with one run after the lock is released; the WAL must still restart every
     /// 1,000 frames or so, as with SQLite's own.

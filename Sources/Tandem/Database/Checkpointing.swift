@@ -65,9 +65,12 @@ final class Checkpointing: @unchecked Sendable {
     /// Checkpoint passes run so far on the committing writer's thread and on the checkpoint
     /// thread (for tests: a writer alone must leave every pass to the checkpoint thread).
     let passesOnWriterThread = Atomic<Int>(0), passesOnCheckpointThread = Atomic<Int>(0)
-    /// The passes last started by a writer alone, until the writer has waited for them once;
-    /// used under the writer's mutex (as every method here but ``drain()`` is).
-    private var alonePasses: DispatchGroup?
+    /// Entered by every run of passes on the checkpoint thread, left when it ends.
+    private let passesOnThread = DispatchGroup()
+    /// True from the start of passes by a writer alone until the writer has waited for them
+    /// once; used under the writer's mutex (as every method here but ``drain()`` and
+    /// ``waitForPasses(milliseconds:)`` is).
+    private var waitsForAlonePasses = false
 
     /// - Parameters:
     ///   - openConnection: opens a read-write connection configured as the writer's (its
@@ -86,25 +89,34 @@ final class Checkpointing: @unchecked Sendable {
     /// Waits for passes still running.
     func drain() { queue.sync {} }
 
+    /// Waits at most `milliseconds` for passes running on the checkpoint thread; true when
+    /// none runs (then a checkpoint of the caller's, which SQLite lets only one connection run
+    /// at a time, does not find this process's own in its way).
+    func waitForPasses(milliseconds: Int32) -> Bool {
+        passesOnThread.wait(timeout: .now() + .milliseconds(Int(max(0, milliseconds)))) == .success
+    }
+
     /// Holding the lock, before `BEGIN IMMEDIATE`: copies the frames committed during the last
     /// checkpoint outside the lock, so that the transaction's first write can restart the WAL.
     func beforeTransaction(on connection: Connection) {
         let frames = writeLock.walFramesCommitted
-        if frames >= Checkpointing.thresholdFrames, let passes = alonePasses, writeLock.isWritingAlone {
+        // One wait in all, however many reasons to wait this hold has.
+        let deadline = DispatchTime.now().uptimeNanoseconds + waitNanoseconds
+        if frames >= Checkpointing.thresholdFrames, waitsForAlonePasses, writeLock.isWritingAlone {
             // Passes this writer started while alone still copy (or have just ended): wait for
             // them once, then copy the rest below, so that the WAL restarts near the threshold.
             // Not once other writers want the lock: they would wait too (the limit still holds the WAL).
-            alonePasses = nil
-            if passes.wait(timeout: .now() + .nanoseconds(Int(waitNanoseconds))) == .success {
+            waitsForAlonePasses = false
+            if passesOnThread.wait(timeout: DispatchTime(uptimeNanoseconds: deadline)) == .success {
                 writeLock.checkpointCatchUpPending = true
             }
         }
         if frames >= max(Checkpointing.limitFrames, writeLock.checkpointWaitFrames) {
-            if !catchUp(on: connection, waiting: waitNanoseconds) {
+            if !catchUp(on: connection, until: deadline) {
                 writeLock.checkpointWaitFrames = frames + Checkpointing.limitFrames
             }
         } else if writeLock.checkpointCatchUpPending {
-            catchUp(on: connection, waiting: 0)
+            catchUp(on: connection, until: 0)
         }
     }
 
@@ -128,13 +140,12 @@ final class Checkpointing: @unchecked Sendable {
         if alone {
             guard !passesRunning.exchange(true, ordering: .acquiring) else { return }  // passes are copying already
             writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
-            let passes = DispatchGroup()
-            passes.enter()
-            alonePasses = passes
+            waitsForAlonePasses = true
+            passesOnThread.enter()
             queue.async { [self] in
                 defer {
                     passesRunning.store(false, ordering: .releasing)
-                    passes.leave()
+                    passesOnThread.leave()
                 }
                 guard let connection = passConnection() else { return }
                 passesOnCheckpointThread.add(1, ordering: .relaxed)
@@ -158,8 +169,12 @@ final class Checkpointing: @unchecked Sendable {
             finish(first)
             return
         }
+        passesOnThread.enter()
         queue.async { [self] in
-            defer { passesRunning.store(false, ordering: .releasing) }
+            defer {
+                passesRunning.store(false, ordering: .releasing)
+                passesOnThread.leave()
+            }
             guard let passes = passConnection() else { return finish(first) }
             finish(morePasses(on: passes, after: first, until: Checkpointing.passesUntilFrames))
         }
@@ -195,12 +210,12 @@ final class Checkpointing: @unchecked Sendable {
         if catchingUp { writeLock.checkpointCatchUpPending = true }
     }
 
-    /// - Parameter waiting: how long to wait for a checkpoint running outside the lock, which
-    ///   keeps this one from running (ns; 0: do not wait, the next hold tries again).
+    /// - Parameter deadline: until when to wait for a checkpoint running outside the lock, which
+    ///   keeps this one from running (`DispatchTime` uptime ns; 0: do not wait, the next hold
+    ///   tries again).
     /// - Returns: false when it could not run (another checkpoint still running).
     @discardableResult
-    private func catchUp(on connection: Connection, waiting: UInt64) -> Bool {
-        let deadline = DispatchTime.now().uptimeNanoseconds + waiting
+    private func catchUp(on connection: Connection, until deadline: UInt64) -> Bool {
         var attempt = try? connection.checkpoint()
         while let result = attempt, result.busy, DispatchTime.now().uptimeNanoseconds < deadline {
             var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)  // a checkpoint takes milliseconds
