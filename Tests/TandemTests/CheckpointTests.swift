@@ -58,6 +58,18 @@ import Testing
         withExtendedLifetime(dir) {}
     }
 
+    /// SQLite's checkpoint lock held on a new stress database at `path`, and a writer process
+    /// started on it for 1,500 1-row commits.
+    private static func writerBesideHeldCheckpoint(_ path: String) throws -> (HeldCheckpoint, Spawned) {
+        let checkpoint = try HeldCheckpoint(path: path)
+        do {
+            return (checkpoint, try Spawned(["stress-writer", path, "--writer", "0", "--transactions", "1500"]))
+        } catch {
+            checkpoint.end()
+            throw error
+        }
+    }
+
     /// A WAL frame: a 4 KiB page and its 24-byte header.
     private let walFrame: Int64 = 4096 + 24
 
@@ -114,10 +126,9 @@ import Testing
     @Test func aSlowCheckpointHoldsWritersUpAtTheWALLimit() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        let checkpoint = try HeldCheckpoint(path: path)
-        defer { checkpoint.end() }
         // 1,500 commits of about 5 frames: 7,500 frames unless writers wait at the limit.
-        let writer = try Spawned(["stress-writer", path, "--writer", "0", "--transactions", "1500"])
+        let (checkpoint, writer) = try Self.writerBesideHeldCheckpoint(path)
+        defer { checkpoint.end() }
         try waitUntil(timeout: 60, "the WAL to reach \(Checkpointing.limitFrames) frames") { HeldCheckpoint.walFrames(path) >= Checkpointing.limitFrames }
         // The checkpoint goes on for 20 ms more, within the holder's wait (100 ms); writers that
         // did not wait would append hundreds of frames meanwhile.
@@ -137,9 +148,8 @@ import Testing
     @Test func aCheckpointThatNeverEndsCostsOneWaitPerWALLimit() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        let checkpoint = try HeldCheckpoint(path: path)
+        let (checkpoint, writer) = try Self.writerBesideHeldCheckpoint(path)
         defer { checkpoint.end() }
-        let writer = try Spawned(["stress-writer", path, "--writer", "0", "--transactions", "1500"])
         #expect(try writer.wait(timeout: 60) == 0, "\(writer.stderr)")
         let waits = writer.output.filter(HeldCheckpoint.waited)
         #expect(writer.output.count == 1500)

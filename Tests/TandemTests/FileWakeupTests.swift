@@ -10,6 +10,12 @@ import Testing
         try FileWakeup.openForSignalling(path: path, mode: 0o600)
     }
 
+    /// Signals through `fd` and expects `wakeup` to report the change.
+    private static func expectSignalWakes(_ wakeup: FileWakeup, through fd: Int32, sourceLocation: SourceLocation = #_sourceLocation) {
+        FileWakeup.signal(fd: fd)
+        #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed, sourceLocation: sourceLocation)
+    }
+
     @Test func aSignalWakesTheWaiter() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db-notify")
@@ -17,8 +23,7 @@ import Testing
         defer { close(fd) }
         let wakeup = try FileWakeup(path: path)
         #expect(wakeup.unavailableReason == nil)
-        FileWakeup.signal(fd: fd)
-        #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed)
+        Self.expectSignalWakes(wakeup, through: fd)
     }
 
     /// About ten `pwrite`s to the `-wal` per commit used to wake every watcher of the directory.
@@ -36,8 +41,7 @@ import Testing
         var ignored = [UInt8](repeating: 0, count: 16)
         _ = pread(wal, &ignored, ignored.count, 0)
         #expect(!wakeup.hasQueuedEvents, "writes to a.db-wal queued inotify events for the watcher of a.db-notify")
-        FileWakeup.signal(fd: fd)
-        #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed)
+        Self.expectSignalWakes(wakeup, through: fd)
     }
 
     /// A watcher that starts before the file exists (a reader opening before any writer).
@@ -48,8 +52,7 @@ import Testing
         let fd = try Self.makeFile(path)
         defer { close(fd) }
         #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed)  // the creation
-        FileWakeup.signal(fd: fd)
-        #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed)
+        Self.expectSignalWakes(wakeup, through: fd)
     }
 
     /// A file replaced under the name (renamed over it): signals through the new file still wake.
@@ -64,7 +67,6 @@ import Testing
         #expect(rename(dir.path("new-notify"), path) == 0)
         #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed)  // the rename
         while wakeup.hasQueuedEvents { _ = wakeup.wait(timeoutMilliseconds: 0) }
-        FileWakeup.signal(fd: fresh)
-        #expect(wakeup.wait(timeoutMilliseconds: 5000) == .changed)
+        Self.expectSignalWakes(wakeup, through: fresh)
     }
 }

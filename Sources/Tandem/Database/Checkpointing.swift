@@ -100,18 +100,24 @@ final class Checkpointing: @unchecked Sendable {
     /// checkpoint outside the lock, so that the transaction's first write can restart the WAL.
     func beforeTransaction(on connection: Connection) {
         let frames = writeLock.walFramesCommitted
+        let atLimit = frames >= max(Checkpointing.limitFrames, writeLock.checkpointWaitFrames)
+        // Passes this writer started while alone still copy (or have just ended): wait for them
+        // once, then copy the rest below, so that the WAL restarts near the threshold. Not once
+        // other writers want the lock: they would wait too (the limit still holds the WAL).
+        let forAlonePasses = frames >= Checkpointing.thresholdFrames && waitsForAlonePasses && writeLock.isWritingAlone
+        guard atLimit || forAlonePasses else {
+            if writeLock.checkpointCatchUpPending { catchUp(on: connection, until: 0) }
+            return
+        }
         // One wait in all, however many reasons to wait this hold has.
         let deadline = DispatchTime.now().uptimeNanoseconds + waitNanoseconds
-        if frames >= Checkpointing.thresholdFrames, waitsForAlonePasses, writeLock.isWritingAlone {
-            // Passes this writer started while alone still copy (or have just ended): wait for
-            // them once, then copy the rest below, so that the WAL restarts near the threshold.
-            // Not once other writers want the lock: they would wait too (the limit still holds the WAL).
+        if forAlonePasses {
             waitsForAlonePasses = false
             if passesOnThread.wait(timeout: DispatchTime(uptimeNanoseconds: deadline)) == .success {
                 writeLock.checkpointCatchUpPending = true
             }
         }
-        if frames >= max(Checkpointing.limitFrames, writeLock.checkpointWaitFrames) {
+        if atLimit {
             if !catchUp(on: connection, until: deadline) {
                 writeLock.checkpointWaitFrames = frames + Checkpointing.limitFrames
             }
@@ -135,49 +141,53 @@ final class Checkpointing: @unchecked Sendable {
         // when its transaction began, the WAL did not restart: the next checkpoint, a threshold
         // on, tries again (retrying sooner, with a catch-up under the lock each time, measured
         // slower for the sync owner's writes).
-        let alone = whenAlone && writeLock.isWritingAlone
-        guard frames - copied >= (alone ? Checkpointing.aloneThresholdFrames : Checkpointing.thresholdFrames) else { return }
-        if alone {
+        guard frames - copied >= Checkpointing.aloneThresholdFrames else { return }
+        if whenAlone, writeLock.isWritingAlone {
             guard !passesRunning.exchange(true, ordering: .acquiring) else { return }  // passes are copying already
             writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
             waitsForAlonePasses = true
-            passesOnThread.enter()
-            queue.async { [self] in
-                defer {
-                    passesRunning.store(false, ordering: .releasing)
-                    passesOnThread.leave()
-                }
-                guard let connection = passConnection() else { return }
-                passesOnCheckpointThread.add(1, ordering: .relaxed)
-                guard let first = try? connection.checkpoint(), !first.busy else { return }
-                let appended = writeLock.walFramesCommitted - Int64(first.frames)
-                let copiedAll = first.copied == first.frames
-                // The writer copies the rest at the threshold (below), not at once: one catch-up
-                // under the lock per threshold of frames, as with passes in its own thread.
-                finish(copiedAll && appended > Checkpointing.catchUpFrames
-                    ? morePasses(on: connection, after: first, until: Checkpointing.thresholdFrames) : first,
-                       catchingUp: false)
-            }
-            return
+            // The writer copies the rest at the threshold (above), not at once: one catch-up
+            // under the lock per threshold of frames, as with passes in its own thread.
+            return runPassesOnThread(after: nil, until: Checkpointing.thresholdFrames, catchingUp: false)
         }
+        guard frames - copied >= Checkpointing.thresholdFrames else { return }
         writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
         passesOnWriterThread.add(1, ordering: .relaxed)
         guard let first = try? connection.checkpoint(), !first.busy else { return }
-        let appended = writeLock.walFramesCommitted - Int64(first.frames)
-        guard first.copied == first.frames, appended > Checkpointing.catchUpFrames,
-              !passesRunning.exchange(true, ordering: .acquiring) else {
-            finish(first)
-            return
-        }
+        guard needsMorePasses(after: first), !passesRunning.exchange(true, ordering: .acquiring) else { return finish(first) }
+        runPassesOnThread(after: first, until: Checkpointing.passesUntilFrames, catchingUp: true)
+    }
+
+    /// On the checkpoint thread (``passesRunning`` claimed by the caller): the first pass unless
+    /// `first` ran already, then ``morePasses(on:after:until:)`` while needed, then ``finish(_:catchingUp:)``.
+    private func runPassesOnThread(after first: Connection.CheckpointResult?, until untilFrames: Int64, catchingUp: Bool) {
         passesOnThread.enter()
         queue.async { [self] in
             defer {
                 passesRunning.store(false, ordering: .releasing)
                 passesOnThread.leave()
             }
-            guard let passes = passConnection() else { return finish(first) }
-            finish(morePasses(on: passes, after: first, until: Checkpointing.passesUntilFrames))
+            guard let connection = passConnection() else {
+                if let first { finish(first, catchingUp: catchingUp) }
+                return
+            }
+            let start: Connection.CheckpointResult
+            if let first {
+                start = first
+            } else {
+                passesOnCheckpointThread.add(1, ordering: .relaxed)
+                guard let pass = try? connection.checkpoint(), !pass.busy else { return }
+                start = pass
+            }
+            finish(needsMorePasses(after: start) ? morePasses(on: connection, after: start, until: untilFrames) : start,
+                   catchingUp: catchingUp)
         }
+    }
+
+    /// True when `pass` copied every frame and writers appended more than ``catchUpFrames``
+    /// meanwhile: another pass outside the lock pays.
+    private func needsMorePasses(after pass: Connection.CheckpointResult) -> Bool {
+        pass.copied == pass.frames && writeLock.walFramesCommitted - Int64(pass.frames) > Checkpointing.catchUpFrames
     }
 
     /// The passes' connection, opened on first use; on `queue` only.
