@@ -10,14 +10,17 @@ final class PostgresConnection {
     private let handle: OpaquePointer
     /// The connection string with any password removed, for messages.
     let safeName: String
+    /// The connection string's passwords, hidden in every message.
+    private let secrets: ConnectionSecrets
 
     /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason.
     init(_ conninfo: String) throws {
-        safeName = PostgresConnection.redacted(conninfo)
-        guard let handle = PQconnectdb(conninfo) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
+        secrets = ConnectionSecrets(conninfo)
+        safeName = secrets.redact(conninfo)
+        guard let handle = PQconnectdb(ConnectionString.normalized(conninfo)) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
         // Checked before `self.handle` is set: a failed init must not reach deinit's PQfinish too.
         guard PQstatus(handle) == CONNECTION_OK else {
-            let reason = PostgresConnection.redacted(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
+            let reason = secrets.redact(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
             PQfinish(handle)
             throw PostgresError("cannot connect to \(safeName): \(reason)", isConnectionFailure: true)
         }
@@ -51,9 +54,10 @@ final class PostgresConnection {
         }
     }
 
-    /// Runs `body` in a transaction (READ COMMITTED), rolling back if it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+    /// Runs `body` in a transaction (READ COMMITTED unless `isolation` says otherwise, as in
+    /// `REPEATABLE READ READ ONLY`), rolling back if it throws.
+    func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
+        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
         do {
             let value = try body()
             try execute("COMMIT")
@@ -83,7 +87,7 @@ final class PostgresConnection {
     private func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
         let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-        return PostgresError("\(PostgresConnection.redacted(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
+        return PostgresError("\(secrets.redact(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
                              sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
     }
 
@@ -91,13 +95,6 @@ final class PostgresConnection {
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
         return body(copies.map { $0.map { UnsafePointer($0) } })
-    }
-
-    /// A connection string or URL without its password (`password=…`, `user:secret@`).
-    static func redacted(_ text: String) -> String {
-        var result = text.replacing(/password\s*=\s*('[^']*'|\S+)/) { _ in "password=***" }
-        result = result.replacing(/(postgres(?:ql)?:\/\/[^:@\/\s]+):[^@\/\s]+@/) { "\($0.1):***@" }
-        return result
     }
 }
 

@@ -1,31 +1,86 @@
 import Foundation
 import Tandem
 
-/// The server side of the PostgreSQL backend: an ordinary typed table per synced table, a change
-/// log that every row change by anyone is recorded in (a trigger per table), the applied-upload
-/// record, the per-client epochs and the server's id. Idempotent: run again after a schema
-/// upgrade, it adds tables and columns.
+/// The server side of the PostgreSQL backend: an ordinary typed table per synced table, the
+/// registry of the columns Tandem owns in it (`tandem_columns`), a change log that every row
+/// change by anyone is recorded in (a row trigger and a TRUNCATE trigger per table), the
+/// applied-upload record, the per-client epochs and cursors, and the server's id and history.
+/// Idempotent: run again after a schema upgrade, it adds tables and columns.
 ///
-/// Related documentation: https://www.postgresql.org/docs/15/functions-info.html#FUNCTIONS-PG-SNAPSHOT
+/// Refused, changing nothing (one transaction): a synced table whose name starts with the
+/// backend's own prefix `tandem_`, a name longer than PostgreSQL's 63 bytes, an existing table
+/// whose primary key is not `id text` alone, a column of another type than the schema declares,
+/// and NOT NULL columns that uploads could not fill (a declared column: clients may write NULL to
+/// it; another column without a default: uploads never write it).
+///
+/// Related documentation: https://www.postgresql.org/docs/15/functions-info.html#FUNCTIONS-PG-SNAPSHOT,
+/// https://www.postgresql.org/docs/15/sql-createtrigger.html
 enum PostgresSetup {
     static let channel = "tandem_changes"
+    /// The layout this code reads and writes; a server set up by older code is refused until set up again.
+    static let layout = "2"
+    /// Names the backend reserves for itself.
+    static let reservedPrefix = "tandem_"
 
-    static let base = """
-        CREATE TABLE IF NOT EXISTS tandem_meta(key text PRIMARY KEY, value text NOT NULL);
-        INSERT INTO tandem_meta(key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;
+    /// The backend's own tables and functions, one statement each.
+    static let base: [String] = [
+        """
+        CREATE TABLE IF NOT EXISTS tandem_meta(key text PRIMARY KEY, value text NOT NULL)
+        """,
+        """
+        INSERT INTO tandem_meta(key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING
+        """,
+        """
+        INSERT INTO tandem_meta(key, value) VALUES ('history', pg_current_xact_id()::text || '/' || gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING
+        """,
+        """
         CREATE TABLE IF NOT EXISTS tandem_changes(
             version bigserial PRIMARY KEY,
             xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
-            op text NOT NULL, type text NOT NULL, id text NOT NULL, data text);
-        CREATE INDEX IF NOT EXISTS tandem_changes_cursor ON tandem_changes(xid, version);
+            op text NOT NULL, type text NOT NULL, id text NOT NULL, data text)
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS tandem_changes_cursor ON tandem_changes(xid, version)
+        """,
+        """
         CREATE TABLE IF NOT EXISTS tandem_uploads(client_id text NOT NULL, tx_id bigint NOT NULL, digest text NOT NULL,
-            PRIMARY KEY (client_id, tx_id));
-        CREATE TABLE IF NOT EXISTS tandem_clients(client_id text PRIMARY KEY, epoch bigint NOT NULL);
+            PRIMARY KEY (client_id, tx_id))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS tandem_clients(client_id text PRIMARY KEY, epoch bigint NOT NULL)
+        """,
+        """
+        ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS cursor_xmin xid8
+        """,
+        """
+        ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS seen_at timestamptz
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS tandem_tables(table_name text PRIMARY KEY)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS tandem_columns(table_name text NOT NULL, column_name text NOT NULL, type text NOT NULL,
+            position int NOT NULL, PRIMARY KEY (table_name, column_name))
+        """,
+        """
         CREATE OR REPLACE FUNCTION tandem_real(x double precision) RETURNS json LANGUAGE sql IMMUTABLE AS $f$
             SELECT CASE WHEN x IS NULL OR x = 'Infinity' OR x = '-Infinity' OR x = 'NaN' THEN NULL
                         WHEN x::text ~ '^-?[0-9]+$' THEN (x::text || '.0')::json ELSE x::text::json END
-        $f$;
+        $f$
+        """,
         """
+        CREATE OR REPLACE FUNCTION tandem_log_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+        BEGIN
+            INSERT INTO tandem_changes(op, type, id) VALUES ('TRUNCATE', TG_ARGV[0], '');
+            PERFORM pg_notify('\(channel)', '');
+            RETURN NULL;
+        END
+        $f$
+        """,
+        """
+        INSERT INTO tandem_meta(key, value) VALUES ('layout', '\(layout)') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+        """,
+    ]
 
     /// The PostgreSQL type of a Tandem column.
     static func sqlType(_ type: ColumnSchema.ColumnType) -> String {
@@ -36,15 +91,22 @@ enum PostgresSetup {
         }
     }
 
+    /// A per-table object's name (`tandem_log_notes`), shortened with a digest of the table's
+    /// name where prefix and name pass PostgreSQL's 63 bytes.
+    static func objectName(_ prefix: String, _ table: String) -> String {
+        let whole = prefix + table
+        if whole.utf8.count <= 63 { return whole }
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in table.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        return prefix + table.prefix(63 - prefix.utf8.count - 9) + "_" + String(format: "%08x", hash)
+    }
+
     /// Creates or adopts every synced table of `schema` and the log machinery, in one transaction.
-    /// - Throws: ``PostgresError`` naming the table and column when an existing table's column has
-    ///   another type (or `id` is not a text primary key).
+    /// - Throws: ``PostgresError`` naming the table and column of what can never sync (see the type).
     static func install(_ schema: Schema, on connection: PostgresConnection) throws {
         try connection.transaction {
             try connection.execute("SELECT pg_advisory_xact_lock(7340977)")  // setups one at a time
-            for statement in base.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try connection.execute(statement)
-            }
+            for statement in base { try connection.execute(statement) }
             for table in schema.tables where !table.localOnly {
                 try installTable(table, on: connection)
             }
@@ -52,18 +114,31 @@ enum PostgresSetup {
     }
 
     private static func installTable(_ table: TableSchema, on connection: PostgresConnection) throws {
+        try refuseNames(of: table)
         let name = SQLText.identifier(table.name)
         let existing = try connection.execute("""
-            SELECT column_name, data_type FROM information_schema.columns
-            WHERE table_schema = current_schema() AND table_name = $1
-            """, [table.name])
+            SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
+                   coalesce(a.attnum = ANY(i.indkey) AND array_length(i.indkey::int2[], 1) = 1, false)
+            FROM pg_attribute a
+            LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
+            WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
+            """, [name])
         var types: [String: String] = [:]
         for row in existing { if let column = row[0], let type = row[1] { types[column] = type } }
-        if types.isEmpty {
+        if existing.isEmpty {
             try connection.execute("CREATE TABLE \(name)(id text PRIMARY KEY)")
         } else {
-            guard types["id"] == "text" else {
-                throw PostgresError("table \(table.name) exists but its id column is \(types["id"] ?? "missing"), not text (Tandem needs id text PRIMARY KEY)")
+            guard let id = existing.first(where: { $0[0] == "id" }), id[1] == "text", id[4] == "t" else {
+                throw PostgresError("table \(table.name) exists but \(types["id"].map { "its id column is \($0)" } ?? "has no id column")\(types["id"] == "text" ? " and not its primary key alone" : ""): Tandem needs id text PRIMARY KEY")
+            }
+            let declared = Set(table.columns.map(\.name))
+            for row in existing where row[0] != "id" && row[2] == "t" {
+                let column = row[0] ?? ""
+                if declared.contains(column) {
+                    throw PostgresError("table \(table.name) exists but its column \(column) is NOT NULL, while clients may write NULL to it: drop the constraint (ALTER TABLE \(name) ALTER COLUMN \(SQLText.identifier(column)) DROP NOT NULL)")
+                } else if row[3] != "t" {
+                    throw PostgresError("table \(table.name) exists with a column \(column) that is NOT NULL without a default, which uploads never fill: give it a default or drop the constraint")
+                }
             }
         }
         for column in table.columns {
@@ -76,41 +151,76 @@ enum PostgresSetup {
                 try connection.execute("ALTER TABLE \(name) ADD COLUMN \(SQLText.identifier(column.name)) \(wanted)")
             }
         }
-        let state = table.columns.map { column in
-            let value = column.type == .real ? "tandem_real(NEW.\(SQLText.identifier(column.name)))" : "NEW.\(SQLText.identifier(column.name))"
-            return "\(SQLText.literal(column.name)), \(value)"
-        }.joined(separator: ", ")
-        let function = SQLText.identifier("tandem_log_" + table.name)
+        try connection.execute("INSERT INTO tandem_tables(table_name) VALUES ($1) ON CONFLICT DO NOTHING", [table.name])
+        try connection.execute("DELETE FROM tandem_columns WHERE table_name = $1", [table.name])
+        for (position, column) in table.columns.enumerated() {
+            try connection.execute("INSERT INTO tandem_columns(table_name, column_name, type, position) VALUES ($1, $2, $3, $4)",
+                                   [table.name, column.name, column.type.rawValue, String(position)])
+        }
+        let row = SQLText.identifier(objectName("tandem_row_", table.name))
+        let log = SQLText.identifier(objectName("tandem_log_", table.name))
+        let truncate = SQLText.identifier(objectName("tandem_truncate_", table.name))
         let literal = SQLText.literal(table.name)
         try connection.execute("""
-            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $f$
+            CREATE OR REPLACE FUNCTION \(row)(r \(name)) RETURNS text LANGUAGE sql STABLE AS $f$
+                SELECT \(stateExpression(table, row: "r"))
+            $f$
+            """)
+        try connection.execute("""
+            CREATE OR REPLACE FUNCTION \(log)() RETURNS trigger LANGUAGE plpgsql AS $f$
             BEGIN
+                IF TG_OP = 'UPDATE' AND OLD.id = NEW.id AND \(row)(OLD) = \(row)(NEW)
+                   AND current_setting('tandem.upload', true) IS DISTINCT FROM 'on' THEN
+                    RETURN NULL;  -- another application changed only columns the schema does not declare
+                END IF;
                 IF TG_OP <> 'INSERT' AND (TG_OP = 'DELETE' OR OLD.id IS DISTINCT FROM NEW.id) THEN
                     INSERT INTO tandem_changes(op, type, id) VALUES ('DELETE', \(literal), OLD.id);
                 END IF;
                 IF TG_OP <> 'DELETE' THEN
-                    INSERT INTO tandem_changes(op, type, id, data) VALUES ('PUT', \(literal), NEW.id, json_build_object(\(state))::text);
+                    INSERT INTO tandem_changes(op, type, id, data) VALUES ('PUT', \(literal), NEW.id, \(row)(NEW));
                 END IF;
                 PERFORM pg_notify('\(channel)', '');
                 RETURN NULL;
             END
             $f$
             """)
-        try connection.execute("CREATE OR REPLACE TRIGGER \(function) AFTER INSERT OR UPDATE OR DELETE ON \(name) FOR EACH ROW EXECUTE FUNCTION \(function)()")
+        try connection.execute("CREATE OR REPLACE TRIGGER \(log) AFTER INSERT OR UPDATE OR DELETE ON \(name) FOR EACH ROW EXECUTE FUNCTION \(log)()")
+        try connection.execute("CREATE OR REPLACE TRIGGER \(truncate) AFTER TRUNCATE ON \(name) FOR EACH STATEMENT EXECUTE FUNCTION tandem_log_truncate(\(literal))")
     }
 
-    /// The column types of the synced tables on the server: table → column → Tandem type.
-    static func columnTypes(on connection: PostgresConnection) throws -> [String: [String: ColumnSchema.ColumnType]] {
+    /// The row's declared columns as Tandem's JSON text (reals keep a fraction, `-0.0` its sign),
+    /// built by concatenation, so that no function's 100-argument limit caps the column count.
+    static func stateExpression(_ table: TableSchema, row: String) -> String {
+        guard !table.columns.isEmpty else { return "'{}'" }
+        let members = table.columns.enumerated().map { index, column in
+            let value = "\(row).\(SQLText.identifier(column.name))"
+            let json = column.type == .real ? "tandem_real(\(value))::text" : "to_json(\(value))::text"
+            return SQLText.literal((index == 0 ? "{" : ",") + "\"\(column.name)\":") + " || coalesce(\(json), 'null')"
+        }
+        return members.joined(separator: " || ") + " || '}'"
+    }
+
+    private static func refuseNames(of table: TableSchema) throws {
+        if table.name.lowercased().hasPrefix(reservedPrefix) {
+            throw PostgresError("table \(table.name) cannot sync through PostgreSQL: names starting with \(reservedPrefix) are reserved for the backend's own tables")
+        }
+        for name in [table.name] + table.columns.map(\.name) where name.utf8.count > 63 {
+            throw PostgresError("table \(table.name): the name \(name) is longer than PostgreSQL's 63 bytes")
+        }
+    }
+
+    /// The declared columns of the synced tables on the server: table → column → Tandem type, in schema order.
+    static func columnTypes(on connection: PostgresConnection) throws -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {
+        var tables: [String: [(name: String, type: ColumnSchema.ColumnType)]] = [:]
         let rows = try connection.execute("""
-            SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c
-            JOIN information_schema.triggers t ON t.event_object_table = c.table_name AND t.trigger_schema = c.table_schema
-                AND t.trigger_name = 'tandem_log_' || c.table_name
-            WHERE c.table_schema = current_schema()
+            SELECT t.table_name, c.column_name, c.type FROM tandem_tables t
+            LEFT JOIN tandem_columns c ON c.table_name = t.table_name ORDER BY t.table_name, c.position
             """)
-        var tables: [String: [String: ColumnSchema.ColumnType]] = [:]
         for row in rows {
-            guard let table = row[0], let column = row[1], let type = row[2], column != "id" else { continue }
-            tables[table, default: [:]][column] = type == "bigint" ? .integer : type == "double precision" ? .real : .text
+            guard let table = row[0] else { continue }
+            tables[table, default: []] += []
+            guard let column = row[1], let type = row[2].flatMap(ColumnSchema.ColumnType.init(rawValue:)) else { continue }
+            tables[table, default: []].append((column, type))
         }
         return tables
     }

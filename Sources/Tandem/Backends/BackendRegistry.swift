@@ -33,14 +33,21 @@ public struct BackendKind: Sendable {
 public enum BackendRegistry {
     /// By scheme (aliases included); the embedded backend from the start.
     private static let registered = Mutex<[String: BackendKind]>([EmbeddedBackend.kind.scheme: EmbeddedBackend.kind])
+    /// The kind that takes connection strings without a scheme (`host=db dbname=app`).
+    private static let keywordValue = Mutex<BackendKind?>(nil)
 
     /// Adds `kind` for its scheme and `aliases` (`postgresql` beside `postgres`), replacing a
-    /// kind registered before for the same scheme.
-    public static func register(_ kind: BackendKind, aliases: [String] = []) {
+    /// kind registered before for the same scheme. With `keywordValueStrings`, `kind` also takes
+    /// connection strings of `key=value` settings, which have no scheme (libpq's).
+    public static func register(_ kind: BackendKind, aliases: [String] = [], keywordValueStrings: Bool = false) {
         registered.withLock { kinds in
             for scheme in [kind.scheme] + aliases { kinds[scheme.lowercased()] = kind }
         }
+        if keywordValueStrings { keywordValue.withLock { $0 = kind } }
     }
+
+    /// The kind that takes `key=value` connection strings, if one is registered.
+    public static var keywordValueKind: BackendKind? { keywordValue.withLock { $0 } }
 
     static func unregister(_ scheme: String) {
         registered.withLock { _ = $0.removeValue(forKey: scheme) }

@@ -37,12 +37,20 @@ public struct BackendURL: Sendable, Equatable {
     /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme, or what the scheme's parser throws.
     public init(_ url: String, relativeTo directory: String) throws {
         let supported = BackendRegistry.kinds.map(\.usage).joined(separator: ", ")
+        let shown = ConnectionSecrets(url).redact(url)
+        if url.range(of: #"^\s*[A-Za-z_][A-Za-z0-9_]*\s*="#, options: .regularExpression) != nil {
+            guard let kind = BackendRegistry.keywordValueKind else {
+                throw TandemError.invalidBackend("'\(shown)' is a key=value connection string, which no registered backend takes (use \(supported))")
+            }
+            self = try kind.parse(url, directory)
+            return
+        }
         guard let colon = url.firstIndex(of: ":") else {
-            throw TandemError.invalidBackend("'\(url)' is not a backend URL (use \(supported))")
+            throw TandemError.invalidBackend("'\(shown)' is not a backend URL (use \(supported))")
         }
         let scheme = url[..<colon].lowercased()
         guard let kind = BackendRegistry.kind(for: scheme) else {
-            throw TandemError.invalidBackend("unknown backend scheme '\(url[..<colon])' in '\(url)' (supported: \(supported))")
+            throw TandemError.invalidBackend("unknown backend scheme '\(ConnectionSecrets(url).redact(String(url[..<colon])))' in '\(shown)' (supported: \(supported))")
         }
         self = try kind.parse(url, directory)
     }

@@ -12,7 +12,7 @@ enum DownloadStage {
     /// Calls `body` with each staged change, in order.
     static func forEach(in tx: Transaction, _ body: (ServerChange) throws -> Void) throws {
         try tx.connection.forEachRow("SELECT op, type, id, data FROM ps_download ORDER BY seq") { row in
-            try body(ServerChange(op: row[0].stringValue == ServerChange.Operation.delete.rawValue ? .delete : .put,
+            try body(ServerChange(op: row[0].stringValue.flatMap(ServerChange.Operation.init(rawValue:)) ?? .put,
                                   table: row[1].stringValue ?? "", rowID: row[2].stringValue ?? "", data: row[3].stringValue))
             return true
         }

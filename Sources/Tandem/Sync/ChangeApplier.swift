@@ -48,8 +48,38 @@ final class ChangeApplier {
                 }
             case .delete:
                 try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
+            case .truncate:
+                try truncate(change.table, in: tx)
             }
         }
+    }
+
+    /// Removes every row of `table` that has no pending upload (a TRUNCATE on the server): the
+    /// pending ones reach the server later and come back in its answer, or are deleted there.
+    func truncate(_ table: String, in tx: Transaction) throws {
+        try UntypedRows.removeAll(of: table, keeping: pending, in: tx)
+        guard let quoted = try target(of: table, in: tx) else { return }
+        let kept = pending.filter { $0[0] == table }.map { JSONValue.string($0[1]) }
+        if kept.isEmpty {
+            try tx.execute("DELETE FROM \(quoted)")
+        } else {
+            try tx.execute("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept).jsonText])
+        }
+    }
+
+    /// Before a full sync: removes every synced row that has no pending upload, in every table
+    /// downloads write to, so that the full sync leaves exactly the server's rows plus the
+    /// pending ones.
+    func removeSyncedRows(in tx: Transaction) throws {
+        var tables = Set(schema.tables.filter { !$0.localOnly && !$0.insertOnly }.map(\.name))
+        for name in try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap({ $0[0].stringValue }) {
+            if let table = InternalTables.declaredTable(ofDataTable: name), name == InternalTables.dataTable(of: table, localOnly: false),
+               schema.table(named: table) == nil {
+                tables.insert(table)  // a table dropped from the schema whose rows are kept
+            }
+        }
+        for table in tables.sorted() { try truncate(table, in: tx) }
+        try UntypedRows.removeAll(of: nil, keeping: pending, in: tx)
     }
 
     /// Where `table`'s changes go (see the type's documentation).
@@ -74,6 +104,8 @@ final class ChangeApplier {
             try UntypedRows.put(change.table, id: change.rowID, data: change.data, in: tx)
         case .delete:
             try UntypedRows.delete(change.table, id: change.rowID, in: tx)
+        case .truncate:
+            try UntypedRows.removeAll(of: change.table, keeping: pending, in: tx)
         }
     }
 }

@@ -18,7 +18,9 @@ public protocol SyncBackend: Sendable {
     func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws
 
     /// Changes after `cursor` (`""` for the beginning), oldest first, at most about `limit`
-    /// changes; a server transaction is never split across batches.
+    /// changes; a server transaction is never split across batches. A client fetches until
+    /// ``ChangeBatch/hasMore`` is false and applies what it fetched in one transaction; a batch
+    /// with a ``ChangeBatch/fullSyncReason`` starts a full sync.
     func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch
 
     /// Blocks until the backend holds changes after `cursor`, or `timeout` seconds pass.
@@ -28,4 +30,14 @@ public protocol SyncBackend: Sendable {
 
     /// Ends pending ``waitForChanges(after:timeout:)`` calls early. The backend stays usable.
     func interruptWaits()
+
+    /// Tells the backend that `clientID` has applied everything up to `cursor`, so that it may
+    /// compact its change log behind every client's position. Called after each applied
+    /// download; a failure is ignored (the next download tells it again).
+    func acknowledge(cursor: String, clientID: String) throws
+}
+
+extension SyncBackend {
+    /// Backends that keep their whole change log need no acknowledgements.
+    public func acknowledge(cursor: String, clientID: String) throws {}
 }

@@ -115,7 +115,7 @@ final class SyncEngine: Sendable {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let result = try pass.run()
-            try recordSuccess()
+            try recordSuccess(fullSync: result.fullSyncReason)
             checkpointIfLarge()
             return .passSucceeded(moreToUpload: result.moreToUpload)
         } catch {
@@ -143,11 +143,12 @@ final class SyncEngine: Sendable {
         if changed { try? writeStatus() }
     }
 
-    private func recordSuccess() throws {
+    private func recordSuccess(fullSync: String?) throws {
         let now = Date()
         let needsWrite = state.withLock { s -> Bool in
-            let changed = !s.status.connected || s.status.lastFailure != nil || !s.status.hasSynced
+            let changed = !s.status.connected || s.status.lastFailure != nil || !s.status.hasSynced || fullSync != nil
                 || now.timeIntervalSince(s.lastStatusWrite) > 1
+            if let fullSync { s.status.lastFullSync = .init(at: now, reason: fullSync) }
             s.status.connected = true
             s.status.lastFailure = nil
             s.status.hasSynced = true

@@ -6,6 +6,10 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
     case uploaded(transactions: Int, entries: Int)
     /// Backend changes were applied locally.
     case downloaded(changes: Int)
+    /// The backend sends every row again, for the reason given (a first sync, a server restored
+    /// from a dump, a cursor behind its compacted change log): synced rows without pending
+    /// uploads are replaced by the server's, pending uploads are kept and still sent.
+    case fullSync(reason: String)
     /// A failure, typed; sync retries by itself with capped backoff.
     case error(SyncFailure)
     /// Another process took over (the epoch moved on); this process stopped syncing.
@@ -21,6 +25,7 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
         case .becameOwner(let epoch): return "became owner (epoch \(epoch))"
         case .uploaded(let t, let e): return "uploaded \(t) transaction\(t == 1 ? "" : "s") (\(e) entr\(e == 1 ? "y" : "ies"))"
         case .downloaded(let n): return "downloaded \(n) change\(n == 1 ? "" : "s")"
+        case .fullSync(let reason): return "full sync: \(reason)"
         case .error(let m): return "error: \(m)"
         case .lostOwnership(let m): return "lost ownership: \(m)"
         case .pollingForChanges(let reason): return "polling for changes: \(reason)"

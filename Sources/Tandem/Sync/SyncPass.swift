@@ -26,6 +26,8 @@ struct SyncPass {
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
+        /// Set when the download was a full sync, with the backend's reason.
+        var fullSyncReason: String?
         /// Local writes arrived during the pass: run again soon.
         var moreToUpload = false
     }
@@ -94,10 +96,19 @@ struct SyncPass {
         var staged = 0
         var next = cursor
         var more = true
+        var fullSync: String?
         defer { if staged > 0 { try? database.write { try DownloadStage.clear(in: $0) } } }
         while more {
             let batch = try backend.fetchChanges(after: next, limit: downloadBatch)
-            if batch.changes.isEmpty && batch.nextCursor == next { break }
+            if batch.changes.isEmpty && batch.nextCursor == next && batch.fullSyncReason == nil { break }
+            if let reason = batch.fullSyncReason {
+                // A full sync holds every row: what was fetched before it is superseded.
+                fullSync = reason
+                changes = []
+                if staged > 0 { try database.write { try DownloadStage.clear(in: $0) } }
+                staged = 0
+                onEvent(.fullSync(reason: reason))
+            }
             changes += batch.changes
             next = batch.nextCursor
             more = batch.hasMore
@@ -107,10 +118,11 @@ struct SyncPass {
                 changes = []
             }
         }
-        if next == cursor { return }
+        if next == cursor && fullSync == nil { return }
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
             let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try ChangeApplier.pendingRows(in: tx))
+            if fullSync != nil { try applier.removeSyncedRows(in: tx) }
             if staged > 0 {
                 var chunk: [ServerChange] = []
                 try DownloadStage.forEach(in: tx) { change in
@@ -127,7 +139,11 @@ struct SyncPass {
         let count = changes.count + staged
         staged = 0  // applied: nothing left to clear
         result.downloaded += count
+        result.fullSyncReason = fullSync ?? result.fullSyncReason
         if count > 0 { onEvent(.downloaded(changes: count)) }
+        // The backend may compact its log behind every client's cursor; a failure here costs
+        // nothing now (the next pass tells it again).
+        try? backend.acknowledge(cursor: next, clientID: clientID)
     }
 
     /// Keeps fetched changes in `ps_download`, numbered after the ones staged before, and marks

@@ -153,6 +153,7 @@ extension SharedDatabase {
         status.lastSyncedAt = Date()
         status.hasSynced = true
         status.lastFailure = nil
+        if let reason = result.fullSyncReason { status.lastFullSync = .init(at: Date(), reason: reason) }
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try write { tx in
             try Fence.check(tx, epoch: epoch)

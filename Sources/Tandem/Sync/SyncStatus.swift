@@ -24,6 +24,21 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var ownerPID: Int32?
     /// The current epoch (fencing token); each new owner increments it.
     public var epoch: Int64 = 0
+    /// The last full sync (every row sent again by the backend): when it was applied and why.
+    public var lastFullSync: FullSync?
+
+    /// A full sync: the backend sent every row again (see ``SyncEvent/fullSync(reason:)``).
+    public struct FullSync: Sendable, Hashable, Codable {
+        /// When it was applied.
+        public var at: Date
+        /// The backend's reason: a first sync, a server restored from a dump, a cursor behind the compacted change log.
+        public var reason: String
+
+        public init(at: Date, reason: String) {
+            self.at = at
+            self.reason = reason
+        }
+    }
 
     /// A status with nothing synced yet and no owner.
     public init() {}
@@ -31,7 +46,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case connected, uploading, downloading, backend
         case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastFailure = "last_failure"
-        case pendingUploads = "pending_uploads", ownerPID = "owner_pid", epoch
+        case pendingUploads = "pending_uploads", ownerPID = "owner_pid", epoch, lastFullSync = "last_full_sync"
     }
 }
 

@@ -58,6 +58,7 @@ enum AppCommand {
         case .becameOwner(let epoch): return Output.object([("event", "\"became_owner\""), ("epoch", String(epoch)), ("pid", String(getpid()))])
         case .uploaded(let t, let e): return Output.object([("event", "\"uploaded\""), ("transactions", String(t)), ("entries", String(e))])
         case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
+        case .fullSync(let reason): return Output.object([("event", "\"full_sync\""), ("reason", JSONValue.string(reason).jsonText)])
         case .error(let failure):
             var pairs = [("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText), ("message", JSONValue.string(failure.message).jsonText)]
             if let table = failure.table { pairs.append(("table", JSONValue.string(table).jsonText)) }

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The passwords a backend URL or connection string holds, and a way to hide them in any text
+/// (messages, status, log lines), whatever the spelling: a URL's user information
+/// (`scheme://user:secret@host`, in any letter case, with a raw `@` or space in the password, or
+/// no user name), a `password=` query parameter, or a libpq `key=value` string
+/// (`host=db password='a b'`). Both the text as written and its percent-decoded form are hidden.
+///
+/// ```swift
+/// let secrets = ConnectionSecrets("postgres://app:s3cret@db/app")
+/// secrets.redact("cannot connect to postgres://app:s3cret@db/app")  // "… postgres://app:***@db/app"
+/// ```
+///
+/// Related documentation: https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNSTRING
+public struct ConnectionSecrets: Sendable {
+    /// What is hidden, longest first.
+    public let secrets: [String]
+
+    /// The secrets of `connection` (a URL or a `key=value` string).
+    public init(_ connection: String) {
+        var found: [String] = []
+        if let userInfo = ConnectionSecrets.userInfo(of: connection), let colon = userInfo.firstIndex(of: ":") {
+            found.append(String(userInfo[userInfo.index(after: colon)...]))
+        }
+        for match in connection.matches(of: ConnectionSecrets.passwordSetting) {
+            var value = String(match.output.1)
+            if value.hasPrefix("'") && value.hasSuffix("'") && value.count >= 2 {
+                found.append(value)
+                value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\'", with: "'")
+            }
+            found.append(value.replacingOccurrences(of: "\\\\", with: "\\"))
+            found.append(value)
+        }
+        let decoded = found.compactMap { $0.removingPercentEncoding }
+        secrets = Array(Set((found + decoded).filter { !$0.isEmpty })).sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+    }
+
+    /// `text` with every secret, and anything shaped like a password in a URL or a `password=`
+    /// setting, replaced by `***`.
+    public func redact(_ text: String) -> String {
+        var result = text
+        for secret in secrets { result = result.replacingOccurrences(of: secret, with: "***") }
+        return ConnectionSecrets.redactShapes(result)
+    }
+
+    /// `text` with anything shaped like a password hidden, for text whose connection string is unknown.
+    public static func redactShapes(_ text: String) -> String {
+        var result = text.replacing(passwordSetting) { _ in "password=***" }
+        result = result.replacing(/(?i)([a-z][a-z0-9+.\-]*:\/\/[^:\/?#\s]*):[^\s]*@/) { "\($0.1):***@" }
+        return result
+    }
+
+    /// The user information of a URL (`user:password` before the host), taken up to the last `@`
+    /// before the query, so that a raw `@` in a password stays in it.
+    public static func userInfo(of url: String) -> Substring? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
+        guard let at = beforeQuery.lastIndex(of: "@") else { return nil }
+        return rest[..<at]
+    }
+
+    /// `password = value`, the value quoted (`'a b'`, `\'` inside) or up to white space or `&`.
+    static var passwordSetting: Regex<(Substring, Substring)> { /(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s&\\]|\\.)+)/ }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Tandem
+
+/// A PostgreSQL snapshot (`pg_current_snapshot()`'s `xmin:xmax:xip,…`): every transaction below
+/// `xmin` had ended when it was taken, none from `xmax` on had started, and those in `inProgress`
+/// were running. A transaction is visible in it when it committed before it was taken.
+///
+/// Related documentation: https://www.postgresql.org/docs/15/functions-info.html#FUNCTIONS-PG-SNAPSHOT-PARTS
+struct PostgresSnapshot: Equatable, Sendable {
+    var xmin: UInt64
+    var xmax: UInt64
+    var inProgress: [UInt64]
+
+    init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, let xmin = UInt64(parts[0]), let xmax = UInt64(parts[1]), xmin <= xmax else { return nil }
+        let list = parts[2].isEmpty ? [] : parts[2].split(separator: ",", omittingEmptySubsequences: false).map { UInt64($0) }
+        guard !list.contains(nil) else { return nil }
+        self.xmin = xmin
+        self.xmax = xmax
+        inProgress = list.compactMap { $0 }
+    }
+
+    var text: String { "\(xmin):\(xmax):" + inProgress.map(String.init).joined(separator: ",") }
+    /// The in-progress list as a PostgreSQL array literal of `xid8`.
+    var inProgressArray: String { "{" + inProgress.map(String.init).joined(separator: ",") + "}" }
+}
+
+/// Where a client stands in the change feed of one server history (see DESIGN.md, "PostgreSQL
+/// feed"). Stored by the client as JSON text and handed back to ``PostgresBackend/fetchChanges(after:limit:)``.
+///
+/// - Settled: every change of a transaction visible in `snapshot` is applied; the next batch is
+///   the changes of transactions visible in a newer snapshot and not in this one.
+/// - Within a batch (`target` set): the batch up to `target` is delivered up to version `after`
+///   (every change of the batch at or below it).
+/// - Within a full sync (`table` set): the synced tables are read in name order and by id, from
+///   `table` after `afterID`; `snapshot` is the first page's, so the changes after it follow.
+struct PostgresCursor: Codable, Equatable, Sendable {
+    /// The server history the positions belong to (`tandem_meta.history`).
+    var history: String
+    var snapshot: String
+    var target: String?
+    var after: Int64?
+    var table: String?
+    var afterID: String?
+
+    enum CodingKeys: String, CodingKey {
+        case history = "h", snapshot = "s", target = "t", after = "v", table = "table", afterID = "id"
+    }
+
+    /// A stored cursor, or nil when it is not one of this backend's (empty, or an older format).
+    init?(_ text: String) {
+        guard text.hasPrefix("{"), let cursor = try? JSONDecoder().decode(PostgresCursor.self, from: Data(text.utf8)),
+              PostgresSnapshot(cursor.snapshot) != nil, cursor.target.map({ PostgresSnapshot($0) != nil }) ?? true else { return nil }
+        self = cursor
+    }
+
+    init(history: String, snapshot: String) {
+        self.history = history
+        self.snapshot = snapshot
+    }
+
+    var text: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The settled snapshot, parsed (checked in ``init(_:)``).
+    var settled: PostgresSnapshot { PostgresSnapshot(snapshot)! }
+}

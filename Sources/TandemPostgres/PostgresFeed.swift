@@ -1,0 +1,168 @@
+import Foundation
+import Tandem
+
+/// The change feed: batches of whole transactions in the order their rows were written, by
+/// snapshots (PgQ's batches), so a transaction left open anywhere in the cluster delays only its
+/// own changes. See DESIGN.md, "PostgreSQL feed".
+///
+/// A batch between a client's settled snapshot `old` and a newer snapshot `new` holds the changes
+/// of every transaction visible in `new` and not in `old`: those in `old`'s in-progress list and
+/// those from `old.xmax` on (found on the `xid` index). Inside it, changes go by `version`, drawn
+/// from a sequence when the row was written: a second writer of a row waits for the first to
+/// commit, so a row's changes are in commit order, and a transaction's last version is below any
+/// later writer's of its rows. Pages of a batch are read on the `version` index from the
+/// batch's lowest version (found once per batch), so a large batch costs each page its own rows.
+///
+/// (`xmax` is one past the newest transaction that had ended, not the next transaction id: a
+/// transaction running when the snapshot was taken may have an id from `xmax` on and be in no
+/// list, with versions drawn long before. So the batch's lower bound is read, never assumed.)
+///
+/// Related documentation: https://www.postgresql.org/docs/15/functions-info.html#FUNCTIONS-PG-SNAPSHOT
+enum PostgresFeed {
+    /// Where the server stands: its snapshot and its history.
+    struct Position {
+        var snapshot: PostgresSnapshot
+        var history: String
+        /// The history row was written in this cluster (its `xmin` is the transaction id it
+        /// records); false after a dump was restored into another cluster.
+        var historyIsCurrent: Bool
+        /// Changes of transactions below this were compacted away.
+        var horizon: UInt64?
+
+        var settledCursor: PostgresCursor { PostgresCursor(history: history, snapshot: snapshot.text) }
+    }
+
+    /// The position now (the snapshot of the caller's transaction, or of this statement).
+    static func position(on db: PostgresConnection, name: String) throws -> Position {
+        let row = try db.execute("""
+            SELECT pg_current_snapshot()::text,
+                   (SELECT value FROM tandem_meta WHERE key = 'history'),
+                   (SELECT xmin::text FROM tandem_meta WHERE key = 'history'),
+                   (SELECT value FROM tandem_meta WHERE key = 'horizon'),
+                   (SELECT value FROM tandem_meta WHERE key = 'layout')
+            """).first ?? []
+        guard row.count == 5, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
+            throw PostgresError("\(name) has no Tandem change feed; run `tandem backend setup` with the schema")
+        }
+        guard row[4] == PostgresSetup.layout else {
+            throw PostgresError("\(name) was set up by an older Tandem; run `tandem backend setup` with the schema again to upgrade it")
+        }
+        let recorded = history.split(separator: "/").first.flatMap { UInt64($0) }
+        let xmin = row[2].flatMap { $0 }.flatMap { UInt64($0) }
+        return Position(snapshot: snapshot, history: history,
+                        historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
+                        horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) })
+    }
+
+    /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
+    static func fullSyncReason(for cursor: PostgresCursor?, text: String, at position: Position) -> String? {
+        guard let cursor else {
+            return text.isEmpty ? "first sync" : "the stored cursor is not one of this PostgreSQL backend's (an older Tandem's): syncing from scratch"
+        }
+        if cursor.history != position.history {
+            return "the server's history changed (it was restored from a dump or replaced): this client's cursor belongs to the old one"
+        }
+        let settled = cursor.settled
+        if settled.xmax > position.snapshot.xmax {
+            return "the server is behind this client's cursor (restored to an earlier point in time)"
+        }
+        if let horizon = position.horizon, settled.xmin < horizon {
+            return "the change log was compacted past this client's cursor (it was away longer than the retention period)"
+        }
+        return nil
+    }
+
+    /// The condition that a change belongs to the batch from `old` ($1: its in-progress list,
+    /// $2: its xmax) to `new` ($3).
+    private static let inBatch = """
+        (xid = ANY($1::xid8[]) OR (xid >= $2::xid8 AND xid < pg_snapshot_xmax($3::pg_snapshot))) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)
+        """
+
+    /// The lowest version in the batch from `old` to `new`, less one (0 for an empty batch).
+    static func batchStart(on db: PostgresConnection, old: PostgresSnapshot, new: String) throws -> Int64 {
+        let row = try db.execute("SELECT min(version) - 1 FROM tandem_changes WHERE \(inBatch)", [old.inProgressArray, String(old.xmax), new]).first
+        return Int64(row?.first.flatMap { $0 } ?? "") ?? 0
+    }
+
+    /// The rows of the batch from `old` to `new` after version `after`, up to version `through`
+    /// (when given), oldest first, at most `limit` (when given).
+    static func batchRows(on db: PostgresConnection, old: PostgresSnapshot, new: String,
+                          after: Int64, through: Int64? = nil, limit: Int? = nil) throws -> [[String?]] {
+        try db.execute("""
+            SELECT version, xid::text, op, type, id, data FROM tandem_changes
+            WHERE version > $4 AND ($5::bigint IS NULL OR version <= $5) AND \(inBatch)
+            ORDER BY version\(limit == nil ? "" : " LIMIT $6")
+            """, [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? []))
+    }
+
+    /// True when the batch from `old` to the snapshot of this statement holds any change.
+    static func hasChanges(on db: PostgresConnection, after old: PostgresSnapshot) throws -> Bool {
+        try db.execute("""
+            SELECT EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
+                OR EXISTS (SELECT 1 FROM tandem_changes WHERE xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
+            """, [old.inProgressArray, String(old.xmax)]).first?.first == "t"
+    }
+
+    /// The next page of the batch `cursor` is in (or starts at `position`): at least `limit`
+    /// changes unless the batch ends, then extended until every transaction in it is whole.
+    static func page(on db: PostgresConnection, cursor: PostgresCursor, position: Position, limit: Int) throws -> ChangeBatch {
+        let old = cursor.settled
+        let target = cursor.target ?? position.snapshot.text
+        let after = try cursor.after ?? batchStart(on: db, old: old, new: target)
+        var rows = try batchRows(on: db, old: old, new: target, after: after, limit: max(1, limit))
+        let full = rows.count >= max(1, limit)
+        while full, let last = rows.last, let lastVersion = Int64(last[0] ?? "") {
+            // Whole transactions: take the rest of every transaction the page holds part of, and
+            // what lies between (which may bring in more transactions).
+            let xids = "{" + Set(rows.compactMap { $0[1] ?? nil }).sorted().joined(separator: ",") + "}"
+            let end = Int64(try db.execute("SELECT max(version) FROM tandem_changes WHERE xid = ANY($1::xid8[])", [xids]).first?.first.flatMap { $0 } ?? "") ?? 0
+            guard end > lastVersion else { break }
+            rows += try batchRows(on: db, old: old, new: target, after: lastVersion, through: end)
+        }
+        let changes = try rows.map(change)
+        guard full, let last = rows.last, let lastVersion = Int64(last[0] ?? ""),
+              try !batchRows(on: db, old: old, new: target, after: lastVersion, limit: 1).isEmpty else {
+            let settled = PostgresCursor(history: cursor.history, snapshot: target)
+            return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: false)
+        }
+        var next = cursor
+        next.target = target
+        next.after = lastVersion
+        return ChangeBatch(changes: changes, nextCursor: next.text, hasMore: true)
+    }
+
+    /// The next page of a full sync: every synced table's rows as PUTs, read by table name and
+    /// id; then the cursor settles at the first page's snapshot, whose later changes follow.
+    static func fullSyncPage(on db: PostgresConnection, cursor: PostgresCursor?, position: Position,
+                             reason: String?, limit: Int) throws -> ChangeBatch {
+        let base = cursor ?? position.settledCursor
+        let tables = try db.execute("SELECT table_name FROM tandem_tables").compactMap { $0[0] ?? nil }.sorted()
+        var changes: [ServerChange] = []
+        for table in tables where base.table.map({ table >= $0 }) ?? true {
+            let function = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table))
+            let rows = try db.execute("""
+                SELECT tandem_page.id, \(function)(tandem_page.*) FROM \(SQLText.identifier(table)) AS tandem_page
+                WHERE $1::text IS NULL OR tandem_page.id > $1 ORDER BY tandem_page.id LIMIT $2
+                """, [table == base.table ? base.afterID : nil, String(max(1, limit - changes.count))])
+            changes += rows.map { ServerChange(op: .put, table: table, rowID: $0[0] ?? "", data: $0[1] ?? "{}") }
+            if changes.count >= max(1, limit), let last = rows.last?[0] ?? nil {
+                var next = base
+                next.table = table
+                next.afterID = last
+                return ChangeBatch(changes: changes, nextCursor: next.text, hasMore: true, fullSyncReason: reason)
+            }
+        }
+        let settled = PostgresCursor(history: base.history, snapshot: base.snapshot)
+        return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: true, fullSyncReason: reason)
+    }
+
+    private static func change(_ row: [String?]) throws -> ServerChange {
+        let table = row[3] ?? "", id = row[4] ?? ""
+        switch row[2] {
+        case "PUT": return ServerChange(op: .put, table: table, rowID: id, data: row[5] ?? nil)
+        case "DELETE": return ServerChange(op: .delete, table: table, rowID: id, data: nil)
+        case "TRUNCATE": return ServerChange(op: .truncate, table: table, rowID: "", data: nil)
+        default: throw TandemError.invalidBackend("the change log holds an operation '\(row[2] ?? "NULL")' for \(table) id '\(id)'")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Tandem
+
+/// The server's history and the change log's retention.
+///
+/// **History.** Clients' cursors hold transaction ids, which mean something only in the cluster
+/// that assigned them. `tandem_meta.history` is `<xid>/<uuid>`, written by the transaction
+/// `<xid>`, so the row's own `xmin` equals it; a dump restored into another cluster (a migration,
+/// a managed-service move) writes the row again under another `xmin`, which tells the backend
+/// that every cursor of the old history is void. It then starts a new history (a new uuid, the
+/// old history's change log removed) and every client does a full sync, keeping its pending
+/// uploads. `VACUUM FREEZE`, `VACUUM FULL`, `CLUSTER` and `pg_upgrade` keep `xmin`.
+///
+/// **Retention.** Each client acknowledges the cursor it applied (`tandem_clients.cursor_xmin`,
+/// `seen_at`). Compaction deletes the changes of transactions below a horizon: the oldest cursor of
+/// the clients seen within the retention period (7 days unless `tandem_meta.retention_seconds`
+/// says otherwise), never newer than the oldest running transaction, and, when run in the
+/// background, never newer than the one the previous run chose (at least a grace period ago,
+/// which covers a new client's first full sync before its first acknowledgement). A client whose
+/// cursor is below the horizon gets a full sync.
+///
+/// Related documentation: https://www.postgresql.org/docs/15/ddl-system-columns.html
+enum PostgresHistory {
+    static let defaultRetention: Double = 7 * 24 * 3600
+    /// The least time between a background compaction's choice of a horizon and its use.
+    static let grace: Double = 300
+
+    /// Starts a new history after the old one's row was found restored: a new id, the old
+    /// history's change log and client positions removed, in one transaction.
+    static func startNewHistory(on db: PostgresConnection) throws {
+        try db.transaction {
+            try db.execute("SELECT pg_advisory_xact_lock(7340978)")
+            let row = try db.execute("SELECT value, xmin::text FROM tandem_meta WHERE key = 'history'").first ?? []
+            let recorded = (row.first ?? nil)?.split(separator: "/").first.flatMap { UInt64($0) }
+            let xmin = row.count > 1 ? row[1].flatMap { UInt64($0) } : nil
+            guard recorded.map({ $0 & 0xffff_ffff }) != xmin || recorded == nil else { return }  // another process did it
+            try db.execute("DELETE FROM tandem_changes")
+            try db.execute("UPDATE tandem_clients SET cursor_xmin = NULL")
+            try db.execute("DELETE FROM tandem_meta WHERE key IN ('horizon', 'compaction')")
+            try db.execute("""
+                INSERT INTO tandem_meta(key, value) VALUES ('history', pg_current_xact_id()::text || '/' || gen_random_uuid()::text)
+                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+                """)
+        }
+    }
+
+    /// Deletes the changes every client has applied (see the type). With `immediately`, the horizon
+    /// is the one chosen now; otherwise the one the previous run chose at least ``grace`` ago.
+    /// - Returns: the number of changes deleted, or nil when another compaction was running.
+    @discardableResult
+    static func compact(on db: PostgresConnection, immediately: Bool) throws -> Int? {
+        try db.transaction { () -> Int? in
+            guard try db.execute("SELECT pg_try_advisory_xact_lock(7340979)").first?.first == "t" else { return nil }
+            let row = try db.execute("""
+                SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
+                       (SELECT min(cursor_xmin)::text FROM tandem_clients WHERE cursor_xmin IS NOT NULL
+                          AND seen_at > now() - make_interval(secs => coalesce((SELECT value::float8 FROM tandem_meta WHERE key = 'retention_seconds'), $1))),
+                       (SELECT value FROM tandem_meta WHERE key = 'compaction'),
+                       extract(epoch FROM now())::text
+                """, [String(defaultRetention)]).first ?? []
+            guard row.count == 4, let oldest = row[0].flatMap({ $0 }).flatMap(UInt64.init), let now = row[3].flatMap({ $0 }).flatMap(Double.init) else { return 0 }
+            let clients = row[1].flatMap { $0 }.flatMap(UInt64.init)
+            let candidate = min(oldest, clients ?? oldest)
+            var horizon: UInt64?
+            if immediately {
+                horizon = candidate
+            } else if let previous = row[2].flatMap({ $0 }) {
+                let parts = previous.split(separator: "@")
+                if parts.count == 2, let xid = UInt64(parts[0]), let at = Double(parts[1]), now - at >= grace { horizon = min(xid, candidate) }
+            }
+            if immediately || horizon != nil || row[2] == nil {
+                try db.execute("INSERT INTO tandem_meta(key, value) VALUES ('compaction', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                               ["\(candidate)@\(now)"])
+            }
+            guard let horizon else { return 0 }
+            let deleted = try db.execute("WITH gone AS (DELETE FROM tandem_changes WHERE xid < $1::xid8 RETURNING 1) SELECT count(*) FROM gone",
+                                         [String(horizon)]).first?.first.flatMap { $0 }.flatMap { Int($0) } ?? 0
+            try db.execute("""
+                INSERT INTO tandem_meta(key, value) VALUES ('horizon', $1)
+                ON CONFLICT (key) DO UPDATE SET value = greatest(tandem_meta.value::numeric, EXCLUDED.value::numeric)::text
+                """, [String(horizon)])
+            return deleted
+        }
+    }
+}
+
+extension PostgresBackend {
+    /// Records the cursor `clientID` applied (at most every 10 seconds per client unless its
+    /// snapshot's xmin moved back), so compaction keeps what it still needs.
+    public func acknowledge(cursor: String, clientID: String) throws {
+        guard let parsed = PostgresCursor(cursor), parsed.target == nil, parsed.table == nil else { return }
+        let now = Date()
+        let due = acknowledged.withLock { known -> Bool in
+            guard let last = known[clientID] else { return true }
+            return now.timeIntervalSince(last.at) >= 10 || (PostgresCursor(last.cursor)?.settled.xmin ?? 0) > parsed.settled.xmin
+        }
+        guard due else { return }
+        try withConnection { db in
+            try db.execute("""
+                INSERT INTO tandem_clients(client_id, epoch, cursor_xmin, seen_at) VALUES ($1, 0, $2::xid8, now())
+                ON CONFLICT (client_id) DO UPDATE SET cursor_xmin = EXCLUDED.cursor_xmin, seen_at = EXCLUDED.seen_at
+                """, [clientID, String(parsed.settled.xmin)])
+        }
+        acknowledged.withLock { $0[clientID] = (cursor, now) }
+    }
+
+    /// Deletes the change log's entries that every client has applied, now (see ``PostgresHistory``).
+    /// - Returns: the number of changes deleted (0 when another compaction was running).
+    /// - Throws: ``PostgresError`` when the server cannot be reached.
+    public func compact() throws -> Int {
+        try withConnection { try PostgresHistory.compact(on: $0, immediately: true) } ?? 0
+    }
+
+    /// Compacts in the background of downloads, at most once a minute per process.
+    func compactIfDue() {
+        let now = Date()
+        let due = lastCompaction.withLock { last -> Bool in
+            guard now.timeIntervalSince(last) >= 60 else { return false }
+            last = now
+            return true
+        }
+        if due { _ = try? withConnection { try PostgresHistory.compact(on: $0, immediately: false) } }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Tandem
+
+/// One upload batch inside its server transaction: the epoch check, the applied-upload markers
+/// and each CRUD entry under the conflict rule, writing only the columns the schema declares.
+struct PostgresUpload {
+    let db: PostgresConnection
+    /// The server's synced tables and their declared columns (``PostgresSetup/columnTypes(on:)``).
+    let columns: [String: [(name: String, type: ColumnSchema.ColumnType)]]
+
+    /// Locks the client's epoch row and refuses an epoch older than one seen. Marks the
+    /// transaction as an upload, whose every row write is logged (another application's update
+    /// that changes no declared column is not).
+    func checkEpoch(_ epoch: Int64, clientID: String) throws {
+        try db.execute("SET LOCAL tandem.upload = 'on'")
+        let seen = Int64(try db.execute("SELECT epoch FROM tandem_clients WHERE client_id = $1 FOR UPDATE", [clientID]).first?.first??.description ?? "0") ?? 0
+        guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
+        try db.execute("""
+            INSERT INTO tandem_clients(client_id, epoch) VALUES ($1, $2)
+            ON CONFLICT (client_id) DO UPDATE SET epoch = greatest(tandem_clients.epoch, EXCLUDED.epoch)
+            """, [clientID, String(epoch)])
+    }
+
+    /// Records `transaction` as applied; false when it was applied before (a retry).
+    /// - Throws: ``TandemError/transactionConflict(clientID:transactionID:highest:)`` when the
+    ///   pair was applied with other entries (a client file restored from a backup).
+    func mark(_ transaction: CrudTransaction, clientID: String) throws -> Bool {
+        let digest = transaction.digest
+        let marked = try db.execute("""
+            INSERT INTO tandem_uploads(client_id, tx_id, digest) VALUES ($1, $2, $3)
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, [clientID, String(transaction.transactionID), digest])
+        if !marked.isEmpty { return true }
+        let applied = try db.execute("SELECT digest FROM tandem_uploads WHERE client_id = $1 AND tx_id = $2",
+                                     [clientID, String(transaction.transactionID)]).first?.first ?? nil
+        if applied == digest { return false }
+        let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
+        throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
+    }
+
+    func apply(_ entry: CrudEntry) throws {
+        guard let declared = columns[entry.table] else {
+            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run `tandem backend setup` with the current schema")
+        }
+        let types = Dictionary(declared.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
+        let table = SQLText.identifier(entry.table)
+        switch entry.op {
+        case .delete:
+            try db.execute("DELETE FROM \(table) WHERE id = $1", [entry.rowID])
+        case .put:
+            for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
+            let names = declared.map(\.name)
+            let values = try declared.map { try PostgresValues.text(entry.data?[$0.name] ?? .null, column: $0.name, type: $0.type, entry: entry) }
+            let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
+            let marks = (1...(names.count + 1)).map { "$\($0)" }.joined(separator: ", ")
+            let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
+            try db.execute("INSERT INTO \(table)(\(list)) VALUES (\(marks)) ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)",
+                           [entry.rowID] + values)
+        case .patch:
+            let data = entry.data ?? [:]
+            let names = data.keys.sorted()
+            for name in names where types[name] == nil { try PostgresValues.unknownColumn(name, entry: entry) }
+            let values = try names.map { try PostgresValues.text(data[$0]!, column: $0, type: types[$0]!, entry: entry) }
+            let sets = names.enumerated().map { "\(SQLText.identifier($1)) = $\($0 + 2)" }.joined(separator: ", ")
+            let update = "UPDATE \(table) SET \(sets.isEmpty ? "id = id" : sets) WHERE id = $1 RETURNING 1"
+            for _ in 0..<3 {
+                if try !db.execute(update, [entry.rowID] + values).isEmpty { return }
+                if try logDeletionOfMissingRow(entry, table: table) { return }
+                // Another transaction inserted the row meanwhile and has committed: patch it.
+            }
+        }
+    }
+
+    /// The delete wins over a PATCH of a missing row: logs the row's deletion so the patching
+    /// client drops its copy. The deletion must come before any concurrent insert of the same id
+    /// in the log's order, so the id's slot in the primary key is held while it is logged (an
+    /// insert in the row's key, rolled back): an insert not yet committed makes this wait for it.
+    /// - Returns: false when the row exists after all (the caller patches it).
+    private func logDeletionOfMissingRow(_ entry: CrudEntry, table: String) throws -> Bool {
+        try db.execute("SAVEPOINT tandem_missing")
+        do {
+            try db.execute("INSERT INTO tandem_changes(op, type, id) VALUES ('DELETE', $1, $2)", [entry.table, entry.rowID])
+            try db.execute("SAVEPOINT tandem_slot")
+            var held = true
+            do {
+                held = try !db.execute("INSERT INTO \(table)(id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING 1", [entry.rowID]).isEmpty
+            } catch let error as PostgresError where !error.isConnectionFailure {
+                held = true  // the table refuses a bare id (a constraint): log the deletion as it stands
+            }
+            try db.execute("ROLLBACK TO SAVEPOINT tandem_slot")
+            if !held {
+                try db.execute("ROLLBACK TO SAVEPOINT tandem_missing")
+                try db.execute("RELEASE SAVEPOINT tandem_missing")
+                return false
+            }
+            try db.execute("SELECT pg_notify('\(PostgresSetup.channel)', '')")
+            try db.execute("RELEASE SAVEPOINT tandem_missing")
+            return true
+        } catch {
+            _ = try? db.execute("ROLLBACK TO SAVEPOINT tandem_missing")
+            throw error
+        }
+    }
+}
