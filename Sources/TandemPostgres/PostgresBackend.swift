@@ -47,7 +47,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         name = ConnectionString.redacted(conninfo)
         let connection = try PostgresConnection(conninfo)
         guard let id = try PostgresBackend.serverID(on: connection) else {
-            throw PostgresError("\(name) is not set up as a Tandem backend; run `tandem backend setup` with the schema first")
+            // Unavailable until set up: an app waits for it, as for a server that is down.
+            throw PostgresError("\(name) is not set up as a Tandem backend; run `tandem backend setup` with the schema first", isConnectionFailure: true)
         }
         identifier = id
         self.connection = connection

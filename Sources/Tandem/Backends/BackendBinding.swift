@@ -21,8 +21,11 @@ extension SharedDatabase {
         return try Tandem.openBackend(url)
     }
 
-    /// Refuses `url` when this database syncs with another backend, reading only.
-    func checkBinding(to url: BackendURL) throws {
+    /// Refuses `url` when this database syncs with another backend, reading only (the
+    /// backend's identifier is read without creating or changing anything).
+    /// - Throws: ``TandemError/invalidBackend(_:)`` for another backend; the backend kind's
+    ///   errors when its identifier cannot be read (the server is down, say).
+    public func checkBinding(to url: BackendURL) throws {
         let (boundID, boundName) = try read { tx in
             (try tx.stored(.backendID).stringValue, try tx.stored(.backendName).stringValue ?? "")
         }

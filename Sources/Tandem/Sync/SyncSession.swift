@@ -131,7 +131,7 @@ extension SharedDatabase {
         while true {
             attempt += 1
             do {
-                return try syncPassOnce(with: backend)
+                return try syncPassOnce(with: backend, backendName: backendName)
             } catch TandemError.staleEpoch where attempt == 1 {
                 // The backend had seen a newer epoch (a restored file): the pass raised the local
                 // epoch to it, so a second election starts above it.
@@ -140,7 +140,7 @@ extension SharedDatabase {
         }
     }
 
-    private func syncPassOnce(with backend: any SyncBackend) throws -> (transactions: Int, entries: Int, downloaded: Int) {
+    private func syncPassOnce(with backend: any SyncBackend, backendName: String) throws -> (transactions: Int, entries: Int, downloaded: Int) {
         let election = try OwnerElection(database: self)
         guard let epoch = try election.tryAcquire() else {
             let pid = try? read { try $0.stored(.ownerPID).int64Value }
@@ -148,17 +148,44 @@ extension SharedDatabase {
         }
         defer { election.release() }
         let pass = SyncPass(database: self, backend: backend, epoch: epoch, clientID: try clientID())
-        let result = try pass.run()
+        let result: SyncPass.Result
+        do {
+            result = try pass.run()
+        } catch {
+            let failure = SyncFailure(error, databasePath: path)
+            if failure.kind != .refusedEpoch { try? writeStatus(epoch: epoch) { $0.lastFailure = failure; $0.backend = backendName.isEmpty ? $0.backend : backendName } }
+            throw error
+        }
+        try writeStatus(epoch: epoch) { status in
+            status.lastSyncedAt = Date()
+            status.hasSynced = true
+            status.lastFailure = nil
+            if !backendName.isEmpty { status.backend = backendName }
+            if let reason = result.fullSyncReason { status.lastFullSync = .init(at: Date(), reason: reason) }
+        }
+        return (result.transactions, result.entries, result.downloaded)
+    }
+
+    /// Records a failure to reach the backend in the status, as the owner (briefly) when no
+    /// other process owns sync; the owner's own status is left alone.
+    func recordFailureAsOwner(_ error: any Error, backendName: String) throws {
+        let election = try OwnerElection(database: self)
+        guard let epoch = try election.tryAcquire() else { return }
+        defer { election.release() }
+        try writeStatus(epoch: epoch) { status in
+            status.lastFailure = SyncFailure(error, databasePath: path)
+            status.backend = backendName
+        }
+    }
+
+    /// Changes the stored status under the owner's `epoch` (fenced like every sync write).
+    private func writeStatus(epoch: Int64, _ change: (inout SyncStatus) -> Void) throws {
         var status = try syncStatus()
-        status.lastSyncedAt = Date()
-        status.hasSynced = true
-        status.lastFailure = nil
-        if let reason = result.fullSyncReason { status.lastFullSync = .init(at: Date(), reason: reason) }
+        change(&status)
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try write { tx in
             try Fence.check(tx, epoch: epoch)
             try tx.store(.syncStatus, json)
         }
-        return (result.transactions, result.entries, result.downloaded)
     }
 }

@@ -33,9 +33,16 @@ enum AppCommand {
         }
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
-        let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
         let json = args.has("json")
-        let session = try db.sync(with: backend, backendName: backendURL.name)
+        let session: SyncSession
+        do {
+            let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
+            session = try db.sync(with: backend, backendName: backendURL.name)
+        } catch where SyncFailure(error, databasePath: db.path).kind == .backendUnavailable {
+            // A server that is down (or not set up yet) is opened when it can be reached.
+            Output.error("tandem app: the backend is unavailable for now (\(error)); running locally, syncing once it can be reached\n")
+            session = try db.sync(url: backendURL)
+        }
         if state.withLock({ s -> Bool in s.session = session; return s.stopping }) { session.stop() }
         let pid = getpid()
         if let owner = try db.syncStatus().ownerPID, owner != pid {
@@ -91,9 +98,9 @@ enum SyncCommand {
         guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
-        let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
-        defer { backend.interruptWaits() }
-        let result = try db.syncOnce(with: backend, backendName: backendURL.name)
+        // Refused before anything is created when DB syncs with another backend; a failure to
+        // reach the backend, or a failed pass, is recorded in the status.
+        let result = try db.syncOnce(url: backendURL)
         if args.has("json") {
             Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
                                         ("uploaded_entries", String(result.entries)),
