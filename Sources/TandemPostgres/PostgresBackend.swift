@@ -70,9 +70,12 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     }
 
     /// Creates or upgrades the server side for `schema` (see ``PostgresSetup``).
+    /// - Parameter retention: how long (seconds) a client may stay away before the change log
+    ///   is compacted past its cursor (it then does a full sync); nil keeps the setting (7 days
+    ///   at first).
     /// - Throws: ``PostgresError`` naming the table and column of what can never sync.
-    public static func setup(conninfo: String, schema: Schema) throws {
-        try PostgresSetup.install(schema, on: PostgresConnection(conninfo))
+    public static func setup(conninfo: String, schema: Schema, retention: Double? = nil) throws {
+        try PostgresSetup.install(schema, retention: retention, on: PostgresConnection(conninfo))
     }
 
     /// The main connection, reconnected when it was lost.
@@ -158,7 +161,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 return position.settledCursor.text  // a pass has work to do from the stored cursor
             }
             if try PostgresFeed.hasChanges(on: db, after: stored!.settled) {
-                return position.settledCursor.text
+                // A snapshot taken after the check: at or after every change it found.
+                return try PostgresFeed.position(on: db, name: name).settledCursor.text
             }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { return nil }

@@ -103,10 +103,14 @@ enum PostgresSetup {
 
     /// Creates or adopts every synced table of `schema` and the log machinery, in one transaction.
     /// - Throws: ``PostgresError`` naming the table and column of what can never sync (see the type).
-    static func install(_ schema: Schema, on connection: PostgresConnection) throws {
+    static func install(_ schema: Schema, retention: Double? = nil, on connection: PostgresConnection) throws {
         try connection.transaction {
             try connection.execute("SELECT pg_advisory_xact_lock(7340977)")  // setups one at a time
             for statement in base { try connection.execute(statement) }
+            if let retention {
+                try connection.execute("INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                                       [String(retention)])
+            }
             for table in schema.tables where !table.localOnly {
                 try installTable(table, on: connection)
             }

@@ -12,6 +12,9 @@ import Testing
         var testDescription: String { rawValue }
         /// Postgres only when a test server is configured.
         static var available: [Kind] { TestPostgres.url == nil ? [.embedded, .memory] : allCases }
+        /// Backends whose server other applications write in their own transactions, which
+        /// may commit in another order than they started and may stay open (PostgreSQL).
+        static var withForeignTransactions: [Kind] { available.filter { $0 == .postgres } }
 
         /// The columns the contract tests write, for backends with typed tables.
         static let schema = Schema(tables: [TableSchema(name: "notes", columns: [
@@ -158,5 +161,69 @@ import Testing
             #expect(try backend.fetchChanges(after: start, limit: 10).changes.map(\.rowID) == ["a"])
             #expect(try backend.fetchChanges(after: cursor, limit: 10).changes.isEmpty, "the wait returns a cursor at or after the newest change")
         }
+    }
+
+    /// The change that committed last wins, whatever order the transactions started in: a
+    /// transaction that started first (the older transaction id) and wrote last, by another
+    /// application or by a client's upload, leaves its value on every client.
+    @Test(arguments: Kind.withForeignTransactions) func theChangeCommittedLastWins(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try #require(try kind.make(in: dir) as? PostgresBackend)
+        try backend.upload([transaction(1, [(.put, "r", ["title": .string("v0")])])], clientID: "a", epoch: 1)
+        let start = try origin(backend)
+        // psql session S2 starts first and writes last; S1 writes in between and commits.
+        let s1 = try PostgresConnection(backend.conninfo), s2 = try PostgresConnection(backend.conninfo)
+        try s2.execute("BEGIN")
+        try s2.execute("SELECT pg_current_xact_id()")
+        try s1.execute("UPDATE notes SET title = 'v1' WHERE id = 'r'")
+        try s2.execute("UPDATE notes SET title = 'v2' WHERE id = 'r'")
+        try s2.execute("COMMIT")
+        #expect(try title(of: "r", in: allChanges(backend, from: start)) == "v2")
+        // The younger transaction is a client's upload: it commits first, the older psql one last.
+        let older = try PostgresConnection(backend.conninfo)
+        try older.execute("BEGIN")
+        try older.execute("SELECT pg_current_xact_id()")
+        try backend.upload([transaction(2, [(.patch, "r", ["title": .string("v3")])])], clientID: "a", epoch: 1)
+        try older.execute("UPDATE notes SET title = 'v4' WHERE id = 'r'")
+        try older.execute("COMMIT")
+        #expect(try title(of: "r", in: allChanges(backend, from: start)) == "v4")
+        // And a client database applying the feed ends with the server's value.
+        let db = try SharedDatabase(path: dir.path("client.db"), schema: Kind.schema)
+        _ = try db.syncOnce(with: backend)
+        #expect(try db.fetchAll("SELECT title FROM notes WHERE id = 'r'").first?[0] == .text("v4"))
+        #expect(try s1.execute("SELECT title FROM notes WHERE id = 'r'").first?.first == "v4")
+    }
+
+    /// A write transaction left open (in this database, or in another database of the same
+    /// cluster: transaction ids are cluster-wide) delays only its own changes: every other
+    /// committed change arrives at once, and its own arrive when it commits, never skipped.
+    @Test(arguments: Kind.withForeignTransactions) func aTransactionLeftOpenDelaysOnlyItself(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try #require(try kind.make(in: dir) as? PostgresBackend)
+        let start = try origin(backend)
+        let elsewhere = try PostgresConnection(try #require(TestPostgres.url))  // another database
+        try elsewhere.execute("BEGIN")
+        try elsewhere.execute("SELECT pg_current_xact_id()")
+        let open = try PostgresConnection(backend.conninfo)
+        try open.execute("BEGIN")
+        try open.execute("INSERT INTO notes(id, title) VALUES ('held', 'committed last')")
+        defer { _ = try? elsewhere.execute("ROLLBACK") }
+        var cursor = start
+        for i in 0..<5 {
+            try backend.upload([transaction(Int64(i + 1), [(.put, "n\(i)", ["title": .string("while open")])])], clientID: "a", epoch: 1)
+            let batch = try backend.fetchChanges(after: cursor, limit: 100)
+            #expect(batch.changes.map(\.rowID) == ["n\(i)"], "a committed change arrives while older transactions stay open")
+            #expect(try backend.waitForChanges(after: batch.nextCursor, timeout: 0) == nil, "nothing more is announced")
+            cursor = batch.nextCursor
+        }
+        try open.execute("COMMIT")
+        #expect(try backend.waitForChanges(after: cursor, timeout: 5) != nil, "the held transaction's commit is announced")
+        #expect(try backend.fetchChanges(after: cursor, limit: 100).changes.map(\.rowID) == ["held"])
+    }
+
+    private func title(of id: String, in changes: [ServerChange]) throws -> String? {
+        guard let last = changes.last(where: { $0.rowID == id }), case .object(let row) = try JSONValue(parsing: last.data ?? "null"),
+              case .string(let title)? = row["title"] else { return nil }
+        return title
     }
 }

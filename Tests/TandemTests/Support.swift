@@ -363,11 +363,26 @@ enum TestPostgres {
 
     /// A new, empty database on the test server, as a connection URL, set up for `schema`.
     static func database(schema: Schema) throws -> String {
+        let database = try emptyDatabase()
+        try PostgresBackend.setup(conninfo: database, schema: schema)
+        return database
+    }
+
+    /// A new database on the test server that nothing was set up in, as a connection URL.
+    static func emptyDatabase() throws -> String {
         guard let admin = url else { throw TestFailure("TANDEM_TEST_POSTGRES_URL is not set") }
         let name = "tandem_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         try PostgresConnection(admin).execute("CREATE DATABASE \(name)")
-        let database = admin.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
-        try PostgresBackend.setup(conninfo: database, schema: schema)
-        return database
+        return admin.replacingOccurrences(of: "/postgres?", with: "/\(name)?")
+    }
+
+    /// A new database holding what `pg_dump` of `source` restores into it (a server moved to
+    /// another cluster or service), as a connection URL.
+    static func restoredCopy(of source: String) throws -> String {
+        let copy = try emptyDatabase()
+        let bin = (try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")).sorted().last.map { "/usr/lib/postgresql/\($0)/bin" } ?? "/usr/bin"
+        let restore = try Spawned(executable: "/bin/sh", ["-c", "\"$0/pg_dump\" --no-owner -d \"$1\" | \"$0/psql\" -q -v ON_ERROR_STOP=1 -d \"$2\"", bin, source, copy])
+        guard try restore.wait(timeout: 60) == 0 else { throw TestFailure("pg_dump | psql failed: \(restore.stderr)") }
+        return copy
     }
 }

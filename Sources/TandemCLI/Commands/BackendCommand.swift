@@ -4,16 +4,23 @@ import TandemPostgres
 
 enum BackendCommand {
     static let command = CommandLineTool.Command(
-        name: "backend", summary: "set up a PostgreSQL backend, or unbind a database from its backend",
+        name: "backend", summary: "set up or compact a PostgreSQL backend, or unbind a database from its backend",
         usage: """
-            Usage: tandem backend setup URL --schema FILE
+            Usage: tandem backend setup URL --schema FILE [--retention DURATION]
+                   tandem backend compact URL
                    tandem backend reset DB [--discard-pending]
 
             setup: creates (or, run again after a schema upgrade, extends) the server side of a
-            PostgreSQL backend at URL (postgres://USER@HOST:PORT/DB, any libpq connection string;
+            PostgreSQL backend at URL (postgres://USER@HOST:PORT/DB, or libpq's host=… dbname=…;
             PG* environment variables fill in the rest): a typed table per synced table (an existing
             table of that name is adopted after its columns are checked), the change log and its
-            triggers, the applied-upload record, the per-client epochs, NOTIFY for push.
+            triggers (TRUNCATE included), the applied-upload record, the per-client epochs, NOTIFY
+            for push. Refused, changing nothing: table names starting with tandem_, a table whose
+            primary key is not id text alone, NOT NULL columns uploads cannot fill. --retention
+            (say 7d, 12h, 30m, 90s; 7d unless given) is how long a client may stay away before the
+            change log is compacted past it (it then does a full sync, keeping its pending uploads).
+            compact: deletes the change log's entries every client seen within the retention has
+            applied, now (apps also do it in the background), and prints how many.
             reset: unbinds DB from its backend so it can sync with another: removes the synced
             tables' rows, the download cursor and the binding; keeps local-only tables. Refused while
             uploads are pending (it says how many) unless --discard-pending, and while a process
@@ -24,8 +31,8 @@ enum BackendCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["discard-pending"], options: ["schema"])
-        guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup or reset") }
+        let args = try Arguments(words, flags: ["discard-pending"], options: ["schema", "retention"])
+        guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact or reset") }
         switch action {
         case "setup":
             try args.require(["setup", "URL"])
@@ -33,16 +40,34 @@ enum BackendCommand {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
             let url = try BackendURL(args.positionals[1])
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "setup is for postgres:// URLs; an embedded backend (sqlite:) needs none") }
-            try PostgresBackend.setup(conninfo: url.location, schema: schema)
+            let retention = try args.options["retention"].map(duration)
+            try PostgresBackend.setup(conninfo: url.location, schema: schema, retention: retention)
             Output.write("set up \(url.name): \(schema.tables.filter { !$0.localOnly }.map(\.name).joined(separator: ", "))\n")
+        case "compact":
+            try args.require(["compact", "URL"])
+            let url = try BackendURL(args.positionals[1])
+            guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "compact is for postgres:// URLs; an embedded backend keeps its whole log") }
+            let backend = try PostgresBackend(conninfo: url.location)
+            let deleted = try backend.compact()
+            Output.write("compacted \(url.name): deleted \(deleted) change\(deleted == 1 ? "" : "s") every client has applied\n")
         case "reset":
             try args.require(["reset", "DB"])
             let db = try openDatabase(args.positionals[1])
             let discarded = try db.disconnectAndClear(discardPending: args.has("discard-pending"))
             Output.write("reset \(db.path): unbound from its backend\(discarded > 0 ? "; discarded \(discarded) queued upload entries" : "")\n")
         default:
-            throw Arguments.UsageError(message: "unknown action '\(action)' (setup or reset)")
+            throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact or reset)")
         }
         return 0
+    }
+
+    /// `7d`, `12h`, `30m`, `90s` or a number of seconds, as seconds.
+    static func duration(_ text: String) throws -> Double {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        let unit = text.last.flatMap { units[$0] }
+        guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else {
+            throw Arguments.UsageError(message: "--retention takes a duration such as 7d, 12h, 30m or 90s, not '\(text)'")
+        }
+        return number * (unit ?? 1)
     }
 }
