@@ -21,7 +21,7 @@ import Tandem
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `connection` and `columnTypes` are used only with `lock` held; `listener` and
     // `listening` only by the one thread in waitForChanges at a time; `interrupts` is a pipe any
-    // thread may write to; `acknowledged` and `lastCompaction` are behind their own mutexes.
+    // thread may write to; `acknowledgements` and `lastCompaction` are behind their own mutexes.
     let conninfo: String
     private let lock = NSLock()
     private var connection: PostgresConnection?
@@ -31,8 +31,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
     private var columnTypes: [String: [(name: String, type: ColumnSchema.ColumnType)]]?
     private let interrupts: (Int32, Int32)
-    /// Per client: the last cursor told to the server and when, so acknowledgements go out at most every few seconds.
-    let acknowledged = Mutex<[String: (cursor: String, at: Date)]>([:])
+    /// Per client: the last cursor told to the server, when, and a newer one held back since,
+    /// so acknowledgements go out at most every 10 seconds.
+    let acknowledgements = Mutex<[String: (cursor: String, at: Date, pending: String?)]>([:])
     /// When this process last tried to compact the change log.
     let lastCompaction = Mutex<Date>(.distantPast)
     public let identifier: String
@@ -165,7 +166,10 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 return try PostgresFeed.position(on: db, name: name).settledCursor.text
             }
             let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { return nil }
+            if remaining <= 0 {
+                flushAcknowledgements()
+                return nil
+            }
             var fds = [pollfd(fd: listening ? db.socket : -1, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0)]
             let milliseconds = Int32(min(remaining, listening ? remaining : 1) * 1000) + 1

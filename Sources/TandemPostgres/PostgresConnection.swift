@@ -112,6 +112,18 @@ public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sen
         self.isConnectionFailure = isConnectionFailure
     }
 
+    /// True for failures that retrying cannot fix, told by the SQLSTATE's class: data exceptions
+    /// (22), integrity constraints (23), syntax and access (42: a column or table that is not
+    /// there, a missing privilege, a row-level security policy) and WITH CHECK OPTION (44).
+    /// Connection failures (08), serialization failures and deadlocks (40), resources (53),
+    /// locks (55), operator intervention (57) and system errors (58, XX) are transient.
+    ///
+    /// Related documentation: https://www.postgresql.org/docs/15/errcodes-appendix.html
+    public var isPermanent: Bool {
+        guard !isConnectionFailure, let state = sqlState, state.count == 5 else { return false }
+        return ["22", "23", "42", "44"].contains(String(state.prefix(2)))
+    }
+
     public var description: String { "PostgreSQL: \(message)" }
     public var errorDescription: String? { description }
 }

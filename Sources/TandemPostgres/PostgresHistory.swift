@@ -85,30 +85,55 @@ enum PostgresHistory {
 }
 
 extension PostgresBackend {
-    /// Records the cursor `clientID` applied (at most every 10 seconds per client unless its
-    /// snapshot's xmin moved back), so compaction keeps what it still needs.
+    /// Records the cursor `clientID` applied, at most every 10 seconds per client (unless its
+    /// snapshot's xmin moved back); one held back meanwhile goes out when a wait for changes
+    /// ends, so an idle client's latest cursor is known within about 10 seconds.
     public func acknowledge(cursor: String, clientID: String) throws {
         guard let parsed = PostgresCursor(cursor), parsed.target == nil, parsed.table == nil else { return }
         let now = Date()
-        let due = acknowledged.withLock { known -> Bool in
-            guard let last = known[clientID] else { return true }
-            return now.timeIntervalSince(last.at) >= 10 || (PostgresCursor(last.cursor)?.settled.xmin ?? 0) > parsed.settled.xmin
+        let due = acknowledgements.withLock { known -> Bool in
+            let last = known[clientID]
+            let due = last.map { now.timeIntervalSince($0.at) >= 10 || (PostgresCursor($0.cursor)?.settled.xmin ?? 0) > parsed.settled.xmin } ?? true
+            if !due { known[clientID]?.pending = cursor }
+            return due
         }
         guard due else { return }
-        try withConnection { db in
+        try record(cursor: parsed, clientID: clientID)
+        acknowledgements.withLock { $0[clientID] = (cursor, now, nil) }
+    }
+
+    /// Sends the acknowledgements held back for at least 10 seconds.
+    func flushAcknowledgements() {
+        let now = Date()
+        let due = acknowledgements.withLock { known in
+            known.filter { $0.value.pending != nil && now.timeIntervalSince($0.value.at) >= 10 }.map { ($0.key, $0.value.pending!) }
+        }
+        for (clientID, cursor) in due {
+            guard let parsed = PostgresCursor(cursor), (try? record(cursor: parsed, clientID: clientID)) != nil else { continue }
+            acknowledgements.withLock { $0[clientID] = (cursor, now, nil) }
+        }
+    }
+
+    private func record(cursor: PostgresCursor, clientID: String) throws {
+        _ = try withConnection { db in
             try db.execute("""
                 INSERT INTO tandem_clients(client_id, epoch, cursor_xmin, seen_at) VALUES ($1, 0, $2::xid8, now())
                 ON CONFLICT (client_id) DO UPDATE SET cursor_xmin = EXCLUDED.cursor_xmin, seen_at = EXCLUDED.seen_at
-                """, [clientID, String(parsed.settled.xmin)])
+                """, [clientID, String(cursor.settled.xmin)])
         }
-        acknowledged.withLock { $0[clientID] = (cursor, now) }
     }
 
     /// Deletes the change log's entries that every client has applied, now (see ``PostgresHistory``).
     /// - Returns: the number of changes deleted (0 when another compaction was running).
     /// - Throws: ``PostgresError`` when the server cannot be reached.
     public func compact() throws -> Int {
-        try withConnection { try PostgresHistory.compact(on: $0, immediately: true) } ?? 0
+        try withConnection { db in
+            let deleted = try PostgresHistory.compact(on: db, immediately: true) ?? 0
+            // Space for new changes, and the table's file cut back where its end is empty
+            // (autovacuum does the first in the background).
+            if deleted > 0 { try db.execute("VACUUM tandem_changes") }
+            return deleted
+        }
     }
 
     /// Compacts in the background of downloads, at most once a minute per process.

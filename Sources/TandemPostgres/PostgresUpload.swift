@@ -38,7 +38,17 @@ struct PostgresUpload {
         throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
     }
 
+    /// Applies `entry`; an error that retrying cannot fix (``PostgresError/isPermanent``) is a
+    /// rejected upload naming its table and row, which the client sets aside.
     func apply(_ entry: CrudEntry) throws {
+        do {
+            try applyEntry(entry)
+        } catch let error as PostgresError where error.isPermanent {
+            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server refused it: \(error.message)")
+        }
+    }
+
+    private func applyEntry(_ entry: CrudEntry) throws {
         guard let declared = columns[entry.table] else {
             throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run `tandem backend setup` with the current schema")
         }

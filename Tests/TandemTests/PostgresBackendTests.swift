@@ -41,7 +41,8 @@ struct PostgresBackendTests {
         let rejected = try runTandem(["sync", db.path, "--backend", url])
         #expect(rejected.status == 1)
         #expect(rejected.stderr.contains("notes row 'bad'") && rejected.stderr.contains("column done"), "\(rejected.stderr)")
-        #expect(try db.pendingUploadCount() == 1, "the queue is kept")
+        #expect(try db.pendingUploadCount() == 0, "the refused write no longer blocks the queue")
+        #expect(try db.rejectedUploads().flatMap(\.transaction.entries).map(\.rowID) == ["bad"], "the refused write is kept, set aside")
     }
 
     /// Three hosts (client databases), each with its own `tandem app`, converge through

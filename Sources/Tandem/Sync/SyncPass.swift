@@ -26,6 +26,8 @@ struct SyncPass {
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
+        /// Transactions the backend refused for good, set aside (``RejectedTransaction``).
+        var setAside = 0
         /// Set when the download was a full sync, with the backend's reason.
         var fullSyncReason: String?
         /// Local writes arrived during the pass: run again soon.
@@ -51,6 +53,10 @@ struct SyncPass {
             guard let first = transactions.first, first.entries.first.map({ $0.id <= last }) ?? false else { return }
             do {
                 try backend.upload(transactions, clientID: clientID, epoch: epoch)
+            } catch TandemError.uploadRejected {
+                // One of them can never apply: find it, set it aside, and upload the others.
+                try uploadOneByOne(transactions, into: &result)
+                continue
             } catch TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3 {
                 renumberings += 1
                 try renumberQueue(from: conflicting, after: highest)
@@ -70,6 +76,28 @@ struct SyncPass {
             result.transactions += transactions.count
             result.entries += entries
             onEvent(.uploaded(transactions: transactions.count, entries: entries))
+        }
+    }
+
+    /// Uploads `transactions` one at a time, setting aside (with the backend's reason) each one the
+    /// backend refuses for good; any other failure ends the pass as usual.
+    private func uploadOneByOne(_ transactions: [CrudTransaction], into result: inout Result) throws {
+        for transaction in transactions {
+            do {
+                try backend.upload([transaction], clientID: clientID, epoch: epoch)
+            } catch let error as TandemError {
+                guard case .uploadRejected = error else { throw error }
+                try database.setAside(transaction, error: "\(error)", epoch: epoch)
+                result.setAside += 1
+                var failure = SyncFailure(error, databasePath: database.path)
+                failure.message = "set aside transaction \(transaction.transactionID) (retry or discard it with tandem crud): \(failure.message)"
+                onEvent(.error(failure))
+                continue
+            }
+            try database.complete([transaction], epoch: epoch)
+            result.transactions += 1
+            result.entries += transaction.entries.count
+            onEvent(.uploaded(transactions: 1, entries: transaction.entries.count))
         }
     }
 

@@ -20,6 +20,9 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var backend: String?
     /// CRUD entries waiting for upload (read from `ps_crud`).
     public var pendingUploads = 0
+    /// Transactions the backend refused for good, set aside until retried or discarded
+    /// (``SharedDatabase/rejectedUploads()``).
+    public var rejectedUploads = 0
     /// The process id of the live owner; nil when no process owns sync.
     public var ownerPID: Int32?
     /// The current epoch (fencing token); each new owner increments it.
@@ -46,7 +49,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case connected, uploading, downloading, backend
         case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastFailure = "last_failure"
-        case pendingUploads = "pending_uploads", ownerPID = "owner_pid", epoch, lastFullSync = "last_full_sync"
+        case pendingUploads = "pending_uploads", rejectedUploads = "rejected_uploads", ownerPID = "owner_pid", epoch, lastFullSync = "last_full_sync"
     }
 }
 
@@ -54,16 +57,18 @@ extension SharedDatabase {
     /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
     /// and the upload queue length.
     public func syncStatus() throws -> SyncStatus {
-        let (json, epoch, pid, pending, downloading) = try read { tx in
+        let (json, epoch, pid, pending, downloading, rejected) = try read { tx in
             (try tx.stored(.syncStatus).stringValue,
              try tx.stored(.epoch).int64Value ?? 0,
              try tx.stored(.ownerPID).int64Value,
              try UploadQueueRows.count(in: tx),
-             try tx.stored(.downloading).int64Value == 1)
+             try tx.stored(.downloading).int64Value == 1,
+             try RejectedUploadRows.count(in: tx))
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         status.epoch = epoch
         status.pendingUploads = pending
+        status.rejectedUploads = rejected
         status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
         if status.ownerPID == nil { status.connected = false }
         status.uploading = status.connected && pending > 0

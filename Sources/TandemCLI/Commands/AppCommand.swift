@@ -87,6 +87,9 @@ enum SyncCommand {
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
             backend's changes, releases ownership and exits. Refuses (exit 1) if another process
             owns sync, or if DB syncs with another backend (then nothing is created or changed).
+            A transaction the backend refuses for good is set aside (tandem crud lists it) while
+            the rest goes on; the command then says so and exits 1. A failure is recorded in the
+            status, as tandem app does.
 
             Example: tandem sync app.db --backend sqlite:/var/lib/app/server.db
 
@@ -100,7 +103,9 @@ enum SyncCommand {
         let db = try openDatabase(args.positionals[0])
         // Refused before anything is created when DB syncs with another backend; a failure to
         // reach the backend, or a failed pass, is recorded in the status.
+        let rejectedBefore = Set(try db.rejectedUploads().map(\.transaction.transactionID))
         let result = try db.syncOnce(url: backendURL)
+        let setAside = try db.rejectedUploads().filter { !rejectedBefore.contains($0.transaction.transactionID) }
         if args.has("json") {
             Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
                                         ("uploaded_entries", String(result.entries)),
@@ -108,6 +113,9 @@ enum SyncCommand {
         } else {
             Output.write("uploaded \(result.transactions) transaction(s) (\(result.entries) entries), downloaded \(result.downloaded) change(s)\n")
         }
-        return 0
+        for rejected in setAside {
+            Output.error("tandem sync: set aside transaction \(rejected.transaction.transactionID), which the backend refused: \(rejected.error) (retry or discard it: tandem crud \(db.path) --retry|--discard \(rejected.transaction.transactionID))\n")
+        }
+        return setAside.isEmpty ? 0 : 1
     }
 }

@@ -9,7 +9,8 @@ enum StatusCommand {
 
             Shows the journal mode, the upload queue length, and the sync state: the owner's pid
             (null when no process owns sync), the epoch, whether the owner is connected, when it
-            last synced, and the last error.
+            last synced, the last error with its kind (backend_unavailable, rejected_upload, …), and
+            the last full sync with its reason.
 
             Example: tandem status app.db --json
 
@@ -26,21 +27,25 @@ enum StatusCommand {
             func s(_ v: String?) -> String { v.map { JSONValue.string($0).jsonText } ?? "null" }
             Output.write(Output.object([
                 ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
+                ("rejected_uploads", String(status.rejectedUploads)),
                 ("owner_pid", status.ownerPID.map(String.init) ?? "null"), ("epoch", String(status.epoch)),
                 ("connected", String(status.connected)), ("uploading", String(status.uploading)),
                 ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
-                ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError)), ("backend", s(status.backend)),
+                ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError)),
+                ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
+                ("last_full_sync", status.lastFullSync.map { Output.object([("at", s($0.at.ISO8601Format())), ("reason", s($0.reason))]) } ?? "null"),
             ]) + "\n")
         } else {
             Output.write("""
                 database:        \(db.path)
                 journal mode:    \(mode)
-                pending uploads: \(status.pendingUploads)
+                pending uploads: \(status.pendingUploads)\(status.rejectedUploads > 0 ? " (and \(status.rejectedUploads) transaction\(status.rejectedUploads == 1 ? "" : "s") the backend refused, set aside: tandem crud lists them)" : "")
                 owner:           \(status.ownerPID.map { "pid \($0)" } ?? "none")
                 epoch:           \(status.epoch)
                 connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
-                last error:      \(status.lastError ?? "none")
+                last error:      \(status.lastFailure.map { "\($0.kind.rawValue): \($0.message)" } ?? "none")
+                last full sync:  \(status.lastFullSync.map { "\($0.at.ISO8601Format()): \($0.reason)" } ?? "none")
 
                 """)
         }

@@ -26,3 +26,9 @@ func monotonicMicroseconds() -> Int64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
 }
+
+/// A command that ran but could not do what was asked; its message is the error line (exit 1).
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

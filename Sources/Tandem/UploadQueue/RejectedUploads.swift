@@ -1,0 +1,49 @@
+import Foundation
+
+/// A local transaction the backend refused for good (a value its column cannot take, a
+/// constraint, a permission), set aside from the upload queue so that later uploads and all
+/// downloads go on. It stays until ``SharedDatabase/retryRejectedUploads(transactionID:)`` queues
+/// it again or ``SharedDatabase/discardRejectedUploads(transactionID:)`` drops it.
+public struct RejectedTransaction: Sendable, Hashable {
+    /// The transaction as it was queued.
+    public var transaction: CrudTransaction
+    /// The backend's reason, naming table, column and row where it said.
+    public var error: String
+    /// When it was set aside.
+    public var rejectedAt: Date
+}
+
+extension SharedDatabase {
+    /// The transactions the backend refused for good, oldest first (see ``RejectedTransaction``).
+    public func rejectedUploads() throws -> [RejectedTransaction] {
+        try read { try RejectedUploadRows.all(in: $0) }
+    }
+
+    /// Queues transactions that were set aside again, at the end of the upload queue (once the
+    /// reason is fixed: a server constraint dropped, a column widened), each under a new
+    /// transaction id.
+    /// - Parameter transactionID: the one to retry; nil for every one.
+    /// - Returns: how many transactions were queued again.
+    /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database.
+    @discardableResult
+    public func retryRejectedUploads(transactionID: Int64? = nil) throws -> Int {
+        try write { try RejectedUploadRows.requeue(transactionID, in: $0) }
+    }
+
+    /// Drops transactions that were set aside, for good: the backend never receives them.
+    /// - Parameter transactionID: the one to drop; nil for every one.
+    /// - Returns: how many CRUD entries were dropped.
+    /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database.
+    @discardableResult
+    public func discardRejectedUploads(transactionID: Int64? = nil) throws -> Int {
+        try write { try RejectedUploadRows.discard(transactionID, in: $0) }
+    }
+
+    /// Sets `transaction` aside with the backend's `error`, fenced like every sync write.
+    func setAside(_ transaction: CrudTransaction, error: String, epoch: Int64) throws {
+        try write { tx in
+            try Fence.check(tx, epoch: epoch)
+            try RejectedUploadRows.setAside(transaction, error: error, in: tx)
+        }
+    }
+}
