@@ -134,7 +134,8 @@ public final class EmbeddedBackend: SyncBackend {
                     let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
                 }
-                let txn = try tx.scalar("SELECT coalesce(max(txn), 0) + 1 FROM server_uploads").int64Value ?? 1
+                // The log's newest transaction, on the version key (server_uploads has no index on txn).
+                let txn = (try tx.scalar("SELECT txn FROM server_changes ORDER BY version DESC LIMIT 1").int64Value ?? 0) + 1
                 for entry in transaction.entries { try apply(entry, txn: txn, in: tx) }
                 try tx.execute("INSERT INTO server_uploads(client_id, tx_id, txn, digest) VALUES (?, ?, ?, ?)",
                                [clientID, transaction.transactionID, txn, digest])
@@ -172,11 +173,17 @@ public final class EmbeddedBackend: SyncBackend {
             guard let last = rows.last, let lastVersion = last[0].int64Value else {
                 return ChangeBatch(changes: [], nextCursor: cursor, hasMore: false)
             }
-            // Never split a server transaction across batches.
-            rows += try tx.fetchAll("SELECT version, txn, op, type, id, data FROM server_changes WHERE txn = ? AND version > ? ORDER BY version",
-                                    [last[1], lastVersion])
+            // Never split a server transaction across batches: its changes follow each other in
+            // version order (the server file has one writer at a time), so read on until another
+            // transaction's, on the version key.
+            var more = false
+            try tx.connection.forEachRow("SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version",
+                                         [.integer(lastVersion)]) { row in
+                guard row[1] == last[1] else { more = true; return false }
+                rows.append(row)
+                return true
+            }
             let next = rows.last?[0].int64Value ?? lastVersion
-            let more = (try tx.scalar("SELECT count(*) FROM server_changes WHERE version > ?", [next]).int64Value ?? 0) > 0
             let changes = rows.map { row in
                 ServerChange(op: row[2].stringValue == "DELETE" ? .delete : .put, table: row[3].stringValue ?? "",
                              rowID: row[4].stringValue ?? "", data: row[5].stringValue)
