@@ -52,6 +52,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             throw PostgresError("\(name) is not set up as a Tandem backend; run `tandem backend setup` with the schema first", isConnectionFailure: true)
         }
         identifier = id
+        try connection.execute("SET enable_seqscan = off")  // as connect() does
         self.connection = connection
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
@@ -79,11 +80,20 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         try PostgresSetup.install(schema, retention: retention, on: PostgresConnection(conninfo))
     }
 
+    /// A connection for the feed's and uploads' statements, which all go by an index: the
+    /// planner is told so (`enable_seqscan = off`), since statistics that lag behind a growing
+    /// log made it scan the whole log for a newest change it judged common.
+    private func connect() throws -> PostgresConnection {
+        let connection = try PostgresConnection(conninfo)
+        try connection.execute("SET enable_seqscan = off")
+        return connection
+    }
+
     /// The main connection, reconnected when it was lost.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        if connection == nil || connection!.isBroken { connection = try PostgresConnection(conninfo) }
+        if connection == nil || connection!.isBroken { connection = try connect() }
         do {
             return try body(connection!)
         } catch let error as PostgresError where error.isConnectionFailure {
@@ -148,22 +158,19 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
         while true {
             if listener == nil || listener!.isBroken {
-                let connection = try PostgresConnection(conninfo)
+                let connection = try connect()
                 // A pooler in transaction mode cannot LISTEN: then this polls every second.
                 listening = (try? connection.execute("LISTEN \(PostgresSetup.channel)")) != nil
                 listener = connection
             }
             let db = listener!
             // After every (re)connect and wake-up, read from the cursor: notifications are wake-ups only.
-            let position = try PostgresFeed.position(on: db, name: name)
             let stored = PostgresCursor(cursor)
-            if !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
-                || stored?.target != nil || stored?.table != nil {
+            let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
+            let position = try PostgresFeed.position(on: db, name: name, after: settled)
+            if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
+                || position.hasChanges {
                 return position.settledCursor.text  // a pass has work to do from the stored cursor
-            }
-            if try PostgresFeed.hasChanges(on: db, after: stored!.settled) {
-                // A snapshot taken after the check: at or after every change it found.
-                return try PostgresFeed.position(on: db, name: name).settledCursor.text
             }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 {

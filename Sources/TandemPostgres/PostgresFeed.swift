@@ -28,20 +28,28 @@ enum PostgresFeed {
         var historyIsCurrent: Bool
         /// Changes of transactions below this were compacted away.
         var horizon: UInt64?
+        /// A batch from the snapshot the position was asked after holds a change.
+        var hasChanges = false
 
         var settledCursor: PostgresCursor { PostgresCursor(history: history, snapshot: snapshot.text) }
     }
 
-    /// The position now (the snapshot of the caller's transaction, or of this statement).
-    static func position(on db: PostgresConnection, name: String) throws -> Position {
+    /// The position now (the snapshot of the caller's transaction, or of this statement), and,
+    /// given a settled snapshot `after`, whether a batch from it to that position holds any
+    /// change (``Position/hasChanges``): one statement, so the position is at or after every
+    /// change it saw.
+    static func position(on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil) throws -> Position {
         let row = try db.execute("""
             SELECT pg_current_snapshot()::text,
                    (SELECT value FROM tandem_meta WHERE key = 'history'),
                    (SELECT xmin::text FROM tandem_meta WHERE key = 'history'),
                    (SELECT value FROM tandem_meta WHERE key = 'horizon'),
-                   (SELECT value FROM tandem_meta WHERE key = 'layout')
-            """).first ?? []
-        guard row.count == 5, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
+                   (SELECT value FROM tandem_meta WHERE key = 'layout'),
+                   $1::text IS NOT NULL AND (
+                       EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
+                       OR EXISTS (SELECT 1 FROM tandem_changes WHERE xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())))
+            """, [old?.inProgressArray, old.map { String($0.xmax) }]).first ?? []
+        guard row.count == 6, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run `tandem backend setup` with the schema")
         }
         guard row[4] == PostgresSetup.layout else {
@@ -51,7 +59,7 @@ enum PostgresFeed {
         let xmin = row[2].flatMap { $0 }.flatMap { UInt64($0) }
         return Position(snapshot: snapshot, history: history,
                         historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
-                        horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) })
+                        horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, hasChanges: row[5] == "t")
     }
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
@@ -80,7 +88,10 @@ enum PostgresFeed {
 
     /// The lowest version in the batch from `old` to `new`, less one (0 for an empty batch).
     static func batchStart(on db: PostgresConnection, old: PostgresSnapshot, new: String) throws -> Int64 {
-        let row = try db.execute("SELECT min(version) - 1 FROM tandem_changes WHERE \(inBatch)", [old.inProgressArray, String(old.xmax), new]).first
+        // On the xid index: as `min(version) … WHERE …` the planner walks the version key from the
+        // log's start, past every change ever applied (OFFSET 0 keeps the filter in the subquery).
+        let row = try db.execute("SELECT min(version) - 1 FROM (SELECT version FROM tandem_changes WHERE \(inBatch) OFFSET 0) batch",
+                                 [old.inProgressArray, String(old.xmax), new]).first
         return Int64(row?.first.flatMap { $0 } ?? "") ?? 0
     }
 
@@ -95,14 +106,6 @@ enum PostgresFeed {
             """, [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? []))
     }
 
-    /// True when the batch from `old` to the snapshot of this statement holds any change.
-    static func hasChanges(on db: PostgresConnection, after old: PostgresSnapshot) throws -> Bool {
-        try db.execute("""
-            SELECT EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
-                OR EXISTS (SELECT 1 FROM tandem_changes WHERE xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
-            """, [old.inProgressArray, String(old.xmax)]).first?.first == "t"
-    }
-
     /// The next page of the batch `cursor` is in (or starts at `position`): at least `limit`
     /// changes unless the batch ends, then extended until every transaction in it is whole.
     static func page(on db: PostgresConnection, cursor: PostgresCursor, position: Position, limit: Int) throws -> ChangeBatch {
@@ -115,7 +118,8 @@ enum PostgresFeed {
             // Whole transactions: take the rest of every transaction the page holds part of, and
             // what lies between (which may bring in more transactions).
             let xids = "{" + Set(rows.compactMap { $0[1] ?? nil }).sorted().joined(separator: ",") + "}"
-            let end = Int64(try db.execute("SELECT max(version) FROM tandem_changes WHERE xid = ANY($1::xid8[])", [xids]).first?.first.flatMap { $0 } ?? "") ?? 0
+            let end = Int64(try db.execute("SELECT max(version) FROM (SELECT version FROM tandem_changes WHERE xid = ANY($1::xid8[]) OFFSET 0) page",
+                                           [xids]).first?.first.flatMap { $0 } ?? "") ?? 0
             guard end > lastVersion else { break }
             rows += try batchRows(on: db, old: old, new: target, after: lastVersion, through: end)
         }

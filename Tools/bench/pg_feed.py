@@ -16,7 +16,6 @@ log's rows and bytes after the updates, after compaction, after deleting every r
 compaction again. See BENCHMARKS.md.
 """
 import argparse
-import glob
 import json
 import os
 import shutil
@@ -24,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from pg_cluster import Cluster
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"tables": [{"name": "stress", "columns": [
@@ -44,37 +45,6 @@ def progress(message):
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, max(0, int(round(p / 100 * len(values) + 0.5)) - 1))] if values else None
-
-
-class Cluster:
-    def __init__(self, directory):
-        self.bin = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
-        self.dir = directory
-        self.port = 20000 + os.getpid() % 20000
-        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
-        if os.getuid() == 0:
-            shutil.chown(directory, "postgres")
-        subprocess.run(self.as_pg + [f"{self.bin}/initdb", "-D", f"{directory}/data", "-A", "trust", "-U", "tandem",
-                                     "--no-sync", "-E", "UTF8"], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(self.as_pg + [f"{self.bin}/pg_ctl", "-D", f"{directory}/data", "-l", f"{directory}/log", "-w", "-o",
-                                     f"-k {directory} -p {self.port} -c listen_addresses='' -c fsync=off", "start"],
-                       check=True, stdout=subprocess.DEVNULL)
-
-    def url(self, db="postgres"):
-        return f"postgresql://tandem@/{db}?host={self.dir}&port={self.port}"
-
-    def psql(self, sql, db="postgres"):
-        return subprocess.run([f"{self.bin}/psql", "-qAt", "-v", "ON_ERROR_STOP=1", "-d", self.url(db), "-c", sql],
-                              check=True, capture_output=True, text=True).stdout.strip()
-
-    def session(self, db):
-        """A psql session kept open, fed through its standard input."""
-        return subprocess.Popen([f"{self.bin}/psql", "-qAt", "-d", self.url(db)], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, text=True)
-
-    def stop(self):
-        subprocess.run(self.as_pg + [f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "stop"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def main():
