@@ -15,9 +15,10 @@ struct PostgresUpload {
         try db.execute("SET LOCAL tandem.upload = 'on'")
         let seen = Int64(try db.execute("SELECT epoch FROM tandem_clients WHERE client_id = $1 FOR UPDATE", [clientID]).first?.first??.description ?? "0") ?? 0
         guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
+        guard epoch > seen || seen == 0 else { return }  // unchanged: no new row version per upload
         try db.execute("""
             INSERT INTO tandem_clients(client_id, epoch) VALUES ($1, $2)
-            ON CONFLICT (client_id) DO UPDATE SET epoch = greatest(tandem_clients.epoch, EXCLUDED.epoch)
+            ON CONFLICT (client_id) DO UPDATE SET epoch = EXCLUDED.epoch WHERE tandem_clients.epoch < EXCLUDED.epoch
             """, [clientID, String(epoch)])
     }
 
