@@ -69,10 +69,14 @@ final class Connection {
     /// ``ConstraintMessage``), using the statement's `arguments` to name a duplicate id.
     func error(_ rc: Int32, sql: String?, arguments: [DatabaseValue] = []) -> SQLiteError {
         let extended = sqlite3_extended_errcode(handle)
-        let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
+        var code = (extended & 0xff) == (rc & 0xff) ? extended : rc
         var message = String(cString: sqlite3_errmsg(handle))
         if code & 0xff == SQLITE_CONSTRAINT {
             message = ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: self)
+        } else if code == SQLITE_ERROR, let refusal = ConstraintMessage.typeRefusal(in: message) {
+            // A value a view's trigger refused for its column's type (see `TableSchema.storedValue`).
+            code = SQLiteError.constraintDatatype
+            message = refusal
         }
         return SQLiteError(extendedCode: code, message: message, sql: sql, path: path, arguments: arguments.isEmpty ? nil : arguments)
     }
