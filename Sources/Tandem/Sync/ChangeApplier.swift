@@ -42,12 +42,12 @@ final class ChangeApplier {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
                 }
                 do {
-                    try tx.execute("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
+                    try tx.executeOwn("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
                 } catch let error as SQLiteError where error.code == .error {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
                 }
             case .delete:
-                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
+                try tx.executeOwn("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
             }
         }
     }
