@@ -28,12 +28,14 @@ import Testing
         return values
     }
 
-    /// Rows: every value in each column, ids given, minted (NULL) or integers.
+    /// Rows: every value in each column that takes it (``ColumnRule``; NULL in the others), ids
+    /// given, minted (NULL) or integers.
     static var rows: [[DatabaseValue]] {
         var rows: [[DatabaseValue]] = []
+        let taken = { (value: DatabaseValue, type: ColumnSchema.ColumnType) in ColumnRule.stored(value, in: type) == nil ? DatabaseValue.null : value }
         for (n, value) in values.enumerated() {
-            rows.append([.text("v\(n)"), value, value, value])
-            rows.append([.text("w\(n)"), .integer(Int64(n)), value, .text("x")])
+            rows.append([.text("v\(n)"), taken(value, .integer), taken(value, .real), taken(value, .text)])
+            rows.append([.text("w\(n)"), .integer(Int64(n)), taken(value, .real), .text("x")])
         }
         rows.append([.integer(77), .null, .null, .null])
         return rows
@@ -61,6 +63,30 @@ import Testing
         let describe = { (entry: CrudEntry) in "\(entry.op) \(entry.table) \(entry.rowID) \(entry.data.map { JSONValue.object($0).jsonText } ?? "-")" }
         let differing = zip(viewEntries.map(describe), directEntries.map(describe)).filter { $0 != $1 }
         #expect(differing.isEmpty, "CRUD entries differ (view, direct): \(differing.prefix(4))")
+    }
+
+    /// A value a column refuses is refused by both paths with the same words, on every kind of table.
+    @Test func bothPathsRefuseAlike() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("alike.db"), schema: Self.schema)
+        var refusals = 0
+        for table in ["synced", "local", "events"] {
+            for (n, value) in (Self.values + [.blob(Data([1])), .real(.infinity)]).enumerated() {
+                for (column, type) in [("i", ColumnSchema.ColumnType.integer), ("r", .real), ("t", .text)] where ColumnRule.stored(value, in: type) == nil {
+                    refusals += 1
+                    var viaView = "accepted", direct = "accepted"
+                    do { try db.write { tx in try tx.execute("INSERT INTO \(table)(id, \(column)) VALUES (?, ?)", ["v\(n)", value]) } } catch let error as SQLiteError {
+                        viaView = error.message
+                    }
+                    do { _ = try db.write { tx in try tx.insert(into: table, columns: ["id", column], rows: [[.text("v\(n)"), value]]) } } catch TandemError.invalidArguments(let message) {
+                        direct = message
+                    }
+                    #expect(viaView == direct && viaView.hasPrefix("\(table).\(column)"), "\(table).\(column) \(value)")
+                }
+            }
+        }
+        #expect(refusals > 100)
+        #expect(try db.pendingUploadCount() == 0)
     }
 
     @Test func refusedRowsNameTheTableAndColumn() throws {

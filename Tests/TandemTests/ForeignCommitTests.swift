@@ -22,6 +22,30 @@ import Testing
             seen.withLock { $0.contains { $0.isUnknown || $0.tables.contains("notes") } }
         }
     }
+    /// Every process closed the file, so SQLite builds the WAL index anew and its commit counter
+    /// starts again from 0: from the WAL that outlived the processes (they exit without closing),
+    /// or with a new WAL (the shell's clean close removed it). A `tandem watch` starts, the sqlite3
+    /// shell commits to `notes`, a Tandem process commits to `todos`: the counter is back at the
+    /// value the last Tandem commit before recorded, but the watch refreshes at once, not after
+    /// the backstop (which sees the stamp of `todos` and would not refresh it at all).
+    @Test(arguments: [false, true]) func aForeignCommitAfterEveryProcessClosedTheFileIsReported(walRemoved: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db"), schemaFile = try dir.schemaFile(twoTables)
+        #expect(try runTandem(["init", path, "--schema", schemaFile]).status == 0)
+        #expect(try runTandem(["exec", path, "INSERT INTO todos(what) VALUES ('before')"]).status == 0)
+        if walRemoved {
+            try sqliteShell(path, "SELECT count(*) FROM sqlite_master")
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "the last connection's close removed the WAL")
+        }
+        let watch = try Spawned(["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"])
+        try watch.waitForLine("the first result") { $0.contains(#""n":0"#) }
+        try sqliteShell(path, "INSERT INTO notes(id, title) VALUES ('s', 'from the shell')")
+        #expect(try runTandem(["exec", path, "INSERT INTO todos(what) VALUES ('after')"]).status == 0)
+        try watch.waitForLine(timeout: 3, "the shell's row (the watch missed the foreign commit)") { $0.contains(#""n":1"#) }
+        watch.signal(SIGTERM)
+        #expect(try watch.wait() == 0)
+    }
+
     /// This process commits twice, the sqlite3 shell commits, this process commits again. The
     /// last commit must stamp "unknown tables", although this process knew `ps_state` from its
     /// own commit before (SQLite's data version shows that another connection committed).

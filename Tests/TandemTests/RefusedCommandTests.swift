@@ -89,13 +89,14 @@ import Testing
         }
         defer { _ = try? Spawned(executable: "/usr/bin/env", ["umount", "--lazy", mount]).wait() }
         let client = try subdirectory("client")
-        #expect(try runTandem(["init", client + "/c.db", "--schema", schemaFile]).status == 0)
 
         var failures = 0
         for free in [0, 8, 24, 48, 80, 120, 160] {
+            // A client of its own each time: one whose sync got through is bound to that server file.
+            #expect(try runTandem(["init", client + "/c\(free).db", "--schema", schemaFile]).status == 0)
             for name in try FileManager.default.contentsOfDirectory(atPath: mount) { try FileManager.default.removeItem(atPath: mount + "/" + name) }
             try fill(mount + "/filler", bytes: (256 - free) * 1024)
-            for command in [["init", mount + "/a.db", "--schema", schemaFile], ["sync", client + "/c.db", "--backend", "sqlite:" + mount + "/server.db"]] {
+            for command in [["init", mount + "/a.db", "--schema", schemaFile], ["sync", client + "/c\(free).db", "--backend", "sqlite:" + mount + "/server.db"]] {
                 let before = try listing(mount)
                 let result = try runTandem(command)
                 if result.status == 0 { continue }

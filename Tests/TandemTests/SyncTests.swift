@@ -130,7 +130,7 @@ import Testing
         let staleEpoch = try #require(try stale.tryAcquire())
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('f1', 'fenced')")
         // Another process takes over (the epoch moves on) while the stale owner still runs.
-        try f.a.write { try $0.execute("UPDATE ps_kv SET value = value + 1 WHERE key = 'epoch'") }
+        try f.a.write { try $0.executeOwn("UPDATE ps_kv SET value = value + 1 WHERE key = 'epoch'") }  // another owner, as Tandem writes it
         let pass = SyncPass(database: f.a, backend: backend, epoch: staleEpoch, clientID: try f.a.clientID())
         #expect(throws: TandemError.staleEpoch(held: staleEpoch, current: staleEpoch + 1)) { _ = try pass.run() }
         #expect(try f.a.pendingUploadCount() == 1, "a stale owner removed entries from the queue")
@@ -143,7 +143,7 @@ import Testing
         }
 
         // A stale owner on B cannot apply a download either.
-        try f.b.write { try $0.execute("UPDATE ps_kv SET value = 7 WHERE key = 'epoch'") }
+        try f.b.write { try $0.executeOwn("UPDATE ps_kv SET value = 7 WHERE key = 'epoch'") }
         var result = SyncPass.Result()
         let staleB = SyncPass(database: f.b, backend: backend, epoch: 6, clientID: try f.b.clientID())
         #expect(throws: TandemError.staleEpoch(held: 6, current: 7)) { try staleB.download(into: &result) }

@@ -46,11 +46,13 @@ import Testing
         #expect(patch?.op == .patch && patch?.data == ["n": .integer(2)])
     }
 
-    /// A real stored in an integer column stays a real when another column is updated; local
-    /// data equals what the CRUD entries say, and the server's row after sync.
+    /// A real stored in an integer column (written while the column was declared real) stays a
+    /// real when another column is updated; local data equals what the CRUD entries say, and
+    /// the server's row after sync.
     @Test func localDataEqualsTheUploadedRow() throws {
-        #expect(try declare(title: "text", n: "integer").status == 0)
+        #expect(try declare(title: "text", n: "real").status == 0)
         #expect(try runTandem(["exec", db, "INSERT INTO loc(id, title, n) VALUES ('x', 'a', ?)", "--args-json", "[2.5]"]).status == 0)
+        #expect(try declare(title: "text", n: "integer").status == 0)
         #expect(try runTandem(["exec", db, "UPDATE loc SET title = 'b'"]).status == 0)
         #expect(try runTandem(["exec", db, "UPDATE loc SET title = 'b'"]).status == 0)  // no change: no entry
         #expect(try JSONValue(parsing: stored("ps_data__loc", "x")) == JSONValue(parsing: #"{"n":2.5,"title":"b"}"#))

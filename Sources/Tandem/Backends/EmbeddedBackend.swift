@@ -69,7 +69,7 @@ public final class EmbeddedBackend: SyncBackend {
                     try SchemaInstaller.install(Schema(tables: []), in: tx)
                     created = true
                 }
-                try tx.execute(EmbeddedBackend.ddl)
+                try tx.executeOwn(EmbeddedBackend.ddl)
                 // Server files from before upload digests: add the column (unknown digests count as retries).
                 let hasDigest = try tx.scalar("SELECT count(*) FROM pragma_table_info('server_uploads') WHERE name = 'digest'").int64Value ?? 0
                 if hasDigest == 0 { try tx.execute("ALTER TABLE server_uploads ADD COLUMN digest TEXT NOT NULL DEFAULT ''") }

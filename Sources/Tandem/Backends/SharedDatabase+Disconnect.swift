@@ -22,7 +22,7 @@ extension SharedDatabase {
             }
             try UploadQueueRows.clear(in: tx)
             for table in schema.tables where !table.localOnly && !table.insertOnly {
-                try tx.execute("DELETE FROM \(table.quotedDataTable)")
+                try tx.executeOwn("DELETE FROM \(table.quotedDataTable)")
             }
             try UntypedRows.clear(in: tx)
             try DownloadStage.clear(in: tx)

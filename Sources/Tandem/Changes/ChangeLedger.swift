@@ -7,18 +7,18 @@ struct ChangeLedger {
         var stamps: [(table: String, sequence: Int64)]
         /// `PRAGMA data_version` of the observer's connection.
         var dataVersion: Int64
-        /// The commit counter value the last Tandem commit recorded (`commits`), if any.
-        var recordedCommits: Int64?
-        /// SQLite's commit counter, read before the snapshot, if readable.
-        var commits: Int64?
+        /// Where the last Tandem commit recorded the WAL stood (`commits`), if anywhere.
+        var recordedCommits: WALCommitCounter.Position?
+        /// Where the WAL stands, read before the snapshot, if readable.
+        var commits: WALCommitCounter.Position?
     }
 
     private(set) var lastSequence: Int64 = 0
     /// Sequence numbers of this process's own commits, delivered in-process already.
     private(set) var ownSequences: Set<Int64> = []
     private(set) var lastDataVersion: Int64?
-    /// The commit counter value last reported as an unstamped (foreign) commit.
-    private(set) var lastForeignCommits: Int64?
+    /// The WAL position last reported as an unstamped (foreign) commit.
+    private(set) var lastForeignCommits: WALCommitCounter.Position?
 
     /// This process committed with `sequence`; its stamps are skipped when read back.
     mutating func recordOwn(_ sequence: Int64) {
@@ -28,14 +28,14 @@ struct ChangeLedger {
     /// The change another process made since the last reading, or nil (nothing new, or the
     /// first reading, which only sets the baseline).
     ///
-    /// - A commit counter ahead of the recorded one: a writer that stamps nothing committed
-    ///   after the last Tandem commit: unknown tables.
+    /// - A commit counter ahead of the recorded one, or a WAL made anew since it was recorded: a
+    ///   writer that stamps nothing committed after the last Tandem commit: unknown tables.
     /// - Stamps of other processes' commits: those tables (`*` among them: unknown).
     /// - No new stamp but `data_version` moved: a writer that stamps nothing: unknown.
     mutating func update(with reading: Reading) -> DatabaseChange? {
         var foreign = false
         if let recorded = reading.recordedCommits, let commits = reading.commits, commits != lastForeignCommits,
-           case let ahead = (commits - recorded) & 0xffff_ffff, ahead > 0, ahead < 0x8000_0000 {
+           Self.foreignCommits(at: commits, recorded: recorded) {
             lastForeignCommits = commits
             foreign = true
         }
@@ -53,5 +53,17 @@ struct ChangeLedger {
         if !tables.isEmpty { return DatabaseChange(rawTables: tables) }
         if reading.stamps.isEmpty && versionChanged { return .unknown }
         return nil
+    }
+
+    /// True when the WAL standing at `current` means commits after the one that recorded
+    /// `recorded`: the counter ahead in the same WAL (or the one restart made of it), or another
+    /// WAL (made anew since). The position is read before the snapshot, so it may lag the record
+    /// (a Tandem commit in between, maybe after a restart), never lead it falsely.
+    static func foreignCommits(at current: WALCommitCounter.Position, recorded: WALCommitCounter.Position) -> Bool {
+        if current.salt == recorded.salt &- 1 { return false }
+        guard let ahead = current.commits(after: recorded) else {
+            return !recorded.isNewWAL && current.salt != recorded.salt && current.salt != recorded.salt &+ 1
+        }
+        return ahead > 0
     }
 }

@@ -126,13 +126,14 @@ final class ChangeObserver: @unchecked Sendable {
         // The commit counter before the snapshot: any commit it counts is in the snapshot, so a
         // counter past the recorded value means a commit after the last Tandem commit (a
         // counter read after the snapshot could count this process's next commit).
-        let commits = state.withLock { $0.commitCounter }?.value
+        let commits = state.withLock { $0.commitCounter }?.position
         try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.ledger.lastSequence }
         let reading = ChangeLedger.Reading(stamps: try connection.stamps(after: since),
                                            dataVersion: try connection.scalar("PRAGMA data_version").int64Value ?? 0,
-                                           recordedCommits: try connection.counter(.commits), commits: commits)
+                                           recordedCommits: try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:)),
+                                           commits: commits)
         try connection.control(.commit)
         return state.withLock { $0.ledger.update(with: reading) }
     }

@@ -31,11 +31,29 @@ extension SharedDatabase {
             found.append(LayoutFinding("page check: \(error.message)"))
         }
         do {
-            found += try connection.readTransaction(LayoutCheck.findings(in:))
+            found += try connection.readTransaction { try LayoutCheck.findings(in: $0) }
         } catch let error as SQLiteError where error.code == .corrupt || error.code == .notADatabase {
             found.append(LayoutFinding("layout check: \(error.message)"))
         }
         return found
+    }
+
+    /// Checks Tandem's layout in the file at `path` as ``check(path:full:configuration:)`` does,
+    /// without the page check, on one read-only connection; where the file stores no schema (its
+    /// settings were deleted by another program), against `schema`, the one it is about to be
+    /// opened with, so that the findings say what opening it with `schema` and
+    /// ``repairLayout()`` restore.
+    /// - Returns: every problem found; empty when the layout is sound or the file holds none of
+    ///   Tandem's tables (a new or a plain SQLite file).
+    /// - Throws: ``TandemError/cannotOpen(path:reason:)`` as ``check(path:full:configuration:)`` does.
+    public static func checkLayout(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws -> [LayoutFinding] {
+        let path = try Opening.resolve(path)
+        try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
+        let connection = try Opening.openReader(path: path, configuration: configuration)
+        return try connection.readTransaction { tx in
+            guard try LayoutCheck.holdsTandemTables(in: tx) else { return [] }
+            return try LayoutCheck.findings(in: tx, declared: schema)
+        }
     }
 
     /// Checks Tandem's layout in this database as ``check(path:full:configuration:)`` does,

@@ -203,8 +203,14 @@ public final class SharedDatabase: Sendable {
     }
 
     /// The client id of this database: a UUID made when the file was created, sent with uploads.
+    /// - Throws: ``TandemError/damagedLayout(path:problems:)`` when another program deleted it or
+    ///   left it empty (`tandem init DB --schema FILE` makes a new one), so that nothing is ever
+    ///   uploaded under an empty id.
     public func clientID() throws -> String {
-        try read { try $0.stored(.clientID).stringValue ?? "" }
+        guard case .text(let id) = try read({ try $0.stored(.clientID) }), !id.isEmpty else {
+            throw TandemError.damagedLayout(path: path, problems: ["Tandem's client id is missing or empty (tandem init DB --schema FILE makes a new one)"])
+        }
+        return id
     }
 
     /// The journal mode SQLite reports (`wal` for a Tandem database).

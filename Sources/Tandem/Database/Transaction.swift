@@ -6,7 +6,8 @@ extension Connection {
     /// writing inside it throws ``TandemError/readOnly(path:)``.
     func readTransaction<T>(_ body: (Transaction) throws -> T) throws -> T {
         try control(.begin)
-        defer { rollbackIfNeeded() }
+        inReadTransaction = true
+        defer { inReadTransaction = false; rollbackIfNeeded() }
         let value = try withoutTransactionControl { try body(Transaction(connection: self, isReadOnly: true)) }
         try control(.commit)
         return value
@@ -22,10 +23,22 @@ public struct Transaction {
     public let isReadOnly: Bool
 
     /// Runs one or more `;`-separated statements; `?` parameters take `arguments` in order.
+    ///
+    /// Tandem's own tables (its settings, upload queue, counters and the tables behind the
+    /// views) are written by Tandem only: SQL that writes them, or creates, changes or drops
+    /// them, is refused; write the rows through the tables' views.
     /// - Throws: ``SQLiteError`` naming the SQL; ``TandemError/invalidArguments(_:)`` on a count mismatch;
-    ///   ``TandemError/readOnly(path:)`` for a write inside ``SharedDatabase/read(_:)``.
+    ///   ``TandemError/readOnly(path:)`` for a write inside ``SharedDatabase/read(_:)``;
+    ///   ``TandemError/invalidSQL(sql:reason:)`` for SQL that writes Tandem's own tables.
     public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws {
-        try refuseWritesInRead(sql)
+        try connection.asUser {
+            try refuseWritesInRead(sql)
+            try connection.executeScript(sql, arguments: arguments.map(\.databaseValue))
+        }
+    }
+
+    /// Runs Tandem's own statements, which may write Tandem's tables; never the user's SQL.
+    func executeOwn(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws {
         try connection.executeScript(sql, arguments: arguments.map(\.databaseValue))
     }
 
@@ -39,20 +52,24 @@ public struct Transaction {
     /// Runs one or more `;`-separated statements, like ``execute(_:_:)``, and returns the rows of
     /// those that return rows (a SELECT, a `RETURNING` clause) and the number of rows changed.
     public func run(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> ScriptResult {
-        let values = arguments.map(\.databaseValue)
-        try refuseWritesInRead(sql)
-        var sets: [ResultSet] = []
-        let before = connection.userRowChanges
-        try connection.executeScript(sql, arguments: values) { sets.append($0) }
-        return ScriptResult(resultSets: sets, rowsChanged: connection.userRowChanges - before)
+        try connection.asUser {
+            let values = arguments.map(\.databaseValue)
+            try refuseWritesInRead(sql)
+            var sets: [ResultSet] = []
+            let before = connection.userRowChanges
+            try connection.executeScript(sql, arguments: values) { sets.append($0) }
+            return ScriptResult(resultSets: sets, rowsChanged: connection.userRowChanges - before)
+        }
     }
 
     /// Runs one statement and returns all its rows.
     /// - Throws: ``SQLiteError`` naming the SQL.
     public func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
-        try connection.withCachedStatement(sql) { statement in
-            if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
-            return try statement.fetchAll(arguments.map(\.databaseValue))
+        try connection.asUser {
+            try connection.withCachedStatement(sql) { statement in
+                if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+                return try statement.fetchAll(arguments.map(\.databaseValue))
+            }
         }
     }
 
@@ -63,9 +80,11 @@ public struct Transaction {
 
     /// The first column of the first row, or `.null` when there is no row.
     public func scalar(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> DatabaseValue {
-        try connection.withCachedStatement(sql) { statement in
-            if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
-            return try statement.scalar(arguments.map(\.databaseValue))
+        try connection.asUser {
+            try connection.withCachedStatement(sql) { statement in
+                if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+                return try statement.scalar(arguments.map(\.databaseValue))
+            }
         }
     }
 

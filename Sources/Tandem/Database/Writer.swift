@@ -105,8 +105,9 @@ final class Writer: @unchecked Sendable {
         try connection.control(.beginImmediate)
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
-        // Stable: no one else can commit now.
-        let commitsAtBegin = known?.commits ?? commitCounter.value
+        // Stable: no one else can commit now. Read even when the counters are known: a restart
+        // of the WAL by this process's last commit moved the salt.
+        let commitsAtBegin = commitCounter.position
         _ = connection.takeChangedTables()
         let changesBefore = connection.totalChanges
         let value: T
@@ -135,13 +136,15 @@ final class Writer: @unchecked Sendable {
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and
     /// stamps every changed table with the next change sequence number (all in `ps_state`).
     ///
-    /// When SQLite's commit counter differs from the value the last Tandem commit recorded,
-    /// another writer committed since without stamping (the `sqlite3` shell): this commit also
-    /// stamps "any table", so observers learn of that commit even though a stamped one followed.
+    /// When the WAL does not stand where the last Tandem commit recorded (its commit counter moved,
+    /// or the WAL was made anew: ``WALCommitCounter/Position``), another writer committed since
+    /// without stamping (the `sqlite3` shell): this commit also stamps "any table", so observers
+    /// learn of that commit even though a stamped one followed.
     ///
     /// - Parameter known: `ps_state` as this process's last commit left it, when no other
     ///   connection has committed since: then the counters are known, and one statement sets them.
-    private func recordChanges(rowsChanged: Bool, commitsAtBegin: Int64?, known: Commit.Counters?, marked: Set<String>) throws -> Commit? {
+    private func recordChanges(rowsChanged: Bool, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
+                               marked: Set<String>) throws -> Commit? {
         var tables = connection.takeChangedTables().union(marked)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
@@ -155,19 +158,21 @@ final class Writer: @unchecked Sendable {
             }
             tables = [InternalTables.anyTable]
         }
-        if let known, let commits = known.commits {
-            let next = (commits + 1) & 0xffff_ffff, sequence = known.sequence + 1
+        if let known, known.commits != nil, let commitsAtBegin {
+            let next = commitsAtBegin.next.recorded, sequence = known.sequence + 1
             try connection.advanceCounters(commits: next, transactions: tables.contains(InternalTables.crud) ? 1 : 0, sequence: sequence)
             for table in tables { try connection.stampChanged(table, sequence: sequence) }
             return Commit(tables: tables, sequence: sequence, counters: Commit.Counters(commits: next, sequence: sequence))
         }
         var commits: Int64?
         if let commitsAtBegin {
-            let next = (commitsAtBegin + 1) & 0xffff_ffff
-            if try !connection.advanceCommits(from: commitsAtBegin, to: next) {
+            let next = commitsAtBegin.next.recorded
+            let recorded = try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:))
+            let framesAfter = UInt32(truncatingIfNeeded: writeLock.walFramesCommitted)
+            if recorded.map({ commitsAtBegin.follows($0, framesAfter: framesAfter) }) != true {
                 tables.insert(InternalTables.anyTable)  // a foreign commit since, or no record yet
-                try connection.setCounter(.commits, next)
             }
+            try connection.setCounter(.commits, next)
             commits = next
         } else if try connection.counter(.commits) != nil {
             tables.insert(InternalTables.anyTable)

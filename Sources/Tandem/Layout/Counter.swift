@@ -4,8 +4,8 @@ import CSQLite
 ///
 /// - `next_tx`: the transaction id that view triggers give new CRUD entries;
 /// - `seq`: the last change sequence number;
-/// - `commits`: SQLite's WAL-index commit counter as the last Tandem commit left it
-///   (``WALCommitCounter``);
+/// - `commits`: where the WAL stood after the last Tandem commit (the WAL's salt-1 and SQLite's
+///   commit counter, ``WALCommitCounter/Position``);
 /// - `crud_last`: the id of the newest CRUD entry ever queued, so that ids never go back when
 ///   the queue empties (``InternalTables/nextCrudID``);
 /// - `changed:<table>`: the sequence number of the last commit that changed `<table>`.
@@ -40,13 +40,6 @@ extension Connection {
         } else {
             try execute("DELETE FROM ps_state WHERE key = ?", [.text(counter.rawValue)])
         }
-    }
-
-    /// Sets the `commits` counter to `new` if it holds `old`; returns false (and sets nothing)
-    /// when it held something else or was missing. One statement in the common case.
-    func advanceCommits(from old: Int64, to new: Int64) throws -> Bool {
-        try execute("UPDATE ps_state SET value = ? WHERE key = ? AND value = ?", [.integer(new), .text(Counter.commits.rawValue), .integer(old)])
-        return sqlite3_changes(handle) > 0
     }
 
     /// Adds one (nothing when the counter is missing).

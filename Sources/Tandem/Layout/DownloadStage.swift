@@ -4,7 +4,7 @@ enum DownloadStage {
     /// Appends `changes`, numbered from `count` on.
     static func append(_ changes: [ServerChange], after count: Int, in tx: Transaction) throws {
         for (offset, change) in changes.enumerated() {
-            try tx.execute("INSERT INTO ps_download(seq, op, type, id, data) VALUES (?, ?, ?, ?, ?)",
+            try tx.executeOwn("INSERT INTO ps_download(seq, op, type, id, data) VALUES (?, ?, ?, ?, ?)",
                            [count + offset, change.op.rawValue, change.table, change.rowID, change.data])
         }
     }
@@ -19,6 +19,6 @@ enum DownloadStage {
     }
 
     static func clear(in tx: Transaction) throws {
-        try tx.execute("DELETE FROM ps_download")
+        try tx.executeOwn("DELETE FROM ps_download")
     }
 }

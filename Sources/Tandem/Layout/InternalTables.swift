@@ -1,3 +1,5 @@
+import Foundation
+
 /// Tandem's own tables, created in every database, and the names of the objects Tandem
 /// generates for each declared table. Nothing outside `Layout/` spells these names.
 enum InternalTables {
@@ -36,6 +38,60 @@ enum InternalTables {
     /// Called for every row change (the preupdate hook): no allocation.
     static func holdsUserRows(_ table: String) -> Bool {
         !table.hasPrefix("ps_") || table.hasPrefix("ps_data_")
+    }
+
+    /// True for a name Tandem reserves (`ps_…`, in any case): its own tables, the data tables,
+    /// the views' triggers and the indexes. Called by the authorizer: no allocation.
+    static func isInternal(_ name: UnsafePointer<CChar>) -> Bool {
+        strncasecmp(name, "ps_", 3) == 0
+    }
+
+    /// True for the name of a view's INSTEAD OF trigger (``trigger(_:of:)``), the only triggers
+    /// that may write Tandem's tables.
+    static func isViewTrigger(_ name: UnsafePointer<CChar>) -> Bool {
+        strncmp(name, "ps_view_", 8) == 0
+    }
+
+    /// One of Tandem's objects in the user's terms: `Tandem's upload queue`, `the stored rows of
+    /// table notes`.
+    static func describe(_ name: String) -> String {
+        switch name.lowercased() {
+        case keyValue: return "Tandem's own settings (client id, sync cursor, schema)"
+        case crud: return "Tandem's upload queue"
+        case state: return "Tandem's counters"
+        case untyped, download: return "Tandem's store of downloaded rows"
+        default:
+            let lowered = name.lowercased()
+            if let table = declaredTable(ofDataTable: lowered) { return "the stored rows of table \(table)" }
+            if lowered.hasPrefix("ps_view_"), let separator = lowered.range(of: "__") {
+                return "the view \(name[separator.upperBound...]) and its triggers, which queue its writes for upload,"
+            }
+            if lowered.hasPrefix("ps_index__") { return "a declared index (\(name.dropFirst("ps_index__".count).replacingOccurrences(of: "__", with: ": ")))" }
+            return "\(name), a name reserved for Tandem (names beginning with ps_)"
+        }
+    }
+
+    /// Why the user's SQL may not write `table`, one of Tandem's.
+    static func writeRefusal(_ table: String) -> String {
+        let what = describe(table)
+        switch table.lowercased() {
+        case crud: return "\(what) is written by Tandem only: writes to the tables' views queue their changes, and a sync removes them once uploaded"
+        case keyValue: return "\(what) are written by Tandem only (change the schema with tandem init DB --schema FILE)"
+        default:
+            if let name = declaredTable(ofDataTable: table.lowercased()) {
+                return "\(what) are written by Tandem only: write them through the view \(name) (INSERT INTO, UPDATE or DELETE FROM \(name)), which queues them for upload"
+            }
+            return "\(what) \(what.hasSuffix("counters") ? "are" : "is") written by Tandem only"
+        }
+    }
+
+    /// Why the user's SQL may not create, change or drop `object` (or an object on it).
+    static func schemaRefusal(_ object: String) -> String {
+        if object == "sqlite_schema" { return "writable_schema would let the statements edit the schema itself, Tandem's views and triggers included" }
+        if declaredTable(ofDataTable: object.lowercased()) != nil {
+            return "\(describe(object)) belong to Tandem: change the table with tandem init DB --schema FILE"
+        }
+        return "\(describe(object)) belongs to Tandem: only Tandem creates, changes or drops its objects and the objects on its tables"
     }
 
     /// The alias of a related record's table in a predicate's subquery (`ps_related1`): the

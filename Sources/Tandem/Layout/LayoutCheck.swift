@@ -8,7 +8,7 @@ import Foundation
 /// never below a change stamp nor negative); the stored schema; and for each declared table its
 /// data table's columns, its view, its three INSTEAD OF triggers and its declared indexes.
 enum LayoutCheck {
-    private static let ownTables: [(name: String, label: String, shape: [String], columns: String)] = [
+    static let ownTables: [(name: String, label: String, shape: [String], columns: String)] = [
         (InternalTables.keyValue, "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY"),
         (InternalTables.crud, "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
          "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT"),
@@ -19,10 +19,10 @@ enum LayoutCheck {
          ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT"),
     ]
 
-    /// Everything wrong with the layout, in the order found. Reads only.
-    static func findings(in tx: Transaction) throws -> [LayoutFinding] {
-        let anyOwn = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('ps_kv', 'ps_crud', 'ps_state', 'ps_untyped')").int64Value ?? 0
-        guard anyOwn > 0 else { return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one by opening it with a schema)")] }
+    /// Everything wrong with the layout, in the order found. Reads only. `declared`: the schema
+    /// the file is about to be opened with, which takes the place of a stored schema that is missing.
+    static func findings(in tx: Transaction, declared: Schema? = nil) throws -> [LayoutFinding] {
+        guard try holdsTandemTables(in: tx) else { return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one by opening it with a schema)")] }
         var found: [LayoutFinding] = []
         var sound: Set<String> = []
         for own in ownTables {
@@ -41,25 +41,39 @@ enum LayoutCheck {
             }
         }
         if sound.isSuperset(of: ["ps_crud", "ps_state"]) { found += try counterFindings(in: tx) }
+        if sound.isSuperset(of: ["ps_kv", "ps_crud"]) { found += try bookkeepingFindings(in: tx) }
 
         let schema: Schema
         do {
-            guard let stored = try SchemaInstaller.storedSchema(tx) else {
-                found.append(LayoutFinding("no Tandem schema is stored in it (open it with a schema to store one)"))
+            if let stored = try SchemaInstaller.storedSchema(tx) {
+                schema = stored
+            } else if let declared {
+                found.append(LayoutFinding("no Tandem schema is stored in it", repair: "no Tandem schema was stored in it; stored the one given",
+                                           action: .storeSchema))
+                schema = declared
+            } else {
+                found.append(LayoutFinding("no Tandem schema is stored in it (store one with tandem init DB --schema FILE)"))
                 return found
             }
-            schema = stored
         } catch {
             found.append(LayoutFinding("the stored schema cannot be read: \(error)"))
             return found
         }
         let current = try SchemaInstaller.layoutIsCurrent(tx)
-        if !current {
+        if try tx.stored(.layout) == .null {
+            found.append(LayoutFinding("Tandem's record of its views' version is missing",
+                                       repair: "Tandem's record of its views' version was missing; regenerated the views and triggers", action: .upgradeLayout))
+        } else if !current {
             found.append(LayoutFinding("the views and triggers were made by an older Tandem",
                                        repair: "the views and triggers were made by an older Tandem; regenerated them", action: .upgradeLayout))
         }
         for table in schema.tables { found += try tableFindings(table, compareSQL: current, in: tx) }
         return found
+    }
+
+    /// True when any of Tandem's own tables is in the file.
+    static func holdsTandemTables(in tx: Transaction) throws -> Bool {
+        try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('ps_kv', 'ps_crud', 'ps_state', 'ps_untyped')").int64Value ?? 0 > 0
     }
 
     private static func counterFindings(in tx: Transaction) throws -> [LayoutFinding] {
@@ -148,20 +162,22 @@ enum LayoutCheck {
     static func repair(_ findings: [LayoutFinding], in tx: Transaction) throws {
         let actions = Set(findings.compactMap(\.action))
         guard !actions.isEmpty else { return }
-        try tx.execute(InternalTables.ddl)
+        try tx.executeOwn(InternalTables.ddl)
         try UploadQueueRows.seedLastID(on: tx.connection)
-        try tx.execute("""
+        try tx.executeOwn("""
             \(InternalTables.counters)
             UPDATE ps_state SET value = (SELECT max(tx_id) + 1 FROM ps_crud)
                 WHERE key = 'next_tx' AND value < (SELECT max(tx_id) FROM ps_crud);
             UPDATE ps_state SET value = 1 WHERE key = 'next_tx' AND value < 1;
             UPDATE ps_state SET value = max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'), 0))
                 WHERE key = 'seq' AND value < max(0, coalesce((SELECT max(value) FROM ps_state WHERE key LIKE 'changed:%'), 0));
+            UPDATE ps_kv SET value = uuid() WHERE key = 'client_id' AND (typeof(value) <> 'text' OR value = '');
+            UPDATE ps_kv SET value = 0 WHERE key = 'epoch' AND typeof(value) <> 'integer';
             """)
         guard let schema = try SchemaInstaller.storedSchema(tx) else { return }
         for table in schema.tables {
             let create = actions.contains(.createDataTable(table: table.name))
-            if create { try tx.execute(table.createDataTable) }
+            if create { try tx.executeOwn(table.createDataTable) }
             if create || actions.contains(.regenerate(table: table.name)) || actions.contains(.upgradeLayout) {
                 try SchemaInstaller.regenerateObjects(of: table, in: tx)
             }

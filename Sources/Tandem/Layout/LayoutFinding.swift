@@ -30,6 +30,12 @@ enum LayoutRepair: Sendable, Hashable {
     case createInternalTables
     /// Insert missing counters and move counters that went back forward.
     case counters
+    /// Store the schema the file is opened with, where none is stored (opening with it does).
+    case storeSchema
+    /// Make a new client id where it is missing or empty.
+    case clientID
+    /// Set a missing or malformed owner epoch to 0.
+    case epoch
     /// Create the missing, empty data table of a declared table (then its view and triggers).
     case createDataTable(table: String)
     /// Drop and create the view, triggers and indexes of a declared table.

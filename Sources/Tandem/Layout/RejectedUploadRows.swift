@@ -11,13 +11,13 @@ enum RejectedUploadRows {
 
     /// Moves `transaction`'s entries from the queue here, with `error`.
     static func setAside(_ transaction: CrudTransaction, error: String, in tx: Transaction) throws {
-        try tx.execute(ddl)
+        try tx.executeOwn(ddl)
         let ids = transaction.entries.map { JSONValue.integer($0.id) }
-        try tx.execute("""
+        try tx.executeOwn("""
             INSERT OR REPLACE INTO ps_crud_rejected(id, tx_id, data, error, rejected_at)
             SELECT id, tx_id, data, ?, ? FROM ps_crud WHERE id IN (SELECT value FROM json_each(?))
             """, [error, Date().timeIntervalSince1970, JSONValue.array(ids).jsonText])
-        try tx.execute("DELETE FROM ps_crud WHERE id IN (SELECT value FROM json_each(?))", [JSONValue.array(ids).jsonText])
+        try tx.executeOwn("DELETE FROM ps_crud WHERE id IN (SELECT value FROM json_each(?))", [JSONValue.array(ids).jsonText])
     }
 
     /// Every transaction set aside, oldest first.
@@ -54,13 +54,13 @@ enum RejectedUploadRows {
         for rejected in chosen {
             try UploadQueueRows.seal(in: tx)
             let next = try UploadQueueRows.nextID(on: tx.connection)
-            try tx.execute("""
+            try tx.executeOwn("""
                 INSERT INTO ps_crud(id, tx_id, data)
                 SELECT ? + row_number() OVER (ORDER BY id) - 1, \(InternalTables.nextTransactionID), data FROM ps_crud_rejected WHERE tx_id = ?
                 """, [next, rejected])
             try tx.connection.execute(InternalTables.recordLastCrudID)
             try UploadQueueRows.seal(in: tx)
-            try tx.execute("DELETE FROM ps_crud_rejected WHERE tx_id = ?", [rejected])
+            try tx.executeOwn("DELETE FROM ps_crud_rejected WHERE tx_id = ?", [rejected])
         }
         return chosen.count
     }
@@ -71,7 +71,7 @@ enum RejectedUploadRows {
         guard try exists(in: tx) else { return 0 }
         let dropped = Int(try tx.scalar("SELECT count(*) FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1",
                                         [transactionID.map(DatabaseValue.integer) ?? .null]).int64Value ?? 0)
-        try tx.execute("DELETE FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1", [transactionID.map(DatabaseValue.integer) ?? .null])
+        try tx.executeOwn("DELETE FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1", [transactionID.map(DatabaseValue.integer) ?? .null])
         return dropped
     }
 

@@ -19,8 +19,6 @@ struct RowInserter {
     private let nameJSON: [UInt8]
     /// `"name":` of each column, ready to append.
     private let keys: [[UInt8]]
-    /// Which columns are declared `real`.
-    private let realColumns: [Bool]
 
     /// - Parameter columns: the names each row's values are for (`id` may be among them; a
     ///   missing id is minted as a lowercase UUID, as the trigger does).
@@ -39,7 +37,6 @@ struct RowInserter {
             }
         }
         sources = table.columns.map { index[$0.name] }
-        realColumns = table.columns.map { $0.type == .real }
         idSource = index["id"]
         columnNames = columns
         var name = RowJSON()
@@ -54,8 +51,9 @@ struct RowInserter {
     }
 
     /// Inserts `rows`; returns their ids in order.
-    /// - Throws: ``TandemError/invalidArguments(_:)`` for a row of the wrong length, a bad id, a
-    ///   BLOB or an infinite real; ``SQLiteError`` (a duplicate id named in the table's terms).
+    /// - Throws: ``TandemError/invalidArguments(_:)`` for a row of the wrong length, a bad id, or
+    ///   a value its column refuses (``StoredValue``); ``SQLiteError`` (a duplicate id named in the
+    ///   table's terms).
     func insert(_ rows: some Sequence<[DatabaseValue]>, on connection: Connection) throws -> [String] {
         var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1, nextEntryID: try UploadQueueRows.nextID(on: connection))
         var ids: [String] = []
@@ -66,7 +64,7 @@ struct RowInserter {
                 id = try self.id(of: row)
                 batch.arena.append(utf8Of: id)
                 dataStart = batch.arena.bytes.count
-                try appendJSON(of: row, to: &batch.arena)
+                try appendJSON(of: row, to: &batch.arena, on: connection)
             } catch {
                 // The rows before this one first, as the view would have written them: a
                 // duplicate id among them is the error the view would have reported.
@@ -130,16 +128,14 @@ struct RowInserter {
     }
 
     /// The row's data JSON: every column, in the table's order, as the trigger's `json_object`
-    /// writes them.
-    private func appendJSON(of row: [DatabaseValue], to json: inout RowJSON) throws {
+    /// writes them (each value as the column stores it, ``StoredValue``).
+    private func appendJSON(of row: [DatabaseValue], to json: inout RowJSON, on connection: Connection) throws {
         json.append(raw: "{")
         for (offset, source) in sources.enumerated() {
             if offset > 0 { json.append(raw: ",") }
             json.append(raw: keys[offset])
-            var value = source.map { row[$0] } ?? .null
-            // As the view's REAL column hands an integer to the trigger: as a real.
-            if case .integer(let number) = value, realColumns[offset] { value = .real(Double(number)) }
-            try json.append(value, table: table.name, column: table.columns[offset].name)
+            let value = source.map { row[$0] } ?? .null
+            json.append(try StoredValue.of(value, column: table.columns[offset], table: table, on: connection))
         }
         json.append(raw: "}")
     }

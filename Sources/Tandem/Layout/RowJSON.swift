@@ -7,10 +7,11 @@ import Foundation
 ///
 /// - Text: `"` and `\` escaped, U+0008/09/0A/0C/0D as `\b \t \n \f \r`, other control characters
 ///   (NUL included) as `\u00xx`, everything else as is, as SQLite's `json_quote` writes it.
-/// - Integers in decimal. NULL (and NaN, which SQLite binds as NULL) as `null`.
+/// - Integers in decimal. NULL as `null`.
 /// - Reals as the trigger writes them: 15 significant digits when those parse back to the same
 ///   double, else 18 (always exact); a decimal point always (`2.0`, `1.0e+300`); `-0.0` keeps its sign.
-/// - BLOBs and infinite reals are refused naming the table and column, with the trigger's words.
+/// - Values are first made what the column stores (``StoredValue``), which refuses BLOBs,
+///   infinite reals and values that do not convert to the column's type exactly.
 struct RowJSON {
     private(set) var bytes: [UInt8] = []
 
@@ -78,9 +79,8 @@ struct RowJSON {
     /// Empties the buffer, keeping its storage.
     mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
-    /// A column's value.
-    /// - Throws: ``TandemError/invalidArguments(_:)`` for a BLOB or an infinite real.
-    mutating func append(_ value: DatabaseValue, table: String, column: String) throws {
+    /// A column's value as ``StoredValue`` gives it: NULL, an integer, a finite real or text.
+    mutating func append(_ value: DatabaseValue) {
         switch value {
         case .null: append(raw: "null")
         case .integer(let i):
@@ -94,13 +94,10 @@ struct RowJSON {
             bytes[start...].reverse()
         case .text(let s): append(string: s)
         case .real(let d):
-            if d.isNaN { append(raw: "null"); return }
-            guard d.isFinite else {
-                throw TandemError.invalidArguments("\(table).\(column): an infinite real cannot be stored (JSON has no representation for it)")
-            }
+            precondition(d.isFinite, "StoredValue refuses infinite reals and turns NaN into NULL")
             bytes.append(contentsOf: Self.real(d))
         case .blob:
-            throw TandemError.invalidArguments("\(table).\(column): a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")
+            preconditionFailure("StoredValue refuses BLOBs")
         }
     }
 

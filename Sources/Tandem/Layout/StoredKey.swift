@@ -31,15 +31,15 @@ extension Transaction {
 
     /// Stores `value` under `key`.
     func store(_ key: StoredKey, _ value: any DatabaseValueConvertible) throws {
-        try execute("INSERT OR REPLACE INTO ps_kv(key, value) VALUES (?, ?)", [key.rawValue, value])
+        try executeOwn("INSERT OR REPLACE INTO ps_kv(key, value) VALUES (?, ?)", [key.rawValue, value])
     }
 
     /// Removes `key` (only when its value is `value`, if given).
     func removeStored(_ key: StoredKey, ifValue value: (any DatabaseValueConvertible)? = nil) throws {
         if let value {
-            try execute("DELETE FROM ps_kv WHERE key = ? AND value = ?", [key.rawValue, value])
+            try executeOwn("DELETE FROM ps_kv WHERE key = ? AND value = ?", [key.rawValue, value])
         } else {
-            try execute("DELETE FROM ps_kv WHERE key = ?", [key.rawValue])
+            try executeOwn("DELETE FROM ps_kv WHERE key = ?", [key.rawValue])
         }
     }
 }

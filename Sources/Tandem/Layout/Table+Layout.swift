@@ -13,7 +13,10 @@ extension TableSchema {
     private func extract(_ column: ColumnSchema, from source: String = "data") -> String {
         let path = SQLText.literal("$." + column.name)
         let type = column.type.rawValue.uppercased()
-        let fast = "CAST(\(source) ->> \(path) AS \(type))"
+        // A real column has no affinity (unary +), so that SQLite hands the UPDATE trigger the
+        // values a statement gave (REAL affinity would round 2^53 + 1 and drop the sign of -0.0)
+        // and the trigger applies the column's rule to them (``storedValue(_:_:in:)``).
+        let fast = (column.type == .real ? "+" : "") + "CAST(\(source) ->> \(path) AS \(type))"
         guard column.type == .text else { return fast }
         let marker = "char(57344)"
         let encoded = "replace(replace(replace(\(source) -> \(path), \(marker), \(marker) || '1'), '\\\\', \(marker) || '2'), '\\u0000', \(marker) || '0')"
@@ -21,40 +24,9 @@ extension TableSchema {
         return "(CASE WHEN instr(\(source), '\\u0000') = 0 THEN \(fast) ELSE CAST(\(decoded) AS TEXT) END)"
     }
 
-    /// `json_object('a', <NEW."a">, …)`, every value through ``jsonValue(_:column:)``.
+    /// `json_object('a', <NEW."a">, …)`, every value as the column stores it (``jsonValue(_:_:)``).
     private func jsonObject(of row: String) -> String {
-        "json_object(" + columns.map { "\(SQLText.literal($0.name)), \(jsonValue("\(row).\(SQLText.identifier($0.name))", column: $0.name))" }.joined(separator: ", ") + ")"
-    }
-
-    /// A value for SQLite's JSON functions that reads back exactly as it was written.
-    ///
-    /// SQLite 3.40's JSON functions print reals with 15 significant digits, which does not
-    /// round-trip a double, and its `printf` loses the sign of -0.0 and, with 17 digits, the last
-    /// digit of some reals of very large or small magnitude. So a real is written with 15 digits
-    /// when those read back as the same double (`2.5`, `0.1`), else with 18 (always exact);
-    /// -0.0 as `-0.0`. A BLOB or an infinite real, which JSON cannot hold, aborts the statement
-    /// with a message naming the column. Used in triggers only (`RAISE` needs one).
-    func jsonValue(_ expression: String, column: String) -> String {
-        "CASE typeof(\(expression)) WHEN 'real' THEN json(\(realLiteral(expression, column: column))) WHEN 'blob' THEN \(blobError(column)) ELSE \(expression) END"
-    }
-
-    /// The same value as JSON text (`json_quote` for all but reals), for a value that passes
-    /// through a subquery, which drops the JSON subtype: `json(…)` of it is ``jsonValue(_:column:)``.
-    func jsonLiteral(_ expression: String, column: String) -> String {
-        "CASE typeof(\(expression)) WHEN 'real' THEN \(realLiteral(expression, column: column)) WHEN 'blob' THEN \(blobError(column)) ELSE json_quote(\(expression)) END"
-    }
-
-    private func realLiteral(_ e: String, column: String) -> String {
-        let infinite = SQLText.literal("\(name).\(column): an infinite real cannot be stored (JSON has no representation for it)")
-        return """
-            (CASE WHEN \(e) = 0 THEN (CASE WHEN atan2(\(e), -1) < 0 THEN '-0.0' ELSE '0.0' END) \
-            WHEN abs(\(e)) > 1.7976931348623157e308 THEN RAISE(ABORT, \(infinite)) \
-            WHEN json_extract(printf('%!.15g', \(e)), '$') = \(e) THEN printf('%!.15g', \(e)) ELSE printf('%!.18g', \(e)) END)
-            """
-    }
-
-    private func blobError(_ column: String) -> String {
-        "RAISE(ABORT, \(SQLText.literal("\(name).\(column): a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")))"
+        "json_object(" + columns.map { "\(SQLText.literal($0.name)), \(jsonValue("\(row).\(SQLText.identifier($0.name))", $0))" }.joined(separator: ", ") + ")"
     }
 
     var createDataTable: String {
@@ -122,14 +94,14 @@ extension TableSchema {
         // stored value exactly, whatever type the view shows it as.
         let changed = columns.map { c in
             let q = SQLText.identifier(c.name)
-            return "SELECT \(SQLText.literal(c.name)) AS k, \(jsonLiteral("NEW.\(q)", column: c.name)) AS v WHERE OLD.\(q) IS NOT NEW.\(q)"
+            return "SELECT \(SQLText.literal(c.name)) AS k, \(jsonLiteral("NEW.\(q)", c)) AS v WHERE \(differs("NEW.\(q)", from: "OLD.\(q)", c))"
         }.joined(separator: " UNION ALL ")
         let patch = "(SELECT json_group_object(k, json(v)) AS patch, count(*) AS n FROM (\(changed)))"
         var updateBody = """
             SELECT CASE WHEN OLD.id IS NOT NEW.id THEN RAISE(ABORT, \(SQLText.literal("\(name).id cannot be changed"))) END;
             """
         if localOnly {
-            let anyChanged = columns.map { "OLD.\(SQLText.identifier($0.name)) IS NOT NEW.\(SQLText.identifier($0.name))" }.joined(separator: " OR ")
+            let anyChanged = columns.map { differs("NEW.\(SQLText.identifier($0.name))", from: "OLD.\(SQLText.identifier($0.name))", $0) }.joined(separator: " OR ")
             updateBody += """
                 UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT p.patch FROM \(patch) AS p)) \
                 WHERE id = OLD.id AND (\(anyChanged));

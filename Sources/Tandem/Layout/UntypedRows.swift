@@ -2,11 +2,11 @@
 /// local-only or insert-only), kept current by downloads until a schema declares the table synced.
 enum UntypedRows {
     static func put(_ table: String, id: String, data: String?, in tx: Transaction) throws {
-        try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) VALUES (?, ?, ?)", [table, id, data])
+        try tx.executeOwn("INSERT OR REPLACE INTO ps_untyped(type, id, data) VALUES (?, ?, ?)", [table, id, data])
     }
 
     static func delete(_ table: String, id: String, in tx: Transaction) throws {
-        try tx.execute("DELETE FROM ps_untyped WHERE type = ? AND id = ?", [table, id])
+        try tx.executeOwn("DELETE FROM ps_untyped WHERE type = ? AND id = ?", [table, id])
     }
 
     /// Removes the waiting rows of `table` (a TRUNCATE on the server), or of every table, but
@@ -18,23 +18,23 @@ enum UntypedRows {
             if !kept.contains(key) { doomed.append([row[0], row[1]]) }
             return true
         }
-        for key in doomed { try tx.execute("DELETE FROM ps_untyped WHERE type = ? AND id = ?", key) }
+        for key in doomed { try tx.executeOwn("DELETE FROM ps_untyped WHERE type = ? AND id = ?", key) }
     }
 
     /// Moves the waiting rows of `table` into its data table.
     static func move(_ table: TableSchema, in tx: Transaction) throws {
-        try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
-        try tx.execute("DELETE FROM ps_untyped WHERE type = ?", [table.name])
+        try tx.executeOwn("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM ps_untyped WHERE type = ?", [table.name])
+        try tx.executeOwn("DELETE FROM ps_untyped WHERE type = ?", [table.name])
     }
 
     /// Parks the rows of `table`'s data table here and empties it.
     static func park(_ table: TableSchema, in tx: Transaction) throws {
-        try tx.execute("INSERT OR REPLACE INTO ps_untyped(type, id, data) SELECT ?, id, data FROM \(table.quotedDataTable)", [table.name])
-        try tx.execute("DELETE FROM \(table.quotedDataTable)")
+        try tx.executeOwn("INSERT OR REPLACE INTO ps_untyped(type, id, data) SELECT ?, id, data FROM \(table.quotedDataTable)", [table.name])
+        try tx.executeOwn("DELETE FROM \(table.quotedDataTable)")
     }
 
     static func clear(in tx: Transaction) throws {
-        try tx.execute("DELETE FROM ps_untyped")
+        try tx.executeOwn("DELETE FROM ps_untyped")
     }
 
     /// A SQL condition on `id`: the row waits here for `table` (bind the table's name).

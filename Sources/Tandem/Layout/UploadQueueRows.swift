@@ -32,7 +32,7 @@ enum UploadQueueRows {
 
     /// Moves `next_tx` past every queued entry's transaction id.
     static func seal(in tx: Transaction) throws {
-        try tx.execute("""
+        try tx.executeOwn("""
             UPDATE ps_state SET value = (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)
             WHERE key = ? AND value <= (SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1)
             """, [Counter.nextTransaction.rawValue])
@@ -46,8 +46,8 @@ enum UploadQueueRows {
     /// Moves the transaction ids from `first` on up by `shift` (order and grouping kept), and
     /// `next_tx` past them.
     static func renumber(from first: Int64, by shift: Int64, in tx: Transaction) throws {
-        try tx.execute("UPDATE ps_crud SET tx_id = tx_id + ? WHERE tx_id >= ?", [shift, first])
-        try tx.execute("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = ?",
+        try tx.executeOwn("UPDATE ps_crud SET tx_id = tx_id + ? WHERE tx_id >= ?", [shift, first])
+        try tx.executeOwn("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = ?",
                        [shift, Counter.nextTransaction.rawValue])
     }
 
@@ -55,7 +55,7 @@ enum UploadQueueRows {
     /// server changed meanwhile (waiting in ps_untyped).
     static func queuePuts(of table: String, from source: TableSchema, in tx: Transaction) throws {
         // Ids numbered from the next one here: one INSERT … SELECT reads `ps_crud` once.
-        try tx.execute("""
+        try tx.executeOwn("""
             INSERT INTO ps_crud(id, tx_id, data) SELECT ? + row_number() OVER (ORDER BY rowid), \(InternalTables.nextTransactionID),
             json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)
             WHERE NOT \(UntypedRows.waitingCondition)
@@ -67,12 +67,12 @@ enum UploadQueueRows {
     /// later entry has a smaller one, and sealed transaction ids gain no later entries).
     static func complete(_ transactions: [CrudTransaction], in tx: Transaction) throws {
         guard let last = transactions.last else { return }
-        try tx.execute("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
+        try tx.executeOwn("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
     }
 
     /// Removes every queued entry.
     static func clear(in tx: Transaction) throws {
-        try tx.execute("DELETE FROM ps_crud")
+        try tx.executeOwn("DELETE FROM ps_crud")
     }
 
     /// Brings ``Counter/crudLast`` up to every id the queue holds or ever gave (and back, if it

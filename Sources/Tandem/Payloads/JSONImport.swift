@@ -8,10 +8,11 @@ extension SharedDatabase {
     /// ``ImportOptions/keyMap``. Each object needs a non-empty `id` (text or integer). New ids
     /// are inserted; rows whose mapped values differ are updated (only those columns, so each
     /// queues one minimal PATCH); equal rows are left alone (no CRUD entry); rows missing from
-    /// the payload are deleted only with ``ImportOptions/deleteMissing``. Values keep their kind:
-    /// strings into `text` columns; integers, reals and booleans (0/1) into `integer` and `real`
-    /// columns (an integral real into an integer column); ISO 8601 dates and Unix timestamps into
-    /// `real` columns (as seconds since 1970); null anywhere.
+    /// the payload are deleted only with ``ImportOptions/deleteMissing``. Each value is the SQL
+    /// value it spells (a string text, a number an integer or a real, a boolean 0 or 1 for an
+    /// `integer` column, an ISO 8601 date string seconds since 1970 for a `real` column, null
+    /// NULL), stored by the rule every write path follows: converted only when exactly (`2.0` as
+    /// 2 in an `integer` column, `"12"` as 12, `42` as `"42"` in a `text` column).
     ///
     /// A payload that does not fit (not an array of objects, a missing or duplicate id, a value
     /// of the wrong type, an unknown key with ``ImportOptions/strict``) is rejected whole with the
@@ -29,8 +30,8 @@ extension SharedDatabase {
 
     /// ``importJSON(_:into:options:)`` of a payload already parsed.
     func importElements(_ elements: [JSONValue], into table: String, options: ImportOptions) throws -> ImportResult {
-        let plan = try ImportPlan(elements: elements, table: table, parent: nil, schema: schema, options: options, path: "")
-        return try write { tx in
+        try write { tx in
+            let plan = try ImportPlan(elements: elements, table: table, parent: nil, schema: schema, options: options, path: "", on: tx.connection)
             var result = ImportResult()
             try plan.apply(in: tx, result: &result, deleteMissing: options.deleteMissing)
             return result
@@ -49,7 +50,7 @@ struct ImportPlan {
     let children: [(parentID: String, plan: ImportPlan)]
 
     init(elements: [JSONValue], table name: String, parent: (column: String, id: String)?, schema: Schema,
-         options: ImportOptions, path: String) throws {
+         options: ImportOptions, path: String, on connection: Connection) throws {
         guard let table = schema.table(named: name), !table.insertOnly else {
             throw TandemError.invalidSchema("'\(name)' is not a declared table that rows can be imported into (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
         }
@@ -80,14 +81,14 @@ struct ImportPlan {
                         throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
                     }
                     children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
-                                                        schema: schema, options: childOptions, path: "\(at).\(key)")))
+                                                        schema: schema, options: childOptions, path: "\(at).\(key)", on: connection)))
                     continue
                 }
                 guard let column = ImportPlan.column(for: key, in: columns, keyMap: options.keyMap) else {
                     if options.strict { throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(name) matches it") }
                     continue
                 }
-                values[column.name] = try ImportPlan.databaseValue(value, for: column, at: "element \(at), key '\(key)'")
+                values[column.name] = try ImportPlan.databaseValue(value, for: column, of: table, at: "element \(at), key '\(key)'", on: connection)
             }
             if let parent { values[parent.column] = .text(parent.id) }
             rows.append((id, values))
@@ -112,21 +113,29 @@ struct ImportPlan {
     }
 
     /// A JSON value as the column stores it, or an error naming where and why it does not fit.
-    static func databaseValue(_ value: JSONValue, for column: ColumnSchema, at place: String) throws -> DatabaseValue {
+    ///
+    /// The JSON value is read as the SQL value it spells (a string as text, a number as an
+    /// integer or a real, a boolean as 0 or 1 for an integer column), except that a date string
+    /// is a real (seconds since 1970) for a real column; then the column's rule applies, as on
+    /// every write path (``StoredValue``): `2.0` is 2 in an integer column, `"12"` is 12.
+    static func databaseValue(_ value: JSONValue, for column: ColumnSchema, of table: TableSchema, at place: String,
+                              on connection: Connection) throws -> DatabaseValue {
+        let sqlValue: DatabaseValue
         switch (value, column.type) {
-        case (.null, _): return .null
-        case (.string(let s), .text): return .text(s)
-        case (.integer(let i), .integer): return .integer(i)
-        case (.bool(let b), .integer): return .integer(b ? 1 : 0)
-        case (.double(let d), .integer):
-            if let i = Int64(exactly: d) { return .integer(i) }
-        case (.integer(let i), .real): return .real(Double(i))
-        case (.double(let d), .real): return .real(d)
+        case (.null, _): sqlValue = .null
         case (.string(let s), .real):
-            if let date = ImportPlan.date(s) { return .real(date.timeIntervalSince1970) }
-        default: break
+            sqlValue = ImportPlan.date(s).map { .real($0.timeIntervalSince1970) } ?? .text(s)
+        case (.string(let s), _): sqlValue = .text(s)
+        case (.integer(let i), _): sqlValue = .integer(i)
+        case (.double(let d), _): sqlValue = .real(d)
+        case (.bool(let b), .integer): sqlValue = .integer(b ? 1 : 0)
+        default: throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
         }
-        throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
+        do {
+            return try StoredValue.of(sqlValue, column: column, table: table, on: connection)
+        } catch TandemError.invalidArguments(let reason) {
+            throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name) (\(reason))")
+        }
     }
 
     /// ISO 8601 with or without fractional seconds, or a date alone.

@@ -8,7 +8,16 @@ import Foundation
 final class Connection {
     let handle: OpaquePointer
     let path: String
-    private var cache = StatementCache()
+    /// Prepared statements, one cache for Tandem's own SQL and one for the user's: the
+    /// authorizer judges a statement when it is prepared, so a user's SQL must never be served a
+    /// statement prepared as Tandem's (see ``runsUserSQL``).
+    private var caches = (own: StatementCache(), user: StatementCache())
+    private var cache: StatementCache {
+        get { runsUserSQL ? caches.user : caches.own }
+        _modify {
+            if runsUserSQL { yield &caches.user } else { yield &caches.own }
+        }
+    }
     /// Record types already checked against this file's schema (see `Transaction.checkedLayout`).
     var checkedRecordTypes: Set<String> = []
     /// The stored schema as last read, with the `schema_version` it was read at (see
@@ -16,10 +25,24 @@ final class Connection {
     var storedSchemaCache: (version: Int64, schema: Schema?)?
     /// Row changes the preupdate hook saw in the user's tables (see ``InternalTables/holdsUserRows(_:)``).
     var userRowChanges = 0
-    private var controlStatements: [Control: Statement] = [:]
+    /// Tandem's transaction statements (see ``control(_:)``).
+    var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
     private var updateHookInstalled = false
+    /// While set, statements prepared on this connection may not begin, commit or roll back a
+    /// transaction (the caller owns the transaction; savepoints stay allowed).
+    var forbidsTransactionControl = false
+    /// While set, the connection is inside ``readTransaction(_:)``: any write is refused as one.
+    var inReadTransaction = false
+    /// While set, the statements prepared and run are the user's (see ``asUser(_:)``): the
+    /// authorizer refuses their writes and schema changes to Tandem's own tables.
+    private(set) var runsUserSQL = false
+    /// What the authorizer last refused, for the error that follows (see ``explainRefusal(_:sql:)``).
+    var refusal: AuthorizerRefusal?
+    /// While non-nil, the authorizer collects the tables statements read.
+    var readTables: Set<String>?
+
     /// Frames in the WAL after this connection's last commit, from the WAL hook (see
     /// ``deferCheckpoints()``); 0 until then.
     var walFrames: Int32 = 0
@@ -58,9 +81,18 @@ final class Connection {
         installAuthorizer()
     }
 
+    /// Runs `body`, which prepares and runs the user's SQL, with Tandem's own tables protected.
+    func asUser<T>(_ body: () throws -> T) rethrows -> T {
+        let outer = runsUserSQL
+        runsUserSQL = true
+        defer { runsUserSQL = outer }
+        return try body()
+    }
+
     deinit {
         forgetRecentlyChanged()
-        cache.removeAll()
+        caches.own.removeAll()
+        caches.user.removeAll()
         controlStatements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -69,10 +101,14 @@ final class Connection {
     /// ``ConstraintMessage``), using the statement's `arguments` to name a duplicate id.
     func error(_ rc: Int32, sql: String?, arguments: [DatabaseValue] = []) -> SQLiteError {
         let extended = sqlite3_extended_errcode(handle)
-        let code = (extended & 0xff) == (rc & 0xff) ? extended : rc
+        var code = (extended & 0xff) == (rc & 0xff) ? extended : rc
         var message = String(cString: sqlite3_errmsg(handle))
         if code & 0xff == SQLITE_CONSTRAINT {
             message = ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: self)
+        } else if code == SQLITE_ERROR, let refusal = ConstraintMessage.typeRefusal(in: message) {
+            // A value a view's trigger refused for its column's type (see `TableSchema.storedValue`).
+            code = SQLiteError.constraintDatatype
+            message = refusal
         }
         return SQLiteError(extendedCode: code, message: message, sql: sql, path: path, arguments: arguments.isEmpty ? nil : arguments)
     }
@@ -104,6 +140,7 @@ final class Connection {
     func prepare(_ sql: String, persistent: Bool = false) throws -> Statement {
         var stmt: OpaquePointer?
         var trailing = false
+        refusal = nil
         let rc = sql.withCString { start -> Int32 in
             var tail: UnsafePointer<CChar>?
             let rc = sqlite3_prepare_v3(handle, start, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, &tail)
@@ -144,6 +181,7 @@ final class Connection {
             while let current = tail, current.pointee != 0 {
                 var stmt: OpaquePointer?
                 var next: UnsafePointer<CChar>?
+                refusal = nil
                 let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
                 let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
                     ?? String(cString: current)) }
@@ -281,74 +319,6 @@ final class Connection {
             forgetRecentlyChanged()
         }
         return changedTables
-    }
-
-    // MARK: Authorizer
-
-    /// While set, statements prepared on this connection may not begin, commit or roll back a
-    /// transaction (the caller owns the transaction; savepoints stay allowed).
-    private var forbidsTransactionControl = false
-    /// Set when the authorizer refused a transaction-control statement.
-    fileprivate var refusedTransactionControl = false
-    /// While non-nil, the authorizer collects the tables statements read.
-    fileprivate var readTables: Set<String>?
-
-    /// One authorizer for the connection's lifetime: it records read sets and refuses
-    /// transaction control inside a transaction that Tandem owns.
-    ///
-    /// Related SQLite documentation: https://www.sqlite.org/c3ref/set_authorizer.html
-    private func installAuthorizer() {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
-            guard let context else { return SQLITE_OK }
-            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            if action == SQLITE_READ, let table, connection.readTables != nil {
-                connection.readTables?.insert(String(cString: table))
-            } else if action == SQLITE_TRANSACTION, connection.forbidsTransactionControl {
-                connection.refusedTransactionControl = true
-                return SQLITE_DENY
-            }
-            return SQLITE_OK
-        }, context)
-    }
-
-    /// Tandem's own transaction statements, kept apart from the statement cache that user SQL
-    /// reaches: a user's `COMMIT` is prepared anew (and refused), never served from here.
-    enum Control: String {
-        case begin = "BEGIN"
-        case beginImmediate = "BEGIN IMMEDIATE"
-        case commit = "COMMIT"
-    }
-
-    func control(_ statement: Control) throws {
-        if let prepared = controlStatements[statement] { return try prepared.run([]) }
-        precondition(!forbidsTransactionControl, "Tandem's own transaction statements run outside user SQL")
-        let prepared = try prepare(statement.rawValue, persistent: true)
-        controlStatements[statement] = prepared
-        try prepared.run([])
-    }
-
-    /// Runs `body` (the caller's statements inside a transaction Tandem owns) with transaction control refused.
-    func withoutTransactionControl<T>(_ body: () throws -> T) rethrows -> T {
-        forbidsTransactionControl = true
-        defer { forbidsTransactionControl = false }
-        return try body()
-    }
-
-    /// Turns the authorizer's refusal of BEGIN/COMMIT/ROLLBACK into a clear error.
-    func explainRefusal(_ error: SQLiteError, sql: String) -> Error {
-        guard refusedTransactionControl else { return error }
-        refusedTransactionControl = false
-        return TandemError.invalidSQL(sql: sql, reason:
-            "BEGIN, COMMIT, END and ROLLBACK are not allowed inside a Tandem transaction; it commits when the block returns and rolls back when it throws (SAVEPOINT works)")
-    }
-
-    /// The tables a statement reads, found with the authorizer while it is prepared.
-    func tablesRead(by sql: String) throws -> Set<String> {
-        readTables = []
-        defer { readTables = nil }
-        _ = try prepare(sql)
-        return readTables ?? []
     }
 
     // MARK: SQL functions

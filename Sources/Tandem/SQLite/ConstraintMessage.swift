@@ -19,6 +19,22 @@ enum ConstraintMessage {
         return message.replacing(dataTableName) { InternalTables.declaredTable(ofDataTable: String($0.0)) ?? String($0.0) }
     }
 
+    /// The message of a value a view's trigger refused for its column's type, or nil for any
+    /// other message. `RAISE` takes only a fixed message, so the trigger raises the refusal,
+    /// which names the value, through `json_extract` with the message as its path, and SQLite
+    /// reports `JSON path error near '<message>'` (quotes doubled): the message is
+    /// `<table>.<column> is a(n) <type> column: …` or `<table>.<column>: …`.
+    static func typeRefusal(in message: String) -> String? {
+        let prefix = "JSON path error near '"
+        guard message.hasPrefix(prefix), message.hasSuffix("'"), message.count > prefix.count + 1 else { return nil }
+        let inner = String(message.dropFirst(prefix.count).dropLast()).replacingOccurrences(of: "''", with: "'")
+        return inner.prefixMatch(of: refusalHead) == nil ? nil : inner
+    }
+
+    /// `notes.done is an integer column: ` or `notes.done: `.
+    nonisolated(unsafe) private static let refusalHead = try! Regex(
+        "[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*(?: is an? (?:integer|real|text) column: |: )")
+
     /// A duplicate id said in the user's terms; `id` nil when it cannot be told.
     static func duplicate(id: String?, table: String) -> String {
         "a row with \(id.map { "id \(SQLText.literal($0))" } ?? "that id") already exists in table \(table)"

@@ -52,6 +52,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, LocalizedEr
     /// The statement's arguments, when known; not printed (they may hold private data).
     public let arguments: [DatabaseValue]?
 
+    /// `SQLITE_CONSTRAINT_DATATYPE`: a value does not fit its column's declared type (a macro
+    /// Swift does not import).
+    static let constraintDatatype: Int32 = SQLITE_CONSTRAINT | (12 << 8)
+
     /// The primary result code of ``extendedCode``.
     public var code: Code { Code(rawValue: extendedCode) }
 

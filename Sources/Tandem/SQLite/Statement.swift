@@ -61,7 +61,9 @@ final class Statement {
         case SQLITE_DONE: return false
         case let rc:
             sqlite3_reset(handle)
-            throw connection.error(rc, sql: sql, arguments: arguments)
+            let error = connection.error(rc, sql: sql, arguments: arguments)
+            // A statement SQLite prepares again after a schema change is judged again.
+            throw rc & 0xff == SQLITE_AUTH ? connection.explainRefusal(error, sql: sql) : error
         }
     }
 

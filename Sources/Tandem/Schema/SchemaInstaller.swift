@@ -8,7 +8,7 @@ import Foundation
 enum SchemaInstaller {
     /// The version of the generated views and triggers. A file written by an older Tandem gets
     /// them regenerated (no data migration) the next time a writer opens it.
-    static let layoutVersion: Int64 = 6
+    static let layoutVersion: Int64 = 7
 
     static func layoutIsCurrent(_ tx: Transaction) throws -> Bool {
         try tx.stored(.layout).int64Value == layoutVersion
@@ -37,7 +37,7 @@ enum SchemaInstaller {
     /// - Throws: ``TandemError/invalidSchema(_:)`` on a name collision with an object Tandem did not create.
     static func install(_ schema: Schema, in tx: Transaction) throws {
         try schema.validate()
-        try tx.execute(InternalTables.ddl)
+        try tx.executeOwn(InternalTables.ddl)
         try UploadQueueRows.seedLastID(on: tx.connection)
         let stored = try storedSchema(tx)
         if stored == schema, try layoutIsCurrent(tx) { return }
@@ -46,19 +46,24 @@ enum SchemaInstaller {
         for old in stored?.tables ?? [] {
             try dropObjects(of: old, in: tx)
         }
+        // Tables whose view and triggers Tandem made, though the stored schema lost them (its
+        // settings deleted by another program): made again like the others.
+        for table in schema.tables where stored?.table(named: table.name) == nil {
+            if try madeByTandem(table, in: tx) { try dropObjects(of: table, in: tx) }
+        }
         for table in schema.tables {
             if let old = stored?.table(named: table.name), old.dataTableName != table.dataTableName {
-                try tx.execute(table.createDataTable)
-                try tx.execute("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM \(old.quotedDataTable)")
+                try tx.executeOwn(table.createDataTable)
+                try tx.executeOwn("INSERT OR REPLACE INTO \(table.quotedDataTable)(id, data) SELECT id, data FROM \(old.quotedDataTable)")
                 if old.localOnly {
                     // Rows that stayed on this host until now are synced from now on: queue them,
                     // except rows the server changed meanwhile (waiting in ps_untyped), whose
                     // server state wins below.
                     try UploadQueueRows.queuePuts(of: table.name, from: old, in: tx)
                 }
-                try tx.execute("DROP TABLE \(old.quotedDataTable)")
+                try tx.executeOwn("DROP TABLE \(old.quotedDataTable)")
             }
-            try tx.execute(table.createDataTable)
+            try tx.executeOwn(table.createDataTable)
             try checkDataTable(table, in: tx)
             let wasSynced = stored?.table(named: table.name).map { !$0.localOnly && !$0.insertOnly } ?? false
             if !table.localOnly && !table.insertOnly && !wasSynced {
@@ -85,6 +90,7 @@ enum SchemaInstaller {
     static func checkCollisions(_ schema: Schema, stored: Schema?, in tx: Transaction) throws {
         let ours = Set((stored?.tables ?? []).map { $0.name.lowercased() })
         for table in schema.tables where !ours.contains(table.name.lowercased()) {
+            if try madeByTandem(table, in: tx) { continue }
             if let type = try tx.scalar("SELECT type FROM sqlite_master WHERE lower(name) = lower(?)", [table.name]).stringValue {
                 throw TandemError.invalidSchema("table '\(table.name)' collides with an existing \(type) of that name in '\(tx.connection.path)'")
             }
@@ -95,6 +101,16 @@ enum SchemaInstaller {
         }
     }
 
+    /// True when `table`'s view is Tandem's: a view of that name with Tandem's INSTEAD OF INSERT
+    /// trigger on it, over a data table of Tandem's shape.
+    static func madeByTandem(_ table: TableSchema, in tx: Transaction) throws -> Bool {
+        let view = try tx.scalar("""
+            SELECT count(*) FROM sqlite_master AS v JOIN sqlite_master AS t ON t.type = 'trigger' AND t.name = ? AND t.tbl_name = v.name
+            WHERE v.type = 'view' AND lower(v.name) = lower(?)
+            """, [InternalTables.trigger("insert", of: table.name), table.name]).int64Value ?? 0
+        return try view > 0 && dataTableProblem(table, in: tx) == nil
+    }
+
     /// Drops and creates the table's view, its INSTEAD OF triggers and its indexes (no row changes).
     static func regenerateObjects(of table: TableSchema, in tx: Transaction) throws {
         try dropObjects(of: table, in: tx)
@@ -102,18 +118,18 @@ enum SchemaInstaller {
     }
 
     private static func createObjects(of table: TableSchema, in tx: Transaction) throws {
-        try tx.execute(table.createView)
-        for sql in table.createTriggers + table.createIndexes { try tx.execute(sql) }
+        try tx.executeOwn(table.createView)
+        for sql in table.createTriggers + table.createIndexes { try tx.executeOwn(sql) }
     }
 
     private static func dropObjects(of table: TableSchema, in tx: Transaction) throws {
         for kind in ["insert", "update", "delete"] {
-            try tx.execute("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
+            try tx.executeOwn("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
         }
-        try tx.execute("DROP VIEW IF EXISTS \(table.quotedName)")
+        try tx.executeOwn("DROP VIEW IF EXISTS \(table.quotedName)")
         let indexes = try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE ? ESCAPE '\\'",
                                       [InternalTables.indexPattern(of: table.name)])
-        for row in indexes { if let name = row[0].stringValue { try tx.execute("DROP INDEX IF EXISTS \(SQLText.identifier(name))") } }
+        for row in indexes { if let name = row[0].stringValue { try tx.executeOwn("DROP INDEX IF EXISTS \(SQLText.identifier(name))") } }
     }
 
     /// The data table must be `(id TEXT PRIMARY KEY, data TEXT)`.

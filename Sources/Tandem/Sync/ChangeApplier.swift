@@ -42,12 +42,12 @@ final class ChangeApplier {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
                 }
                 do {
-                    try tx.execute("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
+                    try tx.executeOwn("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
                 } catch let error as SQLiteError where error.code == .error {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
                 }
             case .delete:
-                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
+                try tx.executeOwn("DELETE FROM \(quoted) WHERE id = ?", [change.rowID])
             case .truncate:
                 try truncate(change.table, in: tx)
             }
@@ -61,9 +61,9 @@ final class ChangeApplier {
         guard let quoted = try target(of: table, in: tx) else { return }
         let kept = pending.filter { $0[0] == table }.map { JSONValue.string($0[1]) }
         if kept.isEmpty {
-            try tx.execute("DELETE FROM \(quoted)")
+            try tx.executeOwn("DELETE FROM \(quoted)")
         } else {
-            try tx.execute("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept).jsonText])
+            try tx.executeOwn("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept).jsonText])
         }
     }
 

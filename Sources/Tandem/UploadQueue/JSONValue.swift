@@ -16,47 +16,21 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    /// Parses JSON text, keeping each number's kind (a literal with a fraction or an exponent is
-    /// a real; an integer literal outside Int64's range is a real, as in SQLite's JSON functions).
+    /// Parses JSON text (RFC 8259), keeping each number's kind exactly as written: a literal with
+    /// a fraction or an exponent is a real (`2.0`, `9007199254740992.0`, `4.6e+18`), read to the
+    /// nearest `Double`; an integer literal is an integer, or a real when it is outside Int64's
+    /// range, as in SQLite's JSON functions.
     /// - Throws: ``TandemError/invalidJSON(_:)`` when `text` is not JSON.
     ///
     /// Related documentation: https://www.sqlite.org/json1.html (how SQLite reads JSON numbers)
     public init(parsing text: String) throws {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-        } catch {
-            throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))")
+        var text = text
+        let parsed = text.withUTF8 { bytes -> JSONValue? in
+            var parser = JSONParser(bytes: bytes)
+            return parser.document()
         }
-        self = JSONValue(foundation: object)
-    }
-
-    private init(foundation object: Any) {
-        switch object {
-        case is NSNull:
-            self = .null
-        case let array as [Any]:
-            self = .array(array.map(JSONValue.init(foundation:)))
-        case let dictionary as [String: Any]:
-            self = .object(dictionary.mapValues(JSONValue.init(foundation:)))
-        case let decimal as NSDecimalNumber:
-            // Foundation reads integers just outside Int's range as decimals.
-            let text = decimal.stringValue
-            if let integer = Int64(text) { self = .integer(integer) } else { self = .double(Double(text) ?? decimal.doubleValue) }
-        case let number as NSNumber:
-            switch UInt8(bitPattern: number.objCType.pointee) {
-            case UInt8(ascii: "c"), UInt8(ascii: "B"): self = .bool(number.boolValue)
-            case UInt8(ascii: "d"), UInt8(ascii: "f"): self = .double(number.doubleValue)
-            case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
-                let unsigned = number.uint64Value
-                self = unsigned <= UInt64(Int64.max) ? .integer(Int64(unsigned)) : .double(Double(unsigned))
-            default: self = .integer(number.int64Value)
-            }
-        case let string as String:  // after the numbers: Foundation bridges NSDecimalNumber to String
-            self = .string(string)
-        default:
-            self = .string(String(describing: object))
-        }
+        guard let parsed else { throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))") }
+        self = parsed
     }
 
     public init(from decoder: Decoder) throws {

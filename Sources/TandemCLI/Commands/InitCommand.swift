@@ -12,8 +12,9 @@ enum InitCommand {
 
             An existing DB's layout is checked first (as `tandem check` does, without the page
             check) and repaired where that loses nothing: missing or changed views, triggers and
-            indexes are regenerated, missing counters are restored with safe values; each repair is
-            printed as "repaired: …". Damage that cannot be repaired safely (a data table with the
+            indexes are regenerated, missing counters are restored with safe values, and Tandem's
+            settings deleted by another program are restored (the schema from FILE, a new client
+            id, the owner epoch); each repair is printed as "repaired: …". Damage that cannot be repaired safely (a data table with the
             wrong columns, say) is named and nothing is changed (exit 1). A refused DB is left as
             it was, and a DB this command created is removed again when it fails.
 
@@ -33,16 +34,18 @@ enum InitCommand {
         let path = args.positionals[0]
         // An existing Tandem file's layout is checked first, read-only: damage that cannot be
         // repaired safely refuses the command before anything changes.
-        let existing = FileManager.default.fileExists(atPath: path) ? try? readOnlyDatabase(path) : nil
-        let findings = try existing?.checkLayout() ?? []
+        let exists = FileManager.default.fileExists(atPath: path)
+        let existing = exists ? try? readOnlyDatabase(path) : nil
+        // A file whose stored schema was deleted is checked against the one given.
+        let findings = try existing?.checkLayout() ?? (exists ? SharedDatabase.checkLayout(path: path, schema: schema) : [])
         let unrepairable = findings.filter { !$0.isRepairable }
-        if let existing, !unrepairable.isEmpty {
-            throw TandemError.damagedLayout(path: existing.path, problems: unrepairable.map(\.problem))
+        if exists, !unrepairable.isEmpty {
+            throw TandemError.damagedLayout(path: existing?.path ?? path, problems: unrepairable.map(\.problem))
         }
         let typeChanges = existing.map { schema.typeChanges(from: $0.schema) } ?? []
         let db = try SharedDatabase(path: path, schema: schema)  // refuses a collision before changing anything
         // An upgrade regenerates every view and trigger; the repair does the rest.
-        if existing != nil { _ = try db.repairLayout() }
+        if exists { _ = try db.repairLayout() }
         let repaired = findings.compactMap(\.repair)
         let tables = schema.tables.map(\.name)
         if args.has("json") {

@@ -1,0 +1,31 @@
+import CSQLite
+
+/// A value as a declared column stores it, for the paths that write without the views'
+/// triggers (the bulk path, ``RowInserter``) or that compare before writing (imports), by the
+/// triggers' own rule (``TableSchema/storedValue(_:_:in:)``).
+///
+/// A value of the column's type, NULL, a BLOB or an infinite real (nearly every value) is
+/// decided here; a value of another type is converted by SQLite running the triggers' expression,
+/// so both ways convert, and refuse, alike.
+enum StoredValue {
+    /// `value` as `column` of `table` stores it.
+    /// - Throws: ``TandemError/invalidArguments(_:)`` with the triggers' message for a value the
+    ///   column refuses.
+    static func of(_ value: DatabaseValue, column: ColumnSchema, table: TableSchema, on connection: Connection) throws -> DatabaseValue {
+        switch (value, column.type) {
+        case (.null, _): return .null
+        case (.real(let d), _) where d.isNaN: return .null  // SQLite binds NaN as NULL
+        case (.real(let d), _) where !d.isFinite: throw TandemError.invalidArguments(table.infiniteMessage(column.name))
+        case (.blob, _): throw TandemError.invalidArguments(table.blobMessage(column.name))
+        case (.integer, .integer), (.real, .real), (.text, .text): return value
+        default: break
+        }
+        do {
+            let converted = try connection.scalar("SELECT " + table.storedValue("?1", column, in: .query), [value])
+            if case .real(let d) = converted, !d.isFinite { throw TandemError.invalidArguments(table.infiniteMessage(column.name)) }
+            return converted
+        } catch let error as SQLiteError where error.extendedCode == SQLiteError.constraintDatatype {
+            throw TandemError.invalidArguments(error.message)
+        }
+    }
+}

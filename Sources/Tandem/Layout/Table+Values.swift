@@ -1,0 +1,151 @@
+/// The one rule for a value written into a declared column, as SQL: the views' triggers run it
+/// for every client (Tandem, the `sqlite3` shell, any SQLite program), and ``StoredValue`` runs
+/// the same expression for the values of another type that the bulk path and imports are given.
+///
+/// - NULL is stored as NULL. A value of the column's type is stored as it is: an integer, a
+///   real bit for bit (`-0.0` too), any text.
+/// - A value of another type is stored converted when the conversion is exact:
+///   - `integer` column: a real with a whole value in the 64-bit range (`2.0` → 2, `-0.0` → 0,
+///     `1e16`); text that SQLite reads as such a number, as a plain SQLite INTEGER column reads
+///     it (`'12'`, `' 12 '`, `'007'`, `'1e3'`).
+///   - `real` column: an integer that a double holds exactly (`3` → 3.0; not 2^53 + 1); text
+///     that SQLite reads as a number, when that number converts exactly (`'2.5'`, `'-0.0'`).
+///   - `text` column: an integer as its decimal text (`42` → `'42'`); a real as the text SQLite
+///     gives it with 15 significant digits (`2.5` → `'2.5'`), when that text reads back as the
+///     same real (`-0.0` as `'-0.0'`; not `0.30000000000000004`).
+/// - Everything else is refused, naming the table, the column and the value: `notes.done is an
+///   integer column: 2.5 (real) does not convert to an integer exactly`. BLOBs and infinite
+///   reals, which JSON cannot hold, are refused in any column.
+///
+/// `RAISE` takes only a fixed message, so a refusal that names the value is raised by
+/// `json_extract` with the message as its (invalid) path: SQLite reports `JSON path error near
+/// '<message>'`, which Tandem's connections report as the message alone
+/// (``ConstraintMessage/typeRefusal(in:)``), with the code `SQLITE_CONSTRAINT_DATATYPE`.
+extension TableSchema {
+    /// Where a generated expression runs.
+    enum ExpressionContext {
+        /// In a view's trigger, where `RAISE` aborts the statement with a fixed message.
+        case trigger
+        /// In a query Tandem runs itself, where `RAISE` cannot be used.
+        case query
+    }
+
+    /// The largest finite double, above which a real is infinite.
+    private static let largestReal = "1.7976931348623157e308"
+
+    /// The value `x` is stored as in `column` (an SQL expression), or an error.
+    func storedValue(_ x: String, _ column: ColumnSchema, in context: ExpressionContext = .trigger) -> String {
+        let refused = typeRefusal(x, column)
+        let number = "CAST(\(x) AS NUMERIC)"
+        // Text SQLite's numeric affinity reads as a number: unary + drops the CAST's affinity,
+        // so the comparison applies numeric affinity to the text, which converts only a
+        // well-formed number literal.
+        let isNumberText = "+\(x) = \(number)"
+        switch column.type {
+        case .integer:
+            return """
+                CASE typeof(\(x)) WHEN 'integer' THEN \(x) WHEN 'null' THEN NULL \
+                WHEN 'real' THEN (CASE WHEN abs(\(x)) > \(Self.largestReal) THEN \(infiniteRefusal(column, context)) \
+                WHEN \(x) = CAST(\(x) AS INTEGER) THEN CAST(\(x) AS INTEGER) ELSE \(refused) END) \
+                WHEN 'text' THEN (CASE WHEN \(isNumberText) AND \(number) = CAST(\(number) AS INTEGER) THEN CAST(\(number) AS INTEGER) ELSE \(refused) END) \
+                ELSE \(blobRefusal(column, context)) END
+                """
+        case .real:
+            return """
+                CASE typeof(\(x)) WHEN 'real' THEN \(x) WHEN 'null' THEN NULL \
+                WHEN 'integer' THEN (CASE WHEN \(x) = CAST(\(x) AS REAL) THEN CAST(\(x) AS REAL) ELSE \(refused) END) \
+                WHEN 'text' THEN (CASE WHEN \(isNumberText) AND (typeof(\(number)) = 'real' OR \(number) = CAST(\(number) AS REAL)) \
+                THEN CAST(\(x) AS REAL) ELSE \(refused) END) \
+                ELSE \(blobRefusal(column, context)) END
+                """
+        case .text:
+            return """
+                CASE typeof(\(x)) WHEN 'text' THEN \(x) WHEN 'null' THEN NULL WHEN 'integer' THEN CAST(\(x) AS TEXT) \
+                WHEN 'real' THEN (CASE WHEN abs(\(x)) > \(Self.largestReal) THEN \(infiniteRefusal(column, context)) \
+                WHEN \(x) = 0 THEN (CASE WHEN atan2(\(x), -1) < 0 THEN '-0.0' ELSE '0.0' END) \
+                WHEN json_extract(printf('%!.15g', \(x)), '$') = \(x) THEN printf('%!.15g', \(x)) ELSE \(refused) END) \
+                ELSE \(blobRefusal(column, context)) END
+                """
+        }
+    }
+
+    /// The value `x` is stored as, for SQLite's JSON functions (an argument of `json_object`):
+    /// ``storedValue(_:_:in:)``, a real written by ``realLiteral(_:column:)``.
+    func jsonValue(_ x: String, _ column: ColumnSchema) -> String {
+        guard column.type == .real else { return storedValue(x, column) }
+        return "CASE typeof(\(x)) WHEN 'real' THEN json(\(realLiteral(x, column: column))) WHEN 'null' THEN NULL " +
+            "ELSE json(\(realLiteral("(\(storedValue(x, column)))", column: column))) END"
+    }
+
+    /// The same value as JSON text, for a value that passes through a subquery, which drops
+    /// the JSON subtype: `json(…)` of it is ``jsonValue(_:_:)``.
+    func jsonLiteral(_ x: String, _ column: ColumnSchema) -> String {
+        guard column.type == .real else { return "json_quote(\(storedValue(x, column)))" }
+        return "CASE typeof(\(x)) WHEN 'real' THEN \(realLiteral(x, column: column)) WHEN 'null' THEN 'null' " +
+            "ELSE \(realLiteral("(\(storedValue(x, column)))", column: column)) END"
+    }
+
+    /// True when an UPDATE's new value `new` changes the stored `old` value: by value, and for
+    /// reals by sign too (`-0.0` replaces `0.0`).
+    func differs(_ new: String, from old: String, _ column: ColumnSchema) -> String {
+        let differs = "\(old) IS NOT (\(storedValue(new, column)))"
+        guard column.type == .real else { return differs }
+        return "(\(differs) OR (\(old) = 0 AND atan2(\(old), -1) <> atan2(\(new), -1)))"
+    }
+
+    /// A real as JSON text that reads back exactly.
+    ///
+    /// SQLite 3.40's JSON functions print reals with 15 significant digits, which does not
+    /// round-trip a double, and its `printf` loses the sign of -0.0 and, with 17 digits, the last
+    /// digit of some reals of very large or small magnitude. So a real is written with 15 digits
+    /// when those read back as the same double (`2.5`, `0.1`), else with 18 (always exact);
+    /// -0.0 as `-0.0`. An infinite real, which JSON cannot hold, aborts the statement with a
+    /// message naming the column. Used in triggers only (`RAISE` needs one).
+    func realLiteral(_ e: String, column: ColumnSchema) -> String {
+        """
+        (CASE WHEN \(e) = 0 THEN (CASE WHEN atan2(\(e), -1) < 0 THEN '-0.0' ELSE '0.0' END) \
+        WHEN abs(\(e)) > \(Self.largestReal) THEN \(infiniteRefusal(column, .trigger)) \
+        WHEN json_extract(printf('%!.15g', \(e)), '$') = \(e) THEN printf('%!.15g', \(e)) ELSE printf('%!.18g', \(e)) END)
+        """
+    }
+
+    /// The message refusing a BLOB in `column`.
+    func blobMessage(_ column: String) -> String {
+        "\(name).\(column): a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64"
+    }
+
+    /// The message refusing an infinite real in `column`.
+    func infiniteMessage(_ column: String) -> String {
+        "\(name).\(column): an infinite real cannot be stored (JSON has no representation for it)"
+    }
+
+    private func blobRefusal(_ column: ColumnSchema, _ context: ExpressionContext) -> String {
+        fixedRefusal(blobMessage(column.name), context)
+    }
+
+    private func infiniteRefusal(_ column: ColumnSchema, _ context: ExpressionContext) -> String {
+        fixedRefusal(infiniteMessage(column.name), context)
+    }
+
+    private func fixedRefusal(_ message: String, _ context: ExpressionContext) -> String {
+        switch context {
+        case .trigger: return "RAISE(ABORT, \(SQLText.literal(message)))"
+        case .query: return "json_extract('{}', \(SQLText.literal(message)))"
+        }
+    }
+
+    /// Aborts the statement with a message naming the table, the column and the value `x`.
+    private func typeRefusal(_ x: String, _ column: ColumnSchema) -> String {
+        let (article, target) = switch column.type {
+        case .integer: ("an", "an integer")
+        case .real: ("a", "a real")
+        case .text: ("a", "text")
+        }
+        let head = "\(name).\(column.name) is \(article) \(column.type.rawValue) column: "
+        let value = """
+            CASE typeof(\(x)) WHEN 'text' THEN '"' || substr(\(x), 1, 40) || (CASE WHEN length(\(x)) > 40 THEN '…' ELSE '' END) || '"' \
+            WHEN 'real' THEN printf('%!.17g', \(x)) ELSE CAST(\(x) AS TEXT) END
+            """
+        return "json_extract('{}', \(SQLText.literal(head)) || (\(value)) || ' (' || typeof(\(x)) || \(SQLText.literal(") does not convert to \(target) exactly")))"
+    }
+}
