@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension SharedDatabase {
     /// Syncs a JSON array of objects into `table`, SwiftSync-style, in one write transaction.
@@ -10,8 +9,10 @@ extension SharedDatabase {
     /// queues one minimal PATCH); equal rows are left alone (no CRUD entry); rows missing from
     /// the payload are deleted only with ``ImportOptions/deleteMissing``. Values keep their kind:
     /// strings into `text` columns; integers, reals and booleans (0/1) into `integer` and `real`
-    /// columns (an integral real into an integer column); ISO 8601 dates and Unix timestamps into
-    /// `real` columns (as seconds since 1970); null anywhere.
+    /// columns (an integral real into an integer column); ISO 8601 dates and times (read whole:
+    /// fractional seconds and zone offsets kept, a time without a zone taken as UTC, anything
+    /// else refused with the reason) and Unix timestamps into `real` columns (as seconds since
+    /// 1970); null anywhere.
     ///
     /// A payload that does not fit (not an array of objects, a missing or duplicate id, a value
     /// of the wrong type, an unknown key with ``ImportOptions/strict``) is rejected whole with the
@@ -123,24 +124,15 @@ struct ImportPlan {
         case (.integer(let i), .real): return .real(Double(i))
         case (.double(let d), .real): return .real(d)
         case (.string(let s), .real):
-            if let date = ImportPlan.date(s) { return .real(date.timeIntervalSince1970) }
+            do {
+                return .real(try ISO8601Timestamp.secondsSince1970(s))
+            } catch {
+                throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name): \(error.reason)")
+            }
         default: break
         }
         throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
     }
-
-    /// ISO 8601 with or without fractional seconds, or a date alone.
-    static func date(_ text: String) -> Date? {
-        dateFormatters.withLock { formatters in formatters.lazy.compactMap { $0.date(from: text) }.first }
-    }
-
-    /// Made once (a formatter is costly to make); used under the lock.
-    private static let dateFormatters = Mutex<[ISO8601DateFormatter]>(
-        [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]].map { (options: ISO8601DateFormatter.Options) in
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = options
-            return formatter
-        })
 
     func apply(in tx: Transaction, result: inout ImportResult, deleteMissing: Bool) throws {
         let quoted = SQLText.identifier(table.name)

@@ -14,9 +14,12 @@ enum ImportCommand {
             columns: one minimal PATCH each); equal rows are left alone (no CRUD entry); rows absent
             from the payload are deleted only with --delete-missing, within --scope COLUMN=VALUE when
             given. --nested KEY=TABLE puts each element's KEY array into TABLE with its {parent}_id
-            set. ISO 8601 dates and Unix timestamps are accepted for real columns. A payload that does
-            not fit (missing or duplicate ids, wrong types, unknown keys with --strict) is rejected
-            whole, naming the first bad element's index and key, and nothing is written.
+            set. Real columns take numbers (Unix timestamps) and ISO 8601 dates and times, read whole
+            (2024-01-02, 2024-01-02T03:04:05.25+02:00, 2024-W01-2; a time without a zone is UTC;
+            other text, such as 2024-01-02T25:00 or a date followed by anything, is refused). A
+            payload that does not fit (missing or duplicate ids, wrong types, unknown keys with
+            --strict) is rejected whole, naming the first bad element's index and key, and nothing
+            is written.
             Prints what it inserted, updated, deleted and left alone.
 
             Example: curl -s https://api.example.com/notes | tandem import app.db notes - --delete-missing
