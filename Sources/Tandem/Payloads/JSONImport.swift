@@ -56,7 +56,8 @@ struct ImportPlan {
         }
         self.table = table
         self.scope = parent.map { ($0.column, $0.id) } ?? options.scope
-        let columns = Dictionary(table.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        if parent == nil { try ImportPlan.checkKeyMap(options, table: table, schema: schema) }
+        let keys = ImportKeys(table: table, options: options)
         var rows: [(String, [String: DatabaseValue])] = []
         var seen: Set<String> = []
         var children: [(String, ImportPlan)] = []
@@ -66,40 +67,52 @@ struct ImportPlan {
         for (index, element) in elements.enumerated() {
             let at = "\(path)[\(index)]"
             guard case .object(let object) = element else { throw TandemError.invalidJSON("element \(at) is not an object") }
+            let element = try keys.resolve(object, at: at)
             let id: String
-            switch object["id"] {
-            case .string(let text)? where !text.isEmpty: id = text
-            case .integer(let number)?: id = String(number)
-            default: throw TandemError.invalidJSON("element \(at) has no id (a non-empty text or an integer under the key 'id')")
+            switch element.id {
+            case (_, .string(let text))? where !text.isEmpty: id = text
+            case (_, .integer(let number))?: id = String(number)
+            default:
+                let key = element.id?.key ?? "id"
+                throw TandemError.invalidJSON("element \(at) has no id (a non-empty text or an integer under the key '\(key)')")
             }
             guard seen.insert(id).inserted else { throw TandemError.invalidJSON("element \(at): id '\(id)' appears twice in the payload") }
             var values: [String: DatabaseValue] = [:]
-            for key in object.keys.sorted() where key != "id" {
-                let value = object[key]!
-                if let childTable = options.nested[key], let reference = references[key] {
-                    guard case .array(let childElements) = value else {
-                        throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
-                    }
-                    children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
-                                                        schema: schema, options: childOptions, path: "\(at).\(key)")))
-                    continue
-                }
-                guard let column = ImportPlan.column(for: key, in: columns, keyMap: options.keyMap) else {
-                    if options.strict { throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(name) matches it") }
-                    continue
-                }
+            for (key, value, column) in element.columns {
                 values[column.name] = try ImportPlan.databaseValue(value, for: column, at: "element \(at), key '\(key)'")
             }
-            if let parent { values[parent.column] = .text(parent.id) }
+            if let parent {
+                if let given = element.columns.first(where: { $0.column.name == parent.column }), values[parent.column] != .text(parent.id) {
+                    throw TandemError.invalidJSON("element \(at), key '\(given.key)': \(given.value.jsonText.prefix(60)) is not the id of the element it is nested in ('\(parent.id)'), which \(parent.column) takes")
+                }
+                values[parent.column] = .text(parent.id)
+            }
+            for (key, value) in element.nested {
+                guard case .array(let childElements) = value, let childTable = options.nested[key], let reference = references[key] else {
+                    throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
+                }
+                children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
+                                                    schema: schema, options: childOptions, path: "\(at).\(key)")))
+            }
             rows.append((id, values))
         }
         self.rows = rows
         self.children = children
     }
 
-    static func column(for key: String, in columns: [String: ColumnSchema], keyMap: [String: String]) -> ColumnSchema? {
-        if let mapped = keyMap[key] { return columns[mapped] }
-        return columns[key] ?? columns[KeyConvention.snake(key)] ?? columns[KeyConvention.camel(key)]
+    /// Every key map target is the id or a column of a table of the import, and no key is both
+    /// mapped and nested.
+    static func checkKeyMap(_ options: ImportOptions, table: TableSchema, schema: Schema) throws {
+        let tables = [table] + options.nested.values.sorted().compactMap { schema.table(named: $0) }
+        for (key, target) in options.keyMap.sorted(by: { $0.key < $1.key }) {
+            if let nested = options.nested[key] {
+                throw TandemError.invalidJSON("the key '\(key)' is both mapped (to \(target)) and nested (into \(nested)); give it one")
+            }
+            guard target == "id" || tables.contains(where: { $0.columns.contains { $0.name == target } }) else {
+                let columns = (["id"] + table.columns.map(\.name)).joined(separator: ", ")
+                throw TandemError.invalidJSON("the key map \(key)=\(target) names no column: \(table.name) has no column '\(target)' (its columns: \(columns))")
+            }
+        }
     }
 
     /// The child table's column that holds the parent's id: `{singular parent}_id`, or `{parent}_id`.

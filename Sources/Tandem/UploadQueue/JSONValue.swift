@@ -18,7 +18,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Parses JSON text, keeping each number's kind (a literal with a fraction or an exponent is
     /// a real; an integer literal outside Int64's range is a real, as in SQLite's JSON functions).
-    /// - Throws: ``TandemError/invalidJSON(_:)`` when `text` is not JSON.
+    /// - Throws: ``TandemError/invalidJSON(_:)`` when `text` is not JSON, or when an object holds
+    ///   a key twice (which value was meant cannot be known; the message names the key and where).
     ///
     /// Related documentation: https://www.sqlite.org/json1.html (how SQLite reads JSON numbers)
     public init(parsing text: String) throws {
@@ -28,6 +29,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         } catch {
             throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))")
         }
+        if let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
         self = JSONValue(foundation: object)
     }
 

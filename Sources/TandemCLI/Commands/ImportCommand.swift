@@ -10,7 +10,9 @@ enum ImportCommand {
 
             Syncs a JSON array of objects (from FILE, or standard input) into TABLE in one write
             transaction: keys map to columns by name, then by convention (createdAt ↔ created_at),
-            after --map. New ids are inserted; rows whose values changed are updated (only those
+            after --map KEY=COLUMN (KEY=id takes the id from KEY). A --map to no column, two keys
+            of one element for one column (created_at and createdAt) and a key twice in one object
+            are refused, naming the key. New ids are inserted; rows whose values changed are updated (only those
             columns: one minimal PATCH each); equal rows are left alone (no CRUD entry); rows absent
             from the payload are deleted only with --delete-missing, within --scope COLUMN=VALUE when
             given. --nested KEY=TABLE puts each element's KEY array into TABLE with its {parent}_id
@@ -68,6 +70,9 @@ enum ImportCommand {
             let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
                 throw Arguments.UsageError(message: "--\(option) takes KEY=VALUE, not '\(word)'")
+            }
+            if let earlier = result[parts[0]] {
+                throw Arguments.UsageError(message: "--\(option) \(parts[0]) is given twice (\(parts[0])=\(earlier) and \(word))")
             }
             result[parts[0]] = parts[1]
         }
