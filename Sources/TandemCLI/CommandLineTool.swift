@@ -64,7 +64,7 @@ public enum CommandLineTool {
             return 0
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            Output.error("tandem: unknown command '\(name)'\n\n" + overview)
+            Output.error("tandem: unknown command '\(Output.escapingControlCharacters(name))'\n\n" + overview)
             return 2
         }
         let options = arguments.dropFirst().prefix { $0 != "--" }  // after `--` everything is an argument
@@ -91,10 +91,10 @@ public enum CommandLineTool {
         do {
             return try await command.run(rest)
         } catch let error as Arguments.UsageError {
-            Output.error("tandem \(name): \(error.message)\n\n\(command.usage)")
+            Output.error("tandem \(name): \(Output.escapingControlCharactersInMessage(error.message))\n\n\(command.usage)")
             return 2
         } catch {
-            Output.error("tandem \(name): error: \(error)\n")
+            Output.error("tandem \(name): error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
             return 1
         }
     }

@@ -64,7 +64,7 @@ enum WatchCommand {
             case .success(let rows):
                 Output.write(mode.watchLine(ResultSet(columns: columns, rows: rows)))
             case .failure(let error):
-                Output.error("tandem watch: error: \(error)\n")
+                Output.error("tandem watch: error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
                 exit(1)
             }
         }

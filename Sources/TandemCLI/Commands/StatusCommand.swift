@@ -40,7 +40,7 @@ enum StatusCommand {
                 epoch:           \(status.epoch)
                 connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
-                last error:      \(status.lastError ?? "none")
+                last error:      \(status.lastError.map(Output.escapingControlCharactersInMessage) ?? "none")
 
                 """)
         }
