@@ -4,7 +4,10 @@ extension SharedDatabase {
     /// Syncs a JSON array of objects into `table`, SwiftSync-style, in one write transaction.
     ///
     /// Keys map to columns by exact name, then by convention (`createdAt` ↔ `created_at`), after
-    /// ``ImportOptions/keyMap``. Each object needs a non-empty `id` (text or integer). New ids
+    /// ``ImportOptions/keyMap``. An insert-only table keeps no local rows to compare with: every
+    /// element is inserted (one PUT each, again at every import of it; the backend's PUT replaces
+    /// the row, so the same payload gives the same rows), and ``ImportOptions/deleteMissing`` and
+    /// ``ImportOptions/scope`` are refused for it. Each object needs a non-empty `id` (text or integer). New ids
     /// are inserted; rows whose mapped values differ are updated (only those columns, so each
     /// queues one minimal PATCH); equal rows are left alone (no CRUD entry); rows missing from
     /// the payload are deleted only with ``ImportOptions/deleteMissing``. Values keep their kind:
@@ -51,12 +54,15 @@ struct ImportPlan {
 
     init(elements: [JSONValue], table name: String, parent: (column: String, id: String)?, schema: Schema,
          options: ImportOptions, path: String) throws {
-        guard let table = schema.table(named: name), !table.insertOnly else {
-            throw TandemError.invalidSchema("'\(name)' is not a declared table that rows can be imported into (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
+        guard let table = schema.table(named: name) else {
+            throw TandemError.invalidSchema("'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
         }
         self.table = table
         self.scope = parent.map { ($0.column, $0.id) } ?? options.scope
-        if parent == nil { try ImportPlan.checkKeyMap(options, table: table, schema: schema) }
+        if parent == nil {
+            try ImportPlan.checkKeyMap(options, table: table, schema: schema)
+            try ImportPlan.checkInsertOnly(options, table: table, schema: schema)
+        }
         let keys = ImportKeys(table: table, options: options)
         var rows: [(String, [String: DatabaseValue])] = []
         var seen: Set<String> = []
@@ -98,6 +104,16 @@ struct ImportPlan {
         }
         self.rows = rows
         self.children = children
+    }
+
+    /// An insert-only table keeps no local rows: an import into it inserts (queues a PUT for)
+    /// every element, and cannot find rows missing from the payload or compare within a scope.
+    static func checkInsertOnly(_ options: ImportOptions, table: TableSchema, schema: Schema) throws {
+        let insertOnly = ([table.name] + options.nested.values.sorted()).filter { schema.table(named: $0)?.insertOnly == true }
+        guard let first = insertOnly.first else { return }
+        let why = "\(first) is insert-only: it keeps no local rows (they go to the backend), so"
+        if options.deleteMissing { throw TandemError.invalidSchema("\(why) no row can be found missing from the payload; leave out deleting missing rows (--delete-missing)") }
+        if table.insertOnly, options.scope != nil { throw TandemError.invalidSchema("\(why) there are no rows to compare within a scope; leave out the scope (--scope)") }
     }
 
     /// Every key map target is the id or a column of a table of the import, and no key is both

@@ -22,6 +22,8 @@ enum ImportCommand {
             payload that does not fit (missing or duplicate ids, wrong types, unknown keys with
             --strict) is rejected whole, naming the first bad element's index and key, and nothing
             is written.
+            An insert-only table keeps no local rows to compare with: every element is inserted (a
+            PUT queued for upload, at every import), and --delete-missing and --scope are refused.
             Prints what it inserted, updated, deleted and left alone.
 
             Example: curl -s https://api.example.com/notes | tandem import app.db notes - --delete-missing
