@@ -17,7 +17,7 @@ public enum CommandLineTool {
         InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command, ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
-        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command,
+        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
     ]
 
     static var overview: String {
@@ -36,9 +36,17 @@ public enum CommandLineTool {
         return text
     }
 
-    /// Runs the command named by `arguments[0]` and returns the exit status.
-    public static func run(_ arguments: [String]) async -> Int32 {
-        PostgresBackend.register()
+    /// Free file descriptors a command needs besides those the Swift runtime takes for itself:
+    /// `tandem app` holds about 40. With fewer, libdispatch (under Swift concurrency) can find
+    /// none left when it makes its event loop or a timer and stops the process with SIGILL.
+    static let descriptorsNeeded = 64
+
+    /// What needs no database and no concurrency (and so works whatever the descriptor limit):
+    /// the overview, `--version`, a command's `--help`, refusals of the command line; then the
+    /// check that enough file descriptors are free. Returns the exit status when that is all,
+    /// or nil when the command is to run. `tandem`'s entry point calls it before anything
+    /// starts Swift concurrency.
+    public static func runImmediately(_ arguments: [String]) -> Int32? {
         if let bad = arguments.first(where: { $0.unicodeScalars.contains("\u{FFFD}") }), !argumentsAreValidUTF8() {
             Output.error("tandem: an argument is not valid UTF-8 (\(bad.debugDescription)); Tandem stores text as UTF-8\n")
             return 2
@@ -56,23 +64,37 @@ public enum CommandLineTool {
             return 0
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            Output.error("tandem: unknown command '\(name)'\n\n" + overview)
+            Output.error("tandem: unknown command '\(Output.escapingControlCharacters(name))'\n\n" + overview)
             return 2
         }
-        if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }
-        let rest = Array(arguments.dropFirst())
-        let options = rest.prefix { $0 != "--" }  // after `--` everything is an argument
+        let options = arguments.dropFirst().prefix { $0 != "--" }  // after `--` everything is an argument
         if options.contains("--help") || options.contains("-h") {
             Output.write(command.usage)
             return 0
         }
+        let free = DescriptorLimit.available(upTo: descriptorsNeeded)
+        if free < descriptorsNeeded {
+            Output.error("tandem \(name): error: only \(free) more file\(free == 1 ? "" : "s") can be opened (EMFILE: the limit on open files, ulimit -n, is \(DescriptorLimit.current.map(String.init) ?? "?")); Tandem needs \(descriptorsNeeded) free; raise it with ulimit -n\n")
+            return 1
+        }
+        return nil
+    }
+
+    /// Runs the command named by `arguments[0]` and returns the exit status.
+    public static func run(_ arguments: [String]) async -> Int32 {
+        PostgresBackend.register()
+        if let status = runImmediately(arguments) { return status }
+        let name = arguments[0]
+        let command = commands.first { $0.name == name }!
+        if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }
+        let rest = Array(arguments.dropFirst())
         do {
             return try await command.run(rest)
         } catch let error as Arguments.UsageError {
-            Output.error("tandem \(name): \(error.message)\n\n\(command.usage)")
+            Output.error("tandem \(name): \(Output.escapingControlCharactersInMessage(error.message))\n\n\(command.usage)")
             return 2
         } catch {
-            Output.error("tandem \(name): error: \(error)\n")
+            Output.error("tandem \(name): error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
             return 1
         }
     }

@@ -188,7 +188,7 @@ import Testing
                 default: continue
                 }
                 // A date string in a real column is the import's own reading of text.
-                if case .text(let s) = value, type == .real, ImportPlan.date(s) != nil { continue }
+                if case .text(let s) = value, type == .real, (try? ISO8601Timestamp.secondsSince1970(s)) != nil { continue }
                 let element = JSONValue.object(["id": .string("v\(n)"), "x": json])
                 if ColumnRule.stored(value, in: type) != nil {
                     accepted.append(element)

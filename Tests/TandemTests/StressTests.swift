@@ -25,6 +25,18 @@ import Testing
         #expect((run.report["kills"] as? Int ?? 0) > 0, "no writer was killed: \(run.report)")
     }
 
+    /// The shortest intervals finish too: a writer needs tens of milliseconds from its start to
+    /// its first commit, and killing any writer every 1 ms starved them all (the run never ended).
+    @Test(arguments: [1, 2, 5])
+    func everyAcceptedKillIntervalFinishes(milliseconds: Int) throws {
+        let dir = try TemporaryDirectory()
+        let run = try stress([dir.path("s.db"), "--writers", "4", "--transactions", "60", "--kill-every", String(milliseconds)], timeout: 60)
+        #expect(run.status == 0, "\(run.report) \(run.stderr)")
+        #expect(run.report["transactions"] as? Int ?? 0 > 0 && (run.report["kills"] as? Int ?? 0) > 0, "\(run.report)")
+        let refused = try runTandem(["stress", dir.path("t.db"), "--kill-every", "0"])
+        #expect(refused.status == 2 && refused.stderr.contains("--kill-every takes a whole number from 1 to 3600000"), "\(refused.stderr)")
+    }
+
     @Test func passesWithABackendAndOwnerKills() throws {
         let dir = try TemporaryDirectory()
         let run = try stress([dir.path("s.db"), "--writers", "3", "--transactions", "200", "--watchers", "1",

@@ -7,11 +7,11 @@ extension SharedDatabase {
     /// transaction. Local-only tables are kept. The next sync starts fresh from the new backend.
     /// - Parameter discardPending: also drop the upload queue; without it, a database with queued
     ///   writes is refused (they would be lost), saying how many.
-    /// - Returns: how many queued CRUD entries were discarded.
+    /// - Returns: how many queued CRUD entries were discarded and rows deleted.
     /// - Throws: ``TandemError/invalidBackend(_:)`` while a process owns sync, or when uploads are
     ///   pending and `discardPending` is false.
     @discardableResult
-    public func disconnectAndClear(discardPending: Bool = false) throws -> Int {
+    public func disconnectAndClear(discardPending: Bool = false) throws -> ClearedData {
         if FileLock.isHeld(path: ownerLockPath) {
             throw TandemError.invalidBackend("a process owns sync for '\(path)'; stop it (tandem app) before resetting the backend")
         }
@@ -21,13 +21,27 @@ extension SharedDatabase {
                 throw TandemError.invalidBackend("'\(path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
             }
             try UploadQueueRows.clear(in: tx)
+            var cleared = ClearedData(discardedUploads: pending)
             for table in schema.tables where !table.localOnly && !table.insertOnly {
+                cleared.deletedRows[table.name] = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable)").int64Value ?? 0)
                 try tx.executeOwn("DELETE FROM \(table.quotedDataTable)")
             }
+            cleared.deletedWaitingRows = Int(try tx.scalar("SELECT count(*) FROM ps_untyped").int64Value ?? 0)
             try UntypedRows.clear(in: tx)
             try DownloadStage.clear(in: tx)
             for key in [StoredKey.cursor, .backendID, .backendName, .syncStatus, .downloading] { try tx.removeStored(key) }
-            return pending
+            return cleared
         }
     }
+}
+
+/// What ``SharedDatabase/disconnectAndClear(discardPending:)`` removed from this host (the
+/// backend keeps its rows).
+public struct ClearedData: Sendable, Equatable {
+    /// Queued upload entries discarded.
+    public var discardedUploads = 0
+    /// Rows deleted, per synced table.
+    public var deletedRows: [String: Int] = [:]
+    /// Downloaded rows deleted that waited for tables this database does not declare.
+    public var deletedWaitingRows = 0
 }

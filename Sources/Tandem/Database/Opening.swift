@@ -51,7 +51,7 @@ enum Opening {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             guard errno == ENOENT else {
-                throw TandemError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+                throw TandemError.cannotOpen(path: path, reason: DescriptorLimit.reason(errno: errno))
             }
             if readOnly { throw TandemError.cannotOpen(path: path, reason: "the file does not exist") }
             if let problem = directoryProblem(path) { throw TandemError.cannotOpen(path: path, reason: problem) }
@@ -61,7 +61,7 @@ enum Opening {
                 close(created)
                 return true
             } else if errno != EEXIST {
-                throw TandemError.cannotOpen(path: path, reason: directoryProblem(path) ?? String(cString: strerror(errno)))
+                throw TandemError.cannotOpen(path: path, reason: directoryProblem(path) ?? DescriptorLimit.reason(errno: errno))
             }
             return false
         }
@@ -85,7 +85,7 @@ enum Opening {
     static func directoryProblem(_ path: String) -> String? {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard access(directory, W_OK) != 0 else { return nil }
-        let reason = errno == EROFS ? "it is on a read-only file system" : "uid \(getuid()) may not create files in it: \(String(cString: strerror(errno)))"
+        let reason = errno == EROFS ? "it is on a read-only file system" : "uid \(getuid()) may not create files in it: \(DescriptorLimit.reason(errno: errno))"
         return "the directory '\(directory)' is not writable (\(reason)); the database and its -wal, -shm, -notify and -write.lock files live there"
     }
 

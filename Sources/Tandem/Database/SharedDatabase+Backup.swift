@@ -6,9 +6,13 @@ extension SharedDatabase {
     /// client id as they were: restoring it later (the copy replaces a lost file) keeps every
     /// queued write exactly once, as restored clients do (see DESIGN.md, "Backends").
     ///
+    /// The copy gets the database file's permission bits (a 0600 database gives a 0600 copy,
+    /// whatever the umask); while it is written, only its owner can read it.
+    ///
     /// Related SQLite documentation: https://www.sqlite.org/lang_vacuum.html#vacuuminto
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` when `destination` exists or its
-    ///   directory does not; ``SQLiteError`` on a write failure (a partial copy is removed).
+    ///   directory does not; ``SystemError`` when it cannot be created; ``SQLiteError`` on a
+    ///   write failure (a partial copy is removed).
     public func backup(to destination: String) throws {
         let target = URL(fileURLWithPath: destination).standardizedFileURL.path
         let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
@@ -16,13 +20,22 @@ extension SharedDatabase {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw TandemError.cannotOpen(path: target, reason: "the directory '\(directory)' does not exist")
         }
-        guard !FileManager.default.fileExists(atPath: target) else {
-            throw TandemError.cannotOpen(path: target, reason: "it exists already; a backup never overwrites a file")
+        var source = stat()
+        try syscall("stat(2)", path: path) { stat(path, &source) }
+        // Made here, empty and owner-only, so that SQLite (which creates files 0644 less the
+        // umask) writes into it; VACUUM INTO takes an empty file.
+        let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            let code = errno
+            if code == EEXIST { throw TandemError.cannotOpen(path: target, reason: "it exists already; a backup never overwrites a file") }
+            throw SystemError(call: "open(2)", path: target, errno: code)
         }
         do {
+            defer { close(fd) }
             try readers.read { connection in
                 try connection.execute("VACUUM INTO ?", [.text(target)])
             }
+            try syscall("fchmod(2)", path: target) { fchmod(fd, source.st_mode & 0o7777) }
         } catch {
             try? FileManager.default.removeItem(atPath: target)
             throw error

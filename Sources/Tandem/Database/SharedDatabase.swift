@@ -30,6 +30,8 @@ public final class SharedDatabase: Sendable {
     let writer: Writer?
     let readers: ReaderPool
     let observer: ChangeObserver
+    /// The file opened, to tell when ``path`` comes to name another (``fileReplacement``).
+    let openedFile: FileIdentity?
 
     /// `<db>-notify`: written after each commit to wake other processes.
     public var notifyPath: String { path + "-notify" }
@@ -126,6 +128,7 @@ public final class SharedDatabase: Sendable {
         }
         self.path = path
         self.configuration = configuration
+        self.openedFile = FileIdentity(path: path)
         self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", configuration: configuration)
     }
 

@@ -1,18 +1,22 @@
 import Foundation
-import Synchronization
 
 extension SharedDatabase {
     /// Syncs a JSON array of objects into `table`, SwiftSync-style, in one write transaction.
     ///
     /// Keys map to columns by exact name, then by convention (`createdAt` ↔ `created_at`), after
-    /// ``ImportOptions/keyMap``. Each object needs a non-empty `id` (text or integer). New ids
+    /// ``ImportOptions/keyMap``. An insert-only table keeps no local rows to compare with: every
+    /// element is inserted (one PUT each, again at every import of it; the backend's PUT replaces
+    /// the row, so the same payload gives the same rows), and ``ImportOptions/deleteMissing`` and
+    /// ``ImportOptions/scope`` are refused for it. Each object needs a non-empty `id` (text or integer). New ids
     /// are inserted; rows whose mapped values differ are updated (only those columns, so each
     /// queues one minimal PATCH); equal rows are left alone (no CRUD entry); rows missing from
     /// the payload are deleted only with ``ImportOptions/deleteMissing``. Each value is the SQL
     /// value it spells (a string text, a number an integer or a real, a boolean 0 or 1 for an
-    /// `integer` column, an ISO 8601 date string seconds since 1970 for a `real` column, null
-    /// NULL), stored by the rule every write path follows: converted only when exactly (`2.0` as
-    /// 2 in an `integer` column, `"12"` as 12, `42` as `"42"` in a `text` column).
+    /// `integer` column, null NULL), stored by the rule every write path follows: converted only
+    /// when exactly (`2.0` as 2 in an `integer` column, `"12"` as 12, `42` as `"42"` in a `text`
+    /// column). A string for a `real` column may also be an ISO 8601 date and time (read whole:
+    /// fractional seconds and zone offsets kept, a time without a zone taken as UTC), stored as
+    /// seconds since 1970; what is neither a date nor a number is refused with the reason.
     ///
     /// A payload that does not fit (not an array of objects, a missing or duplicate id, a value
     /// of the wrong type, an unknown key with ``ImportOptions/strict``) is rejected whole with the
@@ -51,12 +55,16 @@ struct ImportPlan {
 
     init(elements: [JSONValue], table name: String, parent: (column: String, id: String)?, schema: Schema,
          options: ImportOptions, path: String, on connection: Connection) throws {
-        guard let table = schema.table(named: name), !table.insertOnly else {
-            throw TandemError.invalidSchema("'\(name)' is not a declared table that rows can be imported into (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
+        guard let table = schema.table(named: name) else {
+            throw TandemError.invalidSchema("'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
         }
         self.table = table
         self.scope = parent.map { ($0.column, $0.id) } ?? options.scope
-        let columns = Dictionary(table.columns.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        if parent == nil {
+            try ImportPlan.checkKeyMap(options, table: table, schema: schema)
+            try ImportPlan.checkInsertOnly(options, table: table, schema: schema)
+        }
+        let keys = ImportKeys(table: table, options: options)
         var rows: [(String, [String: DatabaseValue])] = []
         var seen: Set<String> = []
         var children: [(String, ImportPlan)] = []
@@ -66,40 +74,62 @@ struct ImportPlan {
         for (index, element) in elements.enumerated() {
             let at = "\(path)[\(index)]"
             guard case .object(let object) = element else { throw TandemError.invalidJSON("element \(at) is not an object") }
+            let element = try keys.resolve(object, at: at)
             let id: String
-            switch object["id"] {
-            case .string(let text)? where !text.isEmpty: id = text
-            case .integer(let number)?: id = String(number)
-            default: throw TandemError.invalidJSON("element \(at) has no id (a non-empty text or an integer under the key 'id')")
+            switch element.id {
+            case (_, .string(let text))? where !text.isEmpty: id = text
+            case (_, .integer(let number))?: id = String(number)
+            default:
+                let key = element.id?.key ?? "id"
+                throw TandemError.invalidJSON("element \(at) has no id (a non-empty text or an integer under the key '\(key)')")
             }
             guard seen.insert(id).inserted else { throw TandemError.invalidJSON("element \(at): id '\(id)' appears twice in the payload") }
             var values: [String: DatabaseValue] = [:]
-            for key in object.keys.sorted() where key != "id" {
-                let value = object[key]!
-                if let childTable = options.nested[key], let reference = references[key] {
-                    guard case .array(let childElements) = value else {
-                        throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
-                    }
-                    children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
-                                                        schema: schema, options: childOptions, path: "\(at).\(key)", on: connection)))
-                    continue
-                }
-                guard let column = ImportPlan.column(for: key, in: columns, keyMap: options.keyMap) else {
-                    if options.strict { throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(name) matches it") }
-                    continue
-                }
+            for (key, value, column) in element.columns {
                 values[column.name] = try ImportPlan.databaseValue(value, for: column, of: table, at: "element \(at), key '\(key)'", on: connection)
             }
-            if let parent { values[parent.column] = .text(parent.id) }
+            if let parent {
+                if let given = element.columns.first(where: { $0.column.name == parent.column }), values[parent.column] != .text(parent.id) {
+                    throw TandemError.invalidJSON("element \(at), key '\(given.key)': \(given.value.jsonText.prefix(60)) is not the id of the element it is nested in ('\(parent.id)'), which \(parent.column) takes")
+                }
+                values[parent.column] = .text(parent.id)
+            }
+            for (key, value) in element.nested {
+                guard case .array(let childElements) = value, let childTable = options.nested[key], let reference = references[key] else {
+                    throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
+                }
+                children.append((id, try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
+                                                    schema: schema, options: childOptions, path: "\(at).\(key)", on: connection)))
+            }
             rows.append((id, values))
         }
         self.rows = rows
         self.children = children
     }
 
-    static func column(for key: String, in columns: [String: ColumnSchema], keyMap: [String: String]) -> ColumnSchema? {
-        if let mapped = keyMap[key] { return columns[mapped] }
-        return columns[key] ?? columns[KeyConvention.snake(key)] ?? columns[KeyConvention.camel(key)]
+    /// An insert-only table keeps no local rows: an import into it inserts (queues a PUT for)
+    /// every element, and cannot find rows missing from the payload or compare within a scope.
+    static func checkInsertOnly(_ options: ImportOptions, table: TableSchema, schema: Schema) throws {
+        let insertOnly = ([table.name] + options.nested.values.sorted()).filter { schema.table(named: $0)?.insertOnly == true }
+        guard let first = insertOnly.first else { return }
+        let why = "\(first) is insert-only: it keeps no local rows (they go to the backend), so"
+        if options.deleteMissing { throw TandemError.invalidSchema("\(why) no row can be found missing from the payload; leave out deleting missing rows (--delete-missing)") }
+        if table.insertOnly, options.scope != nil { throw TandemError.invalidSchema("\(why) there are no rows to compare within a scope; leave out the scope (--scope)") }
+    }
+
+    /// Every key map target is the id or a column of a table of the import, and no key is both
+    /// mapped and nested.
+    static func checkKeyMap(_ options: ImportOptions, table: TableSchema, schema: Schema) throws {
+        let tables = [table] + options.nested.values.sorted().compactMap { schema.table(named: $0) }
+        for (key, target) in options.keyMap.sorted(by: { $0.key < $1.key }) {
+            if let nested = options.nested[key] {
+                throw TandemError.invalidJSON("the key '\(key)' is both mapped (to \(target)) and nested (into \(nested)); give it one")
+            }
+            guard target == "id" || tables.contains(where: { $0.columns.contains { $0.name == target } }) else {
+                let columns = (["id"] + table.columns.map(\.name)).joined(separator: ", ")
+                throw TandemError.invalidJSON("the key map \(key)=\(target) names no column: \(table.name) has no column '\(target)' (its columns: \(columns))")
+            }
+        }
     }
 
     /// The child table's column that holds the parent's id: `{singular parent}_id`, or `{parent}_id`.
@@ -124,7 +154,13 @@ struct ImportPlan {
         switch (value, column.type) {
         case (.null, _): sqlValue = .null
         case (.string(let s), .real):
-            sqlValue = ImportPlan.date(s).map { .real($0.timeIntervalSince1970) } ?? .text(s)
+            do {
+                sqlValue = .real(try ISO8601Timestamp.secondsSince1970(s))
+            } catch {
+                // Not a date: the text as SQL would store it (a number spelled as text, exactly).
+                if let stored = try? StoredValue.of(.text(s), column: column, table: table, on: connection) { return stored }
+                throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name): \(error.reason)")
+            }
         case (.string(let s), _): sqlValue = .text(s)
         case (.integer(let i), _): sqlValue = .integer(i)
         case (.double(let d), _): sqlValue = .real(d)
@@ -137,19 +173,6 @@ struct ImportPlan {
             throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name) (\(reason))")
         }
     }
-
-    /// ISO 8601 with or without fractional seconds, or a date alone.
-    static func date(_ text: String) -> Date? {
-        dateFormatters.withLock { formatters in formatters.lazy.compactMap { $0.date(from: text) }.first }
-    }
-
-    /// Made once (a formatter is costly to make); used under the lock.
-    private static let dateFormatters = Mutex<[ISO8601DateFormatter]>(
-        [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]].map { (options: ISO8601DateFormatter.Options) in
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = options
-            return formatter
-        })
 
     func apply(in tx: Transaction, result: inout ImportResult, deleteMissing: Bool) throws {
         let quoted = SQLText.identifier(table.name)

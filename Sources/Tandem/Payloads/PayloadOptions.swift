@@ -2,7 +2,10 @@ import Foundation
 
 /// How ``SharedDatabase/importJSON(_:into:options:)`` maps and diffs a JSON payload.
 public struct ImportOptions: Sendable {
-    /// Payload keys mapped to columns explicitly (`--map key=column`), before the conventions.
+    /// Payload keys mapped to columns explicitly (`--map key=column`), before the conventions;
+    /// `id` as the column takes the row's id from that key. A target that is neither `id` nor a
+    /// column of a table of the import is refused, as are two keys of one element that reach
+    /// the same column.
     public var keyMap: [String: String] = [:]
     /// Rows absent from the payload are deleted (within ``scope``, when given).
     public var deleteMissing = false

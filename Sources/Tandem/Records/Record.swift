@@ -21,8 +21,8 @@ import Foundation
 /// - Types (as PowerSync's SwiftData store maps them): String → text; Bool → integer 0/1;
 ///   Int, Int64, Int32 (and the other fixed-width integers) → integer; Double, Float → real;
 ///   Date → real seconds since 1970; UUID → lowercase text; Data → base64 text; RawRepresentable
-///   enums → their raw value's column; any other Codable → JSON text (sorted keys, ISO 8601
-///   dates); Optional of any → nullable.
+///   enums → their raw value's column; any other Codable → JSON text (sorted keys, dates as
+///   ISO 8601 text in UTC with the fraction of a second they need); Optional of any → nullable.
 /// - To-one relationships: an optional property whose type is another record (`var folder:
 ///   Folder?`) is not a column. It is stored as the related record's id in the text column
 ///   `{property}_id`, which the type declares (`var folder_id: String?`) and the derived schema

@@ -1,18 +1,34 @@
 import Foundation
 
 /// The one place that maps Swift values to SQLite values and back for records (the type table
-/// on ``Record``).
+/// on ``Record``). `Date`s inside a JSON text column are ISO 8601 text in UTC with as many
+/// fraction digits as the value needs to read back exactly (``ISO8601Timestamp``).
 enum RecordValue {
     static let jsonEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            guard let text = ISO8601Timestamp.string(secondsSince1970: date.timeIntervalSince1970) else {
+                throw EncodingError.invalidValue(date, EncodingError.Context(
+                    codingPath: encoder.codingPath, debugDescription: "\(date) is outside the years 0000–9999 that ISO 8601 text holds"))
+            }
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        }
         return encoder
     }()
 
     static let jsonDecoder: JSONDecoder = {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            do throws(ISO8601Timestamp.Refusal) {
+                return Date(timeIntervalSince1970: try ISO8601Timestamp.secondsSince1970(text))
+            } catch {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an ISO 8601 date: \(error.reason)")
+            }
+        }
         return decoder
     }()
 

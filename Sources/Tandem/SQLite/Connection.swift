@@ -69,7 +69,8 @@ final class Connection {
         }
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            var message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            if let db, let hint = DescriptorLimit.hint(errno: sqlite3_system_errno(db)) { message += " (\(hint))" }
             sqlite3_close_v2(db)
             throw TandemError.cannotOpen(path: path, reason: message)
         }
@@ -109,6 +110,10 @@ final class Connection {
             // A value a view's trigger refused for its column's type (see `TableSchema.storedValue`).
             code = SQLiteError.constraintDatatype
             message = refusal
+        }
+        // "unable to open database file" says nothing of why; out of descriptors, say so.
+        if [SQLITE_CANTOPEN, SQLITE_IOERR].contains(code & 0xff), let hint = DescriptorLimit.hint(errno: sqlite3_system_errno(handle)) {
+            message += " (\(hint))"
         }
         return SQLiteError(extendedCode: code, message: message, sql: sql, path: path, arguments: arguments.isEmpty ? nil : arguments)
     }

@@ -29,8 +29,13 @@ public struct Schema: Codable, Sendable, Equatable {
     }
 
     /// Decodes and validates a schema from JSON.
-    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and column at fault.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table and column at fault, or a key
+    ///   given twice in one object.
     public init(json: Data) throws {
+        if (try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])) != nil,
+           let duplicate = JSONDuplicateKey.first(in: String(decoding: json, as: UTF8.self)) {
+            throw TandemError.invalidSchema(duplicate.description)
+        }
         do {
             self = try JSONDecoder().decode(Schema.self, from: json)
         } catch let error as DecodingError {

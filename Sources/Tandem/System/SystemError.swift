@@ -20,7 +20,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible, LocalizedEr
     public var errorDescription: String? { description }
 
     public var description: String {
-        let reason = String(cString: strerror(errno))
+        let reason = DescriptorLimit.reason(errno: errno)
         if let path { return "\(call) failed for '\(path)': \(reason)" }
         return "\(call) failed: \(reason)"
     }

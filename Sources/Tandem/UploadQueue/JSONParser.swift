@@ -11,6 +11,10 @@ struct JSONParser {
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
+    /// Set when an object held a key twice (keys compared as Swift compares strings); the
+    /// value keeps the last, and ``JSONDuplicateKey`` then names it for the error.
+    private(set) var sawDuplicateKey = false
+
     /// The one value the text holds, with white space around it; nil when it is not JSON.
     mutating func document() -> JSONValue? {
         guard let value = value() else { return nil }
@@ -62,7 +66,7 @@ struct JSONParser {
             guard current == UInt8(ascii: ":") else { return nil }
             position += 1
             guard let value = value() else { return nil }
-            members[key] = value
+            if members.updateValue(value, forKey: key) != nil { sawDuplicateKey = true }
             skipSpace()
             switch current {
             case UInt8(ascii: ","): position += 1

@@ -20,16 +20,20 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// a fraction or an exponent is a real (`2.0`, `9007199254740992.0`, `4.6e+18`), read to the
     /// nearest `Double`; an integer literal is an integer, or a real when it is outside Int64's
     /// range, as in SQLite's JSON functions.
-    /// - Throws: ``TandemError/invalidJSON(_:)`` when `text` is not JSON.
+    /// - Throws: ``TandemError/invalidJSON(_:)`` when `text` is not JSON, or when an object holds
+    ///   a key twice (which value was meant cannot be known; the message names the key and where).
     ///
     /// Related documentation: https://www.sqlite.org/json1.html (how SQLite reads JSON numbers)
     public init(parsing text: String) throws {
         var text = text
+        var duplicateKey = false
         let parsed = text.withUTF8 { bytes -> JSONValue? in
             var parser = JSONParser(bytes: bytes)
+            defer { duplicateKey = parser.sawDuplicateKey }
             return parser.document()
         }
         guard let parsed else { throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))") }
+        if duplicateKey, let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
         self = parsed
     }
 

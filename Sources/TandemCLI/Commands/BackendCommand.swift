@@ -22,7 +22,8 @@ enum BackendCommand {
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
             reset: unbinds DB from its backend so it can sync with another: removes the synced
-            tables' rows, the download cursor and the binding; keeps local-only tables. Refused while
+            tables' rows (saying how many, per table; the backend keeps them), the download cursor
+            and the binding; keeps local-only tables. Refused while
             uploads are pending (it says how many) unless --discard-pending, and while a process
             owns sync.
 
@@ -53,8 +54,11 @@ enum BackendCommand {
         case "reset":
             try args.require(["reset", "DB"])
             let db = try openDatabase(args.positionals[1])
-            let discarded = try db.disconnectAndClear(discardPending: args.has("discard-pending"))
-            Output.write("reset \(db.path): unbound from its backend\(discarded > 0 ? "; discarded \(discarded) queued upload entries" : "")\n")
+            let cleared = try db.disconnectAndClear(discardPending: args.has("discard-pending"))
+            let rows = cleared.deletedRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                + (cleared.deletedWaitingRows > 0 ? ["\(cleared.deletedWaitingRows) for undeclared tables"] : [])
+            let total = cleared.deletedRows.values.reduce(cleared.deletedWaitingRows, +)
+            Output.write("reset \(db.path): unbound from its backend; deleted \(total) synced row\(total == 1 ? "" : "s") from this file (\(rows.isEmpty ? "no synced tables" : rows.joined(separator: ", "))), which the backend keeps; local-only tables kept\(cleared.discardedUploads > 0 ? "; discarded \(cleared.discardedUploads) queued upload entries" : "")\n")
         default:
             throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact or reset)")
         }

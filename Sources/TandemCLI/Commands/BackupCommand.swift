@@ -9,7 +9,9 @@ enum BackupCommand {
 
             Writes a consistent copy of DB to the new file DEST (SQLite's VACUUM INTO on one read
             snapshot) while other processes keep writing. Restoring it (copying DEST over a lost DB)
-            keeps every queued write exactly once. DEST must not exist.
+            keeps every queued write exactly once. DEST must not exist. The copy gets DB's permission
+            bits whatever the umask (a 0600 database gives a 0600 copy) and only its owner can read
+            it while it is written.
 
             Example: tandem backup app.db /backups/app-$(date +%F).db
 

@@ -9,7 +9,8 @@ enum ChangesCommand {
 
             Prints "ready", then one line per noticed commit naming the tables it changed (or
             "unknown" for a writer that does not record its changes, such as the sqlite3 shell),
-            until SIGINT or SIGTERM. --json prints {"tables":[…],"unknown":false} per line.
+            until SIGINT or SIGTERM. --json prints {"tables":[…],"unknown":false} per line. If DB is
+            deleted or replaced by another file, it says so and exits 1.
 
             Example: tandem changes app.db --json
 
@@ -22,6 +23,7 @@ enum ChangesCommand {
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let changes = try db.changes()
         warnIfPolling(db, command: "changes")
+        stopWhenFileIsReplaced(db, command: "changes")
         let json = args.has("json")
         Output.write(json ? "{\"ready\":true}\n" : "ready\n")
         for await change in changes {

@@ -10,13 +10,20 @@ enum ImportCommand {
 
             Syncs a JSON array of objects (from FILE, or standard input) into TABLE in one write
             transaction: keys map to columns by name, then by convention (createdAt ↔ created_at),
-            after --map. New ids are inserted; rows whose values changed are updated (only those
+            after --map KEY=COLUMN (KEY=id takes the id from KEY). A --map to no column, two keys
+            of one element for one column (created_at and createdAt) and a key twice in one object
+            are refused, naming the key. New ids are inserted; rows whose values changed are updated (only those
             columns: one minimal PATCH each); equal rows are left alone (no CRUD entry); rows absent
             from the payload are deleted only with --delete-missing, within --scope COLUMN=VALUE when
             given. --nested KEY=TABLE puts each element's KEY array into TABLE with its {parent}_id
-            set. ISO 8601 dates and Unix timestamps are accepted for real columns. A payload that does
-            not fit (missing or duplicate ids, wrong types, unknown keys with --strict) is rejected
-            whole, naming the first bad element's index and key, and nothing is written.
+            set. Real columns take numbers (Unix timestamps) and ISO 8601 dates and times, read whole
+            (2024-01-02, 2024-01-02T03:04:05.25+02:00, 2024-W01-2; a time without a zone is UTC;
+            other text, such as 2024-01-02T25:00 or a date followed by anything, is refused). A
+            payload that does not fit (missing or duplicate ids, wrong types, unknown keys with
+            --strict) is rejected whole, naming the first bad element's index and key, and nothing
+            is written.
+            An insert-only table keeps no local rows to compare with: every element is inserted (a
+            PUT queued for upload, at every import), and --delete-missing and --scope are refused.
             Prints what it inserted, updated, deleted and left alone.
 
             Example: curl -s https://api.example.com/notes | tandem import app.db notes - --delete-missing
@@ -65,6 +72,9 @@ enum ImportCommand {
             let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
                 throw Arguments.UsageError(message: "--\(option) takes KEY=VALUE, not '\(word)'")
+            }
+            if let earlier = result[parts[0]] {
+                throw Arguments.UsageError(message: "--\(option) \(parts[0]) is given twice (\(parts[0])=\(earlier) and \(word))")
             }
             result[parts[0]] = parts[1]
         }

@@ -5,10 +5,17 @@ enum InitCommand {
     static let command = CommandLineTool.Command(
         name: "init", summary: "create a database from a schema file, or validate and upgrade it",
         usage: """
-            Usage: tandem init DB --schema FILE [--json]
+            Usage: tandem init DB --schema FILE [--upload-local-rows] [--json]
 
             Creates DB (WAL mode, mode 0600) with the tables of the JSON schema FILE, or validates an
             existing DB and upgrades its views to FILE (new columns read NULL; no data is migrated).
+
+            An upgrade prints what it does to stored rows: a table no longer declared keeps its rows,
+            unread; a dropped column keeps its values; a column with a new type keeps its values and
+            reads them as that type; a table made local-only keeps its rows here, unsynced; a table
+            made insert-only sets its rows aside. A table that was local-only and is synced (or
+            insert-only) in FILE would queue its rows for upload, so they leave this host: that is
+            refused, changing nothing, unless --upload-local-rows is given.
 
             An existing DB's layout is checked first (as `tandem check` does, without the page
             check) and repaired where that loses nothing: missing or changed views, triggers and
@@ -27,7 +34,7 @@ enum InitCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["schema"])
+        let args = try Arguments(words, flags: ["json", "upload-local-rows"], options: ["schema"])
         try args.require(["DB"])
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
@@ -43,6 +50,14 @@ enum InitCommand {
             throw TandemError.damagedLayout(path: existing?.path ?? path, problems: unrepairable.map(\.problem))
         }
         let typeChanges = existing.map { schema.typeChanges(from: $0.schema) } ?? []
+        let upgrade = try existing?.upgrade(to: schema) ?? SchemaUpgrade()
+        if upgrade.localRowsToUpload > 0 && !args.has("upload-local-rows") {
+            let tables = upgrade.effects.compactMap { effect -> String? in
+                guard case .localRowsUploaded(let table, let rows) = effect, rows > 0 else { return nil }
+                return "\(table) (\(rows) row\(rows == 1 ? "" : "s"))"
+            }
+            throw UploadRefused(path: existing?.path ?? path, tables: tables)
+        }
         let db = try SharedDatabase(path: path, schema: schema)  // refuses a collision before changing anything
         // An upgrade regenerates every view and trigger; the repair does the rest.
         if exists { _ = try db.repairLayout() }
@@ -53,15 +68,23 @@ enum InitCommand {
                                         ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
                                         ("journal_mode", JSONValue.string(try db.journalMode()).jsonText),
                                         ("type_changes", JSONValue.array(typeChanges.map { .string($0) }).jsonText),
+                                        ("effects", JSONValue.array(upgrade.effects.map { .string($0.description) }).jsonText),
                                         ("repaired", JSONValue.array(repaired.map { .string($0) }).jsonText)]) + "\n")
         } else {
             for repair in repaired { Output.write("repaired: \(repair)\n") }
             Output.write("initialised \(db.path): \(tables.isEmpty ? "no tables" : tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
-            for change in typeChanges {
-                Output.write("\(change): stored values are kept and read as \(change.split(separator: " ").last ?? "")\n")
-            }
+            for effect in upgrade.effects { Output.write("\(effect)\n") }
         }
         return 0
+    }
+
+    /// An upgrade that would upload local-only rows, asked without --upload-local-rows.
+    struct UploadRefused: Error, CustomStringConvertible {
+        let path: String
+        let tables: [String]
+        var description: String {
+            "'\(path)': the schema file makes local-only tables synced, so their rows would be queued for upload and leave this host: \(tables.joined(separator: ", ")); nothing was changed. Run again with --upload-local-rows to upload them, or keep those tables \"localOnly\": true"
+        }
     }
 
     /// An existing Tandem file opened read-only, with its stored schema.

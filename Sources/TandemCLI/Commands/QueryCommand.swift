@@ -40,7 +40,8 @@ enum WatchCommand {
 
             Prints the query's rows now, then again after every committed change (from any process)
             to a table the query reads, until SIGINT or SIGTERM (exit 0). In --mode json and ndjson
-            each result is one JSON array per line, flushed at once.
+            each result is one JSON array per line, flushed at once. If DB is deleted or replaced by
+            another file (created again, a backup copied over it), it says so and exits 1.
 
             \(OutputMode.usage)
 
@@ -64,11 +65,12 @@ enum WatchCommand {
             case .success(let rows):
                 Output.write(mode.watchLine(ResultSet(columns: columns, rows: rows)))
             case .failure(let error):
-                Output.error("tandem watch: error: \(error)\n")
+                Output.error("tandem watch: error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
                 exit(1)
             }
         }
         warnIfPolling(db, command: "watch")
+        stopWhenFileIsReplaced(db, command: "watch")
         while true {
             try await Task.sleep(nanoseconds: 3_600_000_000_000)
             withExtendedLifetime(observation) {}

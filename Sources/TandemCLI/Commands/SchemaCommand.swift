@@ -8,8 +8,10 @@ enum SchemaCommand {
             Usage: tandem schema DB [--swift]
 
             Prints the schema stored in DB as the JSON that `tandem init --schema` accepts, or with
-            --swift as Record type declarations for the typed API (one struct per table; every
-            column optional, since rows written by SQL may leave any of them NULL).
+            --swift as Record type declarations for the typed API: one struct per table, named in
+            the singular (notes → Note, todo_items → TodoItem), properties in lowerCamelCase
+            (created_at → createdAt, mapped back by CodingKeys), Swift keywords in backticks, every
+            column optional (rows written by SQL may leave any of them NULL).
 
             Example: tandem schema app.db > schema.json
 
@@ -19,7 +21,7 @@ enum SchemaCommand {
         let args = try Arguments(words, flags: ["swift"])
         try args.require(["DB"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        Output.write(args.has("swift") ? swiftDeclarations(db.schema) : prettyJSON(db.schema) + "\n")
+        Output.write(args.has("swift") ? SwiftRecordSource.declarations(db.schema) : prettyJSON(db.schema) + "\n")
         return 0
     }
 
@@ -27,20 +29,5 @@ enum SchemaCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(schema)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-
-    /// `struct Notes: Record { … }` per table.
-    static func swiftDeclarations(_ schema: Schema) -> String {
-        var text = "import Foundation\nimport Tandem\n"
-        for table in schema.tables {
-            let typeName = table.name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-            text += "\nstruct \(typeName): Record, Equatable {\n    var id = \"\"\n"
-            for column in table.columns {
-                let type = column.type == .text ? "String" : column.type == .integer ? "Int64" : "Double"
-                text += "    var \(column.name): \(type)?\n"
-            }
-            text += "    static var tableName: String { \(JSONValue.string(table.name).jsonText) }\n}\n"
-        }
-        return text
     }
 }

@@ -44,8 +44,8 @@ enum StatusCommand {
                 epoch:           \(status.epoch)
                 connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
-                last error:      \(status.lastFailure.map { "\($0.kind.rawValue): \($0.message)" } ?? "none")
-                last full sync:  \(status.lastFullSync.map { "\($0.at.ISO8601Format()): \($0.reason)" } ?? "none")
+                last error:      \(status.lastFailure.map { "\($0.kind.rawValue): " + Output.escapingControlCharactersInMessage($0.message) } ?? "none")
+                last full sync:  \(status.lastFullSync.map { "\($0.at.ISO8601Format()): " + Output.escapingControlCharactersInMessage($0.reason) } ?? "none")
 
                 """)
         }

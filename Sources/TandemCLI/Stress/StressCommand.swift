@@ -13,7 +13,9 @@ enum StressCommand {
             of R rows (default 1) into the table `stress` of DB (a new file), and K watcher
             processes (default 2) holding a live query. With --backend, also runs app processes
             that own sync and a second client database DB.peer.db. With --kill-every MS, kill -9 a
-            random writer (with a backend, sometimes the owner) every MS ms and restart it.
+            random writer (with a backend, sometimes the owner) every MS ms and restart it; a writer
+            killed before it committed anything is spared until it commits once, so that every
+            interval down to 1 ms makes progress and ends.
             --synchronous full runs the writers at SQLite's default durability (Tandem's is normal).
 
             Then verifies from the files: every transaction a writer saw commit is present once;

@@ -35,6 +35,11 @@ final class StressRun: Sendable {
         var writerProcesses: [ChildProcess?] = []
         var apps: [ChildProcess] = []
         var killedPIDs: Set<Int32> = []
+        /// Per writer: its commits when its running process started.
+        var commitsAtStart: [Int] = []
+        /// Per writer: its running process is spared by ``StressRun/chaos(every:database:)`` until
+        /// it commits (the process before it was killed before committing anything).
+        var spared: [Bool] = []
     }
 
     /// Each writer's highest transaction: one index search per writer (a GROUP BY would scan every row).
@@ -54,6 +59,8 @@ final class StressRun: Sendable {
         s.commits = Array(repeating: [], count: options.writers)
         s.watchers = Array(repeating: WatcherLog(), count: options.watchers)
         s.writerProcesses = Array(repeating: nil, count: options.writers)
+        s.commitsAtStart = Array(repeating: 0, count: options.writers)
+        s.spared = Array(repeating: false, count: options.writers)
         state = Mutex(s)
     }
 
@@ -84,6 +91,7 @@ final class StressRun: Sendable {
     /// Runs writer `index` until it has done all its transactions, restarting it after kills.
     func superviseWriter(_ index: Int) {
         while true {
+            state.withLock { $0.commitsAtStart[index] = $0.commits[index].count }
             let process = ChildProcess(label: "writer-\(index)", arguments: [
                 "stress-writer", options.path, "--writer", String(index), "--transactions", String(options.transactions),
                 "--rows-per-transaction", String(options.rowsPerTransaction), "--synchronous", options.synchronous])
@@ -101,6 +109,8 @@ final class StressRun: Sendable {
             let status = process.wait()
             let killed = state.withLock { s -> Bool in
                 s.writerProcesses[index] = nil
+                // Every line of the process was read before wait() returned.
+                s.spared[index] = s.commits[index].count == s.commitsAtStart[index]
                 return s.killedPIDs.contains(process.pid)
             }
             if status == 0 { state.withLock { $0.writersDone += 1 }; return }
@@ -112,6 +122,14 @@ final class StressRun: Sendable {
     }
 
     /// Every `ms` milliseconds, kill -9 a random running writer (with a backend, one time in four the owner instead).
+    ///
+    /// A writer process needs some milliseconds from its start to its first commit (start-up,
+    /// opening the database), far more than a short interval gives each of them between kills
+    /// (8 writers killed every 1 ms: one every 8 ms each), so killing any writer starved every
+    /// one of them and the run never ended. A writer whose process was killed before it
+    /// committed anything is spared until its new process commits once: kills still come at
+    /// start-up and in the middle of transactions, and every run ends (at most two kills per
+    /// transaction).
     func chaos(every ms: Int, database: SharedDatabase) async {
         var rng = SystemRandomNumberGenerator()
         while state.withLock({ $0.writersDone < options.writers }) {
@@ -125,7 +143,10 @@ final class StressRun: Sendable {
                 continue
             }
             let victim = state.withLock { s -> ChildProcess? in
-                let running = s.writerProcesses.compactMap { $0 }.filter(\.isRunning)
+                let running = s.writerProcesses.indices.compactMap { index -> ChildProcess? in
+                    guard let process = s.writerProcesses[index], process.isRunning else { return nil }
+                    return !s.spared[index] || s.commits[index].count > s.commitsAtStart[index] ? process : nil
+                }
                 guard let victim = running.randomElement(using: &rng) else { return nil }
                 s.killedPIDs.insert(victim.pid)
                 s.kills += 1

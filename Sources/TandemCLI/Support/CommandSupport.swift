@@ -20,6 +20,23 @@ func warnIfPolling(_ db: SharedDatabase, command: String) {
     Output.error("tandem \(command): \(notice)\n")
 }
 
+/// Ends a long-running command (exit 1, saying why) once its database file is deleted or
+/// replaced: it would otherwise go on for ever with the old file, which no process writes any
+/// more. Checked every `seconds` on a thread of its own.
+func stopWhenFileIsReplaced(_ db: SharedDatabase, command: String, every seconds: Double = 0.25) {
+    let thread = Thread {
+        while true {
+            Thread.sleep(forTimeInterval: seconds)
+            if let reason = db.fileReplacement {
+                Output.error("tandem \(command): error: \(reason) while \(command) read it; stopping (run tandem \(command) again for the new file)\n")
+                exit(1)
+            }
+        }
+    }
+    thread.name = "tandem.file-check"
+    thread.start()
+}
+
 /// Microseconds on CLOCK_MONOTONIC, comparable across processes on one host.
 func monotonicMicroseconds() -> Int64 {
     var ts = timespec()

@@ -28,7 +28,7 @@ enum Output {
 
     /// A JSON object per row, keys in column order.
     static func json(_ row: Row) -> String {
-        "{" + zip(row.columns, row.values).map { "\(JSONValue.string($0).jsonText):\(json($1))" }.joined(separator: ",") + "}"
+        "{" + zip(row.columns, row.values).map { "\(jsonString($0)):\(json($1))" }.joined(separator: ",") + "}"
     }
 
     static func json(_ rows: [Row]) -> String {
@@ -40,9 +40,22 @@ enum Output {
         case .null: return "null"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? JSONValue.double(d).jsonText : "null"
-        case .text(let s): return JSONValue.string(s).jsonText
+        case .text(let s): return jsonString(s)
         case .blob(let d): return JSONValue.string(d.base64EncodedString()).jsonText
         }
+    }
+
+    /// A JSON string literal with every control character escaped: C0 and DEL as JSON requires
+    /// (``JSONValue``), and C1 (U+0080–U+009F, which terminals may take as commands) as
+    /// `\u0080`…`\u009f`, which any JSON reader reads back as the same character.
+    static func jsonString(_ text: String) -> String {
+        let literal = JSONValue.string(text).jsonText
+        guard literal.unicodeScalars.contains(where: { (0x80...0x9f).contains($0.value) }) else { return literal }
+        var escaped = ""
+        for scalar in literal.unicodeScalars {
+            if (0x80...0x9f).contains(scalar.value) { escaped += "\\u00" + String(scalar.value, radix: 16) } else { escaped.unicodeScalars.append(scalar) }
+        }
+        return escaped
     }
 
     /// `{"key":value,…}` from ordered pairs of already-encoded JSON values.
@@ -88,7 +101,15 @@ enum Output {
         return escaped
     }
 
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    /// A message for a terminal (errors on stderr): control characters from the data it quotes
+    /// written as escapes, as ``escapingControlCharacters(_:)`` does, but newlines and tabs kept.
+    static func escapingControlCharactersInMessage(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.split(separator: "\t", omittingEmptySubsequences: false).map { escapingControlCharacters(String($0)) }.joined(separator: "\t")
+        }.joined(separator: "\n")
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
     }
 }

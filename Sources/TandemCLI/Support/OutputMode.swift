@@ -12,11 +12,15 @@ struct OutputMode {
 
     static let flags: Set<String> = ["json", "no-header"]
     static let options: Set<String> = ["mode", "null"]
-    static let usage = """
+    static let usage = #"""
         Output: --mode table|csv|tsv|json|ndjson|markdown|line (default table; --json is --mode json),
-        --no-header, --null TEXT (how NULL shows; default NULL, JSON always null). CSV follows
-        RFC 4180 (CRLF, fields quoted when needed); table mode shows control characters as escapes.
-        """
+        --no-header, --null TEXT (how NULL shows; default NULL, JSON always null). Control
+        characters (U+0000–U+001F, U+007F, U+0080–U+009F) never reach the terminal raw except
+        in csv: table, markdown and line show them as escapes (\n, \t, \r, \x1b); tsv writes
+        \\, \t, \n, \r and \xHH (U+00HH), so every field reads back exactly; json and ndjson
+        escape them as JSON does (\u001b). CSV follows RFC 4180 (CRLF, fields quoted when needed)
+        and keeps every character as it is.
+        """#
 
     init(_ args: Arguments) throws {
         if let mode = args.options["mode"] {
@@ -57,9 +61,12 @@ struct OutputMode {
             for row in result.rows { lines.append("| " + row.values.map { cell(text($0)) }.joined(separator: " | ") + " |") }
             return lines.map { $0 + "\n" }.joined()
         case .line:
-            let width = columns.map(\.count).max() ?? 0
+            let names = columns.map(Output.escapingControlCharacters)
+            let width = names.map(\.count).max() ?? 0
             return result.rows.map { row in
-                zip(columns, row.values).map { String(repeating: " ", count: width - $0.count) + $0 + " = " + text($1) + "\n" }.joined()
+                zip(names, row.values).map {
+                    String(repeating: " ", count: width - $0.count) + $0 + " = " + Output.escapingControlCharacters(text($1)) + "\n"
+                }.joined()
             }.joined(separator: "\n")
         }
     }
@@ -87,9 +94,24 @@ struct OutputMode {
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// Tabs, newlines and backslashes escaped, so a row is one line.
+    /// Backslashes, tabs, newlines and carriage returns escaped (`\\`, `\t`, `\n`, `\r`), so a row
+    /// is one line, and every other control character (C0, DEL, C1) as `\xHH` for U+00HH, so
+    /// none reaches a terminal; unescaping gives the value back exactly.
     static func tsvField(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
-            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        guard text.unicodeScalars.contains(where: { $0 == "\\" || Output.isControl($0) }) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\t": escaped += "\\t"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case _ where Output.isControl(scalar):
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }
