@@ -169,7 +169,8 @@ def run(backend, args, tandem, work):
         else:
             result["sizes"]["change log (tandem_changes)"] = int(cluster.psql("SELECT pg_total_relation_size('tandem_changes')", "soak"))
         if slow:
-            result["slow"] = (len(slow.lines), total)
+            gaps = sorted(b[0] - a[0] for a, b in zip(slow.lines, slow.lines[1:]))
+            result["slow"] = (len(slow.lines), total, gaps[len(gaps) // 2] / 1000 if gaps else float("nan"))
         if cluster and args.statements:
             result["statements"] = cluster.psql(
                 "SELECT round(total_exec_time)::text || ' ms | ' || calls || ' | ' || round((total_exec_time / calls)::numeric, 3) || ' ms | '"
@@ -194,11 +195,18 @@ def slow_sql(depth):
 
 
 def calibrate(tandem, db, milliseconds):
-    depth = 100_000
-    started = time.time()
-    subprocess.run([tandem, "query", db, slow_sql(depth)], check=True, capture_output=True)
-    took = max(time.time() - started - 0.02, 0.001)
-    return max(1000, int(depth * milliseconds / 1000 / took))
+    """The recursion depth whose query takes about `milliseconds`: two depths timed as whole
+    `tandem query` processes, so that the process's own start-up cancels out."""
+    def timed(depth):
+        best = float("inf")
+        for _ in range(3):
+            started = time.time()
+            subprocess.run([tandem, "query", db, slow_sql(depth)], check=True, capture_output=True)
+            best = min(best, time.time() - started)
+        return best
+    low, high = 50_000, 400_000
+    per_row = max((timed(high) - timed(low)) / (high - low), 1e-9)
+    return max(1000, int(milliseconds / 1000 / per_row))
 
 
 def report(result, window):
@@ -229,8 +237,9 @@ def report(result, window):
         out.append("\n| total | calls | mean | statement |\n| --- | --- | --- | --- |")
         out += [f"| {line} |" for line in result["statements"].splitlines()]
     if "slow" in result:
-        runs, commits = result["slow"]
-        out.append(f"The slow live query on B delivered {runs:,} results for {commits:,} commits.")
+        runs, commits, gap = result["slow"]
+        out.append(f"The slow live query on B delivered {runs:,} results for {commits:,} commits, one every {gap:.1f} ms (median):"
+                   " each run covers every commit that arrived during the one before.")
     out.append("")
     return "\n".join(out)
 
