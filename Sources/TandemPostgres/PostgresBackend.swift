@@ -114,11 +114,20 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 columnTypes = try PostgresSetup.columnTypes(on: db)
             }
             let upload = PostgresUpload(db: db, columns: columnTypes ?? [:])
-            try db.transaction {
-                try upload.checkEpoch(epoch, clientID: clientID)
-                for transaction in transactions {
-                    guard try upload.mark(transaction, clientID: clientID) else { continue }  // a retry: applied once already
-                    for entry in transaction.entries { try upload.apply(entry) }
+            do {
+                try db.transaction {
+                    try upload.checkEpoch(epoch, clientID: clientID)
+                    try upload.applyInRuns(try upload.markAll(transactions, clientID: clientID).flatMap(\.entries))
+                }
+            } catch let error as PostgresError where error.isPermanent {
+                // The server refused a row of some run: the batch again (it was rolled back), one
+                // entry at a time, so that the refusal names its table and row.
+                try db.transaction {
+                    try upload.checkEpoch(epoch, clientID: clientID)
+                    for transaction in transactions {
+                        guard try upload.mark(transaction, clientID: clientID) else { continue }  // a retry: applied once already
+                        for entry in transaction.entries { try upload.apply(entry) }
+                    }
                 }
             }
         }

@@ -226,4 +226,62 @@ import Testing
               case .string(let title)? = row["title"] else { return nil }
         return title
     }
+
+    /// A batch of many transactions (PUT, PATCH and DELETE on few rows, in every order, a PATCH of
+    /// a row that is gone, retries of transactions applied before, adversarial values) leaves the
+    /// same rows as the reference model applying them one at a time.
+    @Test(arguments: Kind.available) func aBatchAppliesLikeOneTransactionAtATime(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        let start = try origin(backend)
+        let reference = MemoryBackend()
+        var generator = SystemRandomNumberGenerator()
+        let integers: [JSONValue] = [.integer(.max), .integer(.min), .integer(0), .integer(-1), .null]
+        let reals: [JSONValue] = [.double(2.0), .double(-0.0), .double(0.1), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude),
+                                  .double(123456789.12345678), .null]
+        let texts: [JSONValue] = [.string(""), .string("007"), .string("\u{1}\t\n\r\u{1b}\u{7f}"), .string("{\"x\":1}"), .string("null"),
+                                  .string("😀 Ünïcödé ☃ \u{301}e"), .string("'single' \"double\" \\ back"), .null]
+        func values(_ columns: [String]) -> [String: JSONValue] {
+            Dictionary(uniqueKeysWithValues: columns.map { column in
+                (column, (["done", "i"].contains(column) ? integers : ["r", "z"].contains(column) ? reals : texts).randomElement(using: &generator)!)
+            })
+        }
+        let all = ["title", "done", "r", "z", "i", "t", "n"]
+        var transactions: [CrudTransaction] = []
+        var entryID: Int64 = 0
+        for txID in Int64(1)...120 {
+            let entries = (0..<Int.random(in: 1...4, using: &generator)).map { _ -> CrudEntry in
+                entryID += 1
+                let row = "r\(Int.random(in: 0..<8, using: &generator))"
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0..<4: return CrudEntry(id: entryID, transactionID: txID, op: .put, table: "notes", rowID: row, data: values(all.filter { _ in Bool.random(using: &generator) }))
+                case 4..<8: return CrudEntry(id: entryID, transactionID: txID, op: .patch, table: "notes", rowID: row,
+                                             data: values(Array(all.shuffled(using: &generator).prefix(Int.random(in: 1...3, using: &generator)))))
+                default: return CrudEntry(id: entryID, transactionID: txID, op: .delete, table: "notes", rowID: row, data: nil)
+                }
+            }
+            transactions.append(CrudTransaction(transactionID: txID, entries: entries))
+        }
+        for target in [backend, reference] as [any SyncBackend] {
+            try target.upload(Array(transactions[0..<30]), clientID: "c", epoch: 1)
+            try target.upload(Array(transactions[20..<120]), clientID: "c", epoch: 1)  // 20..<30 are retries
+        }
+        func finalRows(_ target: any SyncBackend, from cursor: String) throws -> [String: JSONValue] {
+            var rows: [String: JSONValue] = [:]
+            for change in try allChanges(target, from: cursor) {
+                rows[change.rowID] = change.op == .put ? try nonNull(change.data) : nil
+            }
+            return rows
+        }
+        let got = try finalRows(backend, from: start), expected = try finalRows(reference, from: "")
+        #expect(got == expected)
+        for (id, row) in got {
+            guard case .object(let columns) = row, case .object(let wanted)? = expected[id] else { continue }
+            for (column, value) in columns {
+                if case .double(let d) = value, case .double(let w)? = wanted[column] {
+                    #expect(d.bitPattern == w.bitPattern, "\(id).\(column): \(d) against \(w)")
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,112 @@
+import Foundation
+import Tandem
+
+/// A whole upload batch in a few statements: one for the markers, then one per run of entries
+/// of the same table and operation (and, for PATCH, the same columns) on distinct rows, each
+/// reading its rows from one JSON parameter (`json_to_recordset`, which reads a value as its
+/// column's type reads text, so `-0.0` and 17-digit reals keep their value). Entries apply in
+/// queue order: a run ends where a row comes again, so a row's changes keep their order, and the
+/// change log draws versions in the rows' order (AFTER triggers fire in row order).
+///
+/// Related documentation: https://www.postgresql.org/docs/15/functions-json.html (json_to_recordset)
+extension PostgresUpload {
+    /// Marks every transaction as applied in one statement; returns those to apply (the others
+    /// were applied before: retries).
+    /// - Throws: ``TandemError/transactionConflict(clientID:transactionID:highest:)`` as ``mark(_:clientID:)``.
+    func markAll(_ transactions: [CrudTransaction], clientID: String) throws -> [CrudTransaction] {
+        guard transactions.count > 1 else {
+            return try transactions.filter { try mark($0, clientID: clientID) }
+        }
+        let ids = "{" + transactions.map { String($0.transactionID) }.joined(separator: ",") + "}"
+        let digests = "{" + transactions.map(\.digest).joined(separator: ",") + "}"  // hexadecimal: no quoting
+        let marked = Set(try db.execute("""
+            INSERT INTO tandem_uploads(client_id, tx_id, digest) SELECT $1, t, d FROM unnest($2::bigint[], $3::text[]) AS u(t, d)
+            ON CONFLICT DO NOTHING RETURNING tx_id
+            """, [clientID, ids, digests]).compactMap { $0[0].flatMap { Int64($0) } })
+        let retried = transactions.filter { !marked.contains($0.transactionID) }
+        if !retried.isEmpty {
+            let applied = Dictionary(try db.execute("SELECT tx_id, digest FROM tandem_uploads WHERE client_id = $1 AND tx_id = ANY($2::bigint[])",
+                                                    [clientID, ids]).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "") } },
+                                     uniquingKeysWith: { a, _ in a })
+            for transaction in retried where applied[transaction.transactionID] != transaction.digest {
+                let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
+                throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
+            }
+        }
+        return transactions.filter { marked.contains($0.transactionID) }
+    }
+
+    /// Applies `entries` in runs (see the type).
+    /// - Throws: ``TandemError/uploadRejected(table:rowID:reason:)`` for a value a column cannot
+    ///   take or a table the server does not sync; PostgreSQL's errors as they come (a caller
+    ///   that needs to know which entry a constraint refused applies them one at a time).
+    func applyInRuns(_ entries: [CrudEntry]) throws {
+        var start = 0
+        while start < entries.count {
+            var end = start + 1
+            var rows: Set<String> = [entries[start].rowID]
+            while end < entries.count, sameRun(entries[start], entries[end]), rows.insert(entries[end].rowID).inserted { end += 1 }
+            try applyRun(Array(entries[start..<end]))
+            start = end
+        }
+    }
+
+    private func sameRun(_ a: CrudEntry, _ b: CrudEntry) -> Bool {
+        a.table == b.table && a.op == b.op && (a.op != .patch || Set((a.data ?? [:]).keys) == Set((b.data ?? [:]).keys))
+    }
+
+    private func applyRun(_ run: [CrudEntry]) throws {
+        guard run.count > 1 else { return try apply(run[0]) }
+        let first = run[0]
+        guard let declared = columns[first.table] else { return try apply(first) }  // refused, naming it
+        let types = Dictionary(declared.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
+        let table = SQLText.identifier(first.table)
+        switch first.op {
+        case .delete:
+            let ids = JSONValue.array(run.map { .string($0.rowID) }).jsonText
+            try db.execute("DELETE FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json))", [ids])
+        case .put:
+            for entry in run {
+                for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
+            }
+            let names = declared.map(\.name)
+            let rows = try recordset(run, columns: declared)
+            let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
+            let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
+            try db.execute("""
+                INSERT INTO \(table)(\(list)) SELECT \(list) FROM json_to_recordset($1::json) AS x(\(recordType(declared)))
+                ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)
+                """, [rows])
+        case .patch:
+            let names = (first.data ?? [:]).keys.sorted()
+            for name in names where types[name] == nil { try PostgresValues.unknownColumn(name, entry: first) }
+            let patched = declared.filter { names.contains($0.name) }
+            let rows = try recordset(run, columns: patched)
+            let sets = patched.map { "\(SQLText.identifier($0.name)) = x.\(SQLText.identifier($0.name))" }.joined(separator: ", ")
+            let updated = Set(try db.execute("""
+                UPDATE \(table) SET \(sets.isEmpty ? "id = \(table).id" : sets) FROM json_to_recordset($1::json) AS x(\(recordType(patched)))
+                WHERE \(table).id = x.id RETURNING \(table).id
+                """, [rows]).compactMap { $0[0] ?? nil })
+            // Rows that were not there: the delete wins, one at a time (rare).
+            for entry in run where !updated.contains(entry.rowID) { try apply(entry) }
+        }
+    }
+
+    /// `run`'s rows as a JSON array of objects: `id` and each of `columns` as the text PostgreSQL
+    /// reads for its type (or null); a value the column cannot take is refused naming the entry.
+    private func recordset(_ run: [CrudEntry], columns: [(name: String, type: ColumnSchema.ColumnType)]) throws -> String {
+        let objects = try run.map { entry -> JSONValue in
+            var object: [String: JSONValue] = ["id": .string(entry.rowID)]
+            for column in columns {
+                let text = try PostgresValues.text(entry.data?[column.name] ?? .null, column: column.name, type: column.type, entry: entry)
+                object[column.name] = text.map(JSONValue.string) ?? .null
+            }
+            return .object(object)
+        }
+        return JSONValue.array(objects).jsonText
+    }
+
+    private func recordType(_ columns: [(name: String, type: ColumnSchema.ColumnType)]) -> String {
+        (["id text"] + columns.map { "\(SQLText.identifier($0.name)) \(PostgresSetup.sqlType($0.type))" }).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Drain: how fast a backlog of queued transactions reaches another client, against the server's
+own ingest of the same rows.
+
+Usage: Tools/bench/drain.py [--backend embedded|postgres|both] [--sizes N,N,...] [--rows R] [--quick]
+
+For each backlog size N: N transactions of R rows are written on client A while no app runs (the
+upload queue holds them), then `tandem app` starts on A and on B and the time until B's live query
+(`tandem watch`, count of rows) shows all N x R rows is the drain time. Beside it, in the same
+invocation, the server takes the same rows itself: PostgreSQL in one multi-row INSERT through
+Tandem's change-log triggers; the embedded backend's file in one SQLite transaction writing
+`server_rows` and `server_changes` as an upload does. Prints rows/s for both and their ratio.
+
+  --quick   sizes 1,000 and 5,000, one row each
+"""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from pg_cluster import Cluster
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCHEMA = {"tables": [{"name": "stress", "columns": [
+    {"name": "writer", "type": "integer"}, {"name": "txn", "type": "integer"}, {"name": "row", "type": "integer"},
+    {"name": "payload", "type": "text"}, {"name": "written_at", "type": "integer"}],
+    "indexes": [{"name": "by_writer", "columns": ["writer", "txn"]}]}]}
+PAYLOAD = "x" * 32
+
+
+def progress(message):
+    sys.stderr.write(f"[drain] {message}\n")
+    sys.stderr.flush()
+
+
+def drain(tandem, directory, url, transactions, rows):
+    """Seconds from starting the apps until B's live query shows every row."""
+    schema = os.path.join(directory, "schema.json")
+    a, b = os.path.join(directory, "a.db"), os.path.join(directory, "b.db")
+    for db in (a, b):
+        subprocess.run([tandem, "init", db, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([tandem, "stress-writer", a, "--writer", "0", "--transactions", str(transactions),
+                    "--rows-per-transaction", str(rows)], check=True, stdout=subprocess.DEVNULL)
+    total = transactions * rows
+    seen = threading.Event()
+    watcher = subprocess.Popen([tandem, "watch", b, "SELECT count(*) AS n FROM stress", "--mode", "ndjson"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def read():
+        for line in watcher.stdout:
+            result = json.loads(line)
+            if result and result[0].get("n") == total:
+                seen.set()
+    threading.Thread(target=read, daemon=True).start()
+    time.sleep(0.3)
+    started = time.time()
+    apps = [subprocess.Popen([tandem, "app", db, "--backend", url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for db in (a, b)]
+    try:
+        if not seen.wait(timeout=1800):
+            raise RuntimeError(f"B never showed {total} rows")
+        return time.time() - started
+    finally:
+        for process in apps + [watcher]:
+            process.terminate()
+        for process in apps + [watcher]:
+            process.wait(timeout=30)
+
+
+def embedded_ingest(directory, tandem, total):
+    """The same rows written straight into a new server file: server_rows and server_changes, one transaction."""
+    server = os.path.join(directory, "ingest-server.db")
+    client = os.path.join(directory, "ingest-client.db")
+    subprocess.run([tandem, "init", client, "--schema", os.path.join(directory, "schema.json")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([tandem, "sync", client, "--backend", "sqlite:" + server], check=True, stdout=subprocess.DEVNULL)
+    db = sqlite3.connect(server, isolation_level=None)
+    db.execute("PRAGMA busy_timeout=5000")
+    started = time.time()
+    db.execute("BEGIN IMMEDIATE")
+    for i in range(total):
+        data = json.dumps({"writer": 0, "txn": i, "row": 0, "payload": PAYLOAD, "written_at": i}, separators=(",", ":"))
+        db.execute("INSERT OR REPLACE INTO server_rows(type, id, data) VALUES ('stress', ?, json(?))", (f"i{i}", data))
+        db.execute("INSERT INTO server_changes(txn, op, type, id, data) VALUES (?, 'PUT', 'stress', ?, json(?))", (i + 1, f"i{i}", data))
+    db.execute("COMMIT")
+    took = time.time() - started
+    db.close()
+    return took
+
+
+def postgres_ingest(cluster, database, total):
+    sql = (f"INSERT INTO stress(id, writer, txn, row, payload, written_at) "
+           f"SELECT 'i' || i, 0, i, 0, '{PAYLOAD}', i FROM generate_series(1, {total}) i")
+    started = time.time()
+    cluster.psql(sql, database)
+    return time.time() - started
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="both", choices=["embedded", "postgres", "both"])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--rows", type=int, default=1)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.rows = "1000,5000", 1
+    sizes = [int(n) for n in args.sizes.split(",")]
+    progress("building the release tandem")
+    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
+    tandem = os.path.join(ROOT, ".build", "release", "tandem")
+    work = tempfile.mkdtemp(prefix="tandem-drain-")
+    os.chmod(work, 0o755)
+    cluster = None
+    results = []
+    try:
+        backends = ["embedded", "postgres"] if args.backend == "both" else [args.backend]
+        if "postgres" in backends:
+            os.mkdir(os.path.join(work, "pg"))
+            cluster = Cluster(os.path.join(work, "pg"))
+        for backend in backends:
+            for size in sizes:
+                directory = os.path.join(work, f"{backend}-{size}")
+                os.mkdir(directory)
+                os.chmod(directory, 0o755)
+                with open(os.path.join(directory, "schema.json"), "w") as f:
+                    json.dump(SCHEMA, f)
+                total = size * args.rows
+                if backend == "postgres":
+                    name = f"drain_{size}"
+                    cluster.psql(f"CREATE DATABASE {name}")
+                    cluster.psql(f"CREATE DATABASE {name}_ingest")
+                    for db in (name, name + "_ingest"):
+                        subprocess.run([tandem, "backend", "setup", cluster.url(db), "--schema", os.path.join(directory, "schema.json")],
+                                       check=True, stdout=subprocess.DEVNULL)
+                    ingest = postgres_ingest(cluster, name + "_ingest", total)
+                    url = cluster.url(name)
+                else:
+                    ingest = embedded_ingest(directory, tandem, total)
+                    url = "sqlite:" + os.path.join(directory, "server.db")
+                progress(f"{backend}: {size:,} transactions of {args.rows} row(s)")
+                took = drain(tandem, directory, url, size, args.rows)
+                results.append((backend, size, total, took, ingest))
+        print(f"## Drain: a backlog of single-writer transactions ({args.rows} row(s) each) reaching another client\n")
+        print("| backend | transactions | rows | drain s | drain rows/s | server ingest rows/s | ratio |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for backend, size, total, took, ingest in results:
+            print(f"| {backend} | {size:,} | {total:,} | {took:.2f} | {total / took:,.0f} | {total / ingest:,.0f} | {ingest / took:.2f}x |")
+    finally:
+        if cluster:
+            cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
