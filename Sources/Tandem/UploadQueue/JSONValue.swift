@@ -23,13 +23,19 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     ///
     /// Related documentation: https://www.sqlite.org/json1.html (how SQLite reads JSON numbers)
     public init(parsing text: String) throws {
+        try self.init(parsing: text, refusingDuplicateKeys: true)
+    }
+
+    /// ``init(parsing:)``, without the search for duplicate keys for JSON Tandem wrote itself
+    /// (CRUD entries, whose keys are distinct column names), which is read on every upload.
+    init(parsing text: String, refusingDuplicateKeys: Bool) throws {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
         } catch {
             throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))")
         }
-        if let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
+        if refusingDuplicateKeys, let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
         self = JSONValue(foundation: object)
     }
 
