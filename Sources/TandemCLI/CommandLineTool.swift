@@ -80,10 +80,25 @@ public enum CommandLineTool {
         return nil
     }
 
+    /// Makes libdispatch create the descriptors of its timers (`timerfd`, one per clock) now,
+    /// while descriptors are free: it creates each when a timer on that clock is first armed, and
+    /// stops the process with SIGILL when none is left then (a command that ran out of
+    /// descriptors would otherwise crash at its next timed wait instead of failing with EMFILE).
+    static func prepareTimers() async {
+        let fired = DispatchGroup()
+        for _ in 0..<2 { fired.enter() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { fired.leave() }
+        DispatchQueue.global().asyncAfter(wallDeadline: .now() + .milliseconds(1)) { fired.leave() }
+        try? await Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .continuous)
+        try? await Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .suspending)
+        _ = fired.wait(timeout: .now() + 1)
+    }
+
     /// Runs the command named by `arguments[0]` and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
         PostgresBackend.register()
         if let status = runImmediately(arguments) { return status }
+        await prepareTimers()
         let name = arguments[0]
         let command = commands.first { $0.name == name }!
         if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }

@@ -50,6 +50,7 @@ import Testing
         _ = try b.syncOnce(with: backend)
         for i in 0..<200 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'a')", ["a\(i)"]) }
         var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
+        pass.uploadBatch = 64  // fewer than are queued
         pass.uploadTimeLimit = 0
         let result = try pass.run()
         #expect(result.transactions == pass.uploadBatch, "one batch, then the download")

@@ -12,7 +12,7 @@ struct SyncPass {
     let backend: any SyncBackend
     let epoch: Int64
     let clientID: String
-    var uploadBatch = 64
+    var uploadBatch = 1000
     var downloadBatch = 1000
     /// Most changes held in memory while fetching a backlog; a larger backlog is staged in
     /// `ps_download` and still applied in one transaction.

@@ -25,6 +25,12 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     ///
     /// Related documentation: https://www.sqlite.org/json1.html (how SQLite reads JSON numbers)
     public init(parsing text: String) throws {
+        try self.init(parsing: text, refusingDuplicateKeys: true)
+    }
+
+    /// ``init(parsing:)``; for JSON Tandem wrote itself (CRUD entries, whose keys are distinct
+    /// column names) a key twice is not searched for, even where the parser saw one.
+    init(parsing text: String, refusingDuplicateKeys: Bool) throws {
         var text = text
         var duplicateKey = false
         let parsed = text.withUTF8 { bytes -> JSONValue? in
@@ -33,7 +39,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             return parser.document()
         }
         guard let parsed else { throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))") }
-        if duplicateKey, let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
+        if refusingDuplicateKeys, duplicateKey, let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
         self = parsed
     }
 

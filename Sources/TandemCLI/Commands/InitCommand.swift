@@ -5,7 +5,7 @@ enum InitCommand {
     static let command = CommandLineTool.Command(
         name: "init", summary: "create a database from a schema file, or validate and upgrade it",
         usage: """
-            Usage: tandem init DB --schema FILE [--upload-local-rows] [--json]
+            Usage: tandem init DB --schema FILE [--upload-local-rows] [--adopt] [--json]
 
             Creates DB (WAL mode, mode 0600) with the tables of the JSON schema FILE, or validates an
             existing DB and upgrades its views to FILE (new columns read NULL; no data is migrated).
@@ -16,6 +16,11 @@ enum InitCommand {
             made insert-only sets its rows aside. A table that was local-only and is synced (or
             insert-only) in FILE would queue its rows for upload, so they leave this host: that is
             refused, changing nothing, unless --upload-local-rows is given.
+
+            An existing SQLite database that Tandem did not make, with tables (or views, indexes,
+            triggers) of its own, is refused, changing nothing, unless --adopt is given: init
+            switches it to WAL mode and adds Tandem's tables beside its own, which are kept as they
+            are and not synced; it says so.
 
             An existing DB's layout is checked first (as `tandem check` does, without the page
             check) and repaired where that loses nothing: missing or changed views, triggers and
@@ -34,11 +39,20 @@ enum InitCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json", "upload-local-rows"], options: ["schema"])
+        let args = try Arguments(words, flags: ["json", "upload-local-rows", "adopt"], options: ["schema"])
         try args.require(["DB"])
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
         let path = args.positionals[0]
+        // Another program's database becomes a Tandem one only when asked.
+        let survey = try DatabaseFileSurvey.of(path: path)
+        let adopted = survey.flatMap { $0.isTandemDatabase ? nil : $0 }
+        if let adopted, let collision = adopted.collisions(with: schema).first {
+            throw TandemError.invalidSchema("table '\(collision.name)' collides with an existing \(collision.type) of that name in '\(adopted.path)'")
+        }
+        if let adopted, !adopted.foreignObjects.isEmpty, !args.has("adopt") {
+            throw AdoptionRefused(path: path, survey: adopted)
+        }
         // An existing Tandem file's layout is checked first, read-only: damage that cannot be
         // repaired safely refuses the command before anything changes.
         let exists = FileManager.default.fileExists(atPath: path)
@@ -69,13 +83,28 @@ enum InitCommand {
                                         ("journal_mode", JSONValue.string(try db.journalMode()).jsonText),
                                         ("type_changes", JSONValue.array(typeChanges.map { .string($0) }).jsonText),
                                         ("effects", JSONValue.array(upgrade.effects.map { .string($0.description) }).jsonText),
+                                        ("adopted", JSONValue.array((adopted?.foreignObjects ?? []).map { .string($0.description) }).jsonText),
                                         ("repaired", JSONValue.array(repaired.map { .string($0) }).jsonText)]) + "\n")
         } else {
             for repair in repaired { Output.write("repaired: \(repair)\n") }
             Output.write("initialised \(db.path): \(tables.isEmpty ? "no tables" : tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
             for effect in upgrade.effects { Output.write("\(effect)\n") }
+            if let adopted {
+                let mode = try db.journalMode()
+                Output.write("adopted \(db.path), a database Tandem did not make: journal mode \(adopted.journalMode == mode ? "\(mode) as it was" : "\(adopted.journalMode) switched to \(mode)")"
+                             + (adopted.foreignObjects.isEmpty ? "" : "; its own \(adopted.foreignObjects.map(\.description).joined(separator: ", ")) kept as they were, not synced") + "\n")
+            }
         }
         return 0
+    }
+
+    /// Another program's database, asked without --adopt.
+    struct AdoptionRefused: Error, CustomStringConvertible {
+        let path: String
+        let survey: DatabaseFileSurvey
+        var description: String {
+            "'\(path)' is an SQLite database that Tandem did not make (\(survey.foreignObjects.map(\.description).joined(separator: ", "))); init would switch it to WAL mode\(survey.journalMode == "wal" ? "" : " (from \(survey.journalMode))") and add Tandem's tables beside its own. Nothing was changed; run again with --adopt to do so"
+        }
     }
 
     /// An upgrade that would upload local-only rows, asked without --upload-local-rows.
