@@ -48,6 +48,9 @@ extension Connection {
             guard forbidsTransactionControl else { return SQLITE_OK }
             return refuse(.transactionControl)
         case SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE:
+            if trigger == nil, preparedWriteTarget == nil, let first {
+                preparedWriteTarget = Statement.WriteTarget(action: action, table: String(cString: first))
+            }
             guard let first, InternalTables.isInternal(first) else { return SQLITE_OK }
             if let trigger {
                 if InternalTables.isViewTrigger(trigger) { return SQLITE_OK }

@@ -42,6 +42,12 @@ final class Connection {
     var refusal: AuthorizerRefusal?
     /// While non-nil, the authorizer collects the tables statements read.
     var readTables: Set<String>?
+    /// The table the statement being prepared inserts into, updates or deletes from itself (not
+    /// through a trigger), as the authorizer saw it (see ``Statement/writeTarget``).
+    var preparedWriteTarget: Statement.WriteTarget?
+    /// While non-nil, the rowids of the rows inserted into `table` (by any statement, triggers
+    /// included), in order (see ``capturingInserts(into:_:)``).
+    private var capture: (table: String, rowids: [Int64])?
 
     /// Frames in the WAL after this connection's last commit, from the WAL hook (see
     /// ``deferCheckpoints()``); 0 until then.
@@ -141,6 +147,7 @@ final class Connection {
         var stmt: OpaquePointer?
         var trailing = false
         refusal = nil
+        preparedWriteTarget = nil
         let rc = sql.withCString { start -> Int32 in
             var tail: UnsafePointer<CChar>?
             let rc = sqlite3_prepare_v3(handle, start, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, &tail)
@@ -151,7 +158,7 @@ final class Connection {
         guard let stmt else {
             throw TandemError.invalidSQL(sql: sql, reason: "it contains no statement")
         }
-        let statement = Statement(connection: self, handle: stmt, sql: sql)
+        let statement = Statement(connection: self, handle: stmt, sql: sql, writeTarget: preparedWriteTarget)
         if trailing {
             throw TandemError.invalidSQL(sql: sql, reason: "only one statement is allowed here, but more follow the first")
         }
@@ -162,10 +169,13 @@ final class Connection {
     /// in order by the statements' parameters. SQL that holds one statement is cached.
     /// - Parameter results: given the rows of each statement that returns rows; without it they
     ///   are stepped through and dropped.
-    func executeScript(_ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil) throws {
+    /// - Parameter rows: runs a statement that returns rows and returns them (by default
+    ///   ``Statement/fetchAll(_:)``), for a caller that reads some statements' rows otherwise.
+    func executeScript(_ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil,
+                       rows: ((Statement, [DatabaseValue]) throws -> [Row])? = nil) throws {
         func perform(_ statement: Statement, _ arguments: [DatabaseValue]) throws {
             if let results, statement.columnCount > 0 {
-                results(ResultSet(columns: statement.columnNames, rows: try statement.fetchAll(arguments)))
+                results(ResultSet(columns: statement.columnNames, rows: try rows?(statement, arguments) ?? statement.fetchAll(arguments)))
             } else {
                 try statement.run(arguments)
             }
@@ -182,6 +192,7 @@ final class Connection {
                 var stmt: OpaquePointer?
                 var next: UnsafePointer<CChar>?
                 refusal = nil
+                preparedWriteTarget = nil
                 let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
                 let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
                     ?? String(cString: current)) }
@@ -194,7 +205,7 @@ final class Connection {
                 guard let stmt else { continue }  // whitespace or comment
                 statements += 1
                 let whole = statements == 1 && next.map { Connection.isBlank($0) } ?? true
-                let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text())
+                let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text(), writeTarget: preparedWriteTarget)
                 if whole {
                     cache.insert(statement, for: sql)
                     do { try perform(statement, arguments) } catch { cache.remove(sql); throw error }
@@ -287,10 +298,26 @@ final class Connection {
         guard !updateHookInstalled else { return }
         updateHookInstalled = true
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_preupdate_hook(handle, { context, _, _, _, table, _, _ in
+        sqlite3_preupdate_hook(handle, { context, _, operation, _, table, _, newRowid in
             guard let context, let table else { return }
-            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().noteChange(of: table)
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            connection.noteChange(of: table)
+            if connection.capture != nil, operation == SQLITE_INSERT { connection.noteInsert(into: table, rowid: newRowid) }
         }, context)
+    }
+
+    /// Runs `body` and returns the rowids of the rows it inserted into `table`, in order (needs
+    /// ``trackChanges()``: the writer's connection).
+    func capturingInserts(into table: String, _ body: () throws -> Void) throws -> [Int64] {
+        capture = (table, [])
+        defer { capture = nil }
+        try body()
+        return capture?.rowids ?? []
+    }
+
+    private func noteInsert(into table: UnsafePointer<CChar>, rowid: Int64) {
+        guard let name = capture?.table, strcmp(table, name) == 0 else { return }
+        capture?.rowids.append(rowid)
     }
 
     private func noteChange(of table: UnsafePointer<CChar>) {

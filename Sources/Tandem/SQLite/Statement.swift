@@ -11,10 +11,22 @@ final class Statement {
     /// The arguments last bound, for error messages.
     private var arguments: [DatabaseValue] = []
 
-    init(connection: Connection, handle: OpaquePointer, sql: String) {
+    /// The table a statement inserts into, updates or deletes from itself, and how.
+    struct WriteTarget {
+        /// `SQLITE_INSERT`, `SQLITE_UPDATE` or `SQLITE_DELETE`.
+        var action: Int32
+        var table: String
+    }
+
+    /// The table this statement writes itself (not through a trigger), as the authorizer saw it
+    /// when the statement was prepared; nil for a statement that writes no table.
+    let writeTarget: WriteTarget?
+
+    init(connection: Connection, handle: OpaquePointer, sql: String, writeTarget: WriteTarget? = nil) {
         self.connection = connection
         self.handle = handle
         self.sql = sql
+        self.writeTarget = writeTarget
     }
 
     deinit { sqlite3_finalize(handle) }
