@@ -53,7 +53,8 @@ extension TableSchema {
 
     private var idCheck: String {
         "SELECT CASE WHEN NEW.id IS NOT NULL AND (typeof(NEW.id) NOT IN ('text', 'integer') OR NEW.id = '') " +
-        "THEN RAISE(ABORT, \(SQLText.literal("\(name).id must be a non-empty text"))) END;"
+        "THEN RAISE(ABORT, \(SQLText.literal("\(name).id must be a non-empty text"))) " +
+        "WHEN typeof(NEW.id) = 'text' AND NOT \(Self.isUTF8("NEW.id")) THEN RAISE(ABORT, \(SQLText.literal(invalidTextMessage("id")))) END;"
     }
 
     var createTriggers: [String] {
