@@ -60,9 +60,10 @@ public struct Transaction {
             let values = arguments.map(\.databaseValue)
             try refuseWritesInRead(sql)
             var sets: [ResultSet] = []
-            let before = connection.userRowChanges
+            connection.rowCount = RowCount()
+            defer { connection.rowCount = nil }
             try connection.executeScript(sql, arguments: values, results: { sets.append($0) }, rows: storedRows)
-            return ScriptResult(resultSets: sets, rowsChanged: connection.userRowChanges - before)
+            return ScriptResult(resultSets: sets, rowsChanged: connection.rowCount?.total ?? 0)
         }
     }
 

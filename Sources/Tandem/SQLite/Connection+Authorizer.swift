@@ -44,6 +44,17 @@ extension Connection {
         case SQLITE_READ:
             if let first, readTables != nil { readTables?.insert(String(cString: first)) }
             return SQLITE_OK
+        case SQLITE_SAVEPOINT:
+            if let first, let second {
+                let operation: Statement.Savepoint.Operation? = switch String(cString: first) {
+                case "BEGIN": .begin
+                case "RELEASE": .release
+                case "ROLLBACK": .rollback
+                default: nil
+                }
+                preparedSavepoint = operation.map { Statement.Savepoint(operation: $0, name: String(cString: second)) }
+            }
+            return SQLITE_OK
         case SQLITE_TRANSACTION:
             guard forbidsTransactionControl else { return SQLITE_OK }
             return refuse(.transactionControl)

@@ -22,11 +22,22 @@ final class Statement {
     /// when the statement was prepared; nil for a statement that writes no table.
     let writeTarget: WriteTarget?
 
-    init(connection: Connection, handle: OpaquePointer, sql: String, writeTarget: WriteTarget? = nil) {
+    /// A `SAVEPOINT`, `RELEASE` or `ROLLBACK TO` statement.
+    struct Savepoint {
+        enum Operation { case begin, release, rollback }
+        var operation: Operation
+        var name: String
+    }
+
+    /// What this statement does with a savepoint, as the authorizer saw it when it was prepared.
+    let savepoint: Savepoint?
+
+    init(connection: Connection, handle: OpaquePointer, sql: String, writeTarget: WriteTarget? = nil, savepoint: Savepoint? = nil) {
         self.connection = connection
         self.handle = handle
         self.sql = sql
         self.writeTarget = writeTarget
+        self.savepoint = savepoint
     }
 
     deinit { sqlite3_finalize(handle) }
