@@ -51,24 +51,29 @@ public struct Transaction {
 
     /// Runs one or more `;`-separated statements, like ``execute(_:_:)``, and returns the rows of
     /// those that return rows (a SELECT, a `RETURNING` clause) and the number of rows changed.
+    ///
+    /// A `RETURNING` clause of an INSERT or UPDATE through a table's view returns the rows as
+    /// stored, the id a new row was given included (SQLite alone would return the values the
+    /// statement gave the view: a NULL id).
     public func run(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> ScriptResult {
         try connection.asUser {
             let values = arguments.map(\.databaseValue)
             try refuseWritesInRead(sql)
             var sets: [ResultSet] = []
-            let before = connection.userRowChanges
-            try connection.executeScript(sql, arguments: values) { sets.append($0) }
-            return ScriptResult(resultSets: sets, rowsChanged: connection.userRowChanges - before)
+            connection.rowCount = RowCount()
+            defer { connection.rowCount = nil }
+            try connection.executeScript(sql, arguments: values, results: { sets.append($0) }, rows: storedRows)
+            return ScriptResult(resultSets: sets, rowsChanged: connection.rowCount?.total ?? 0)
         }
     }
 
-    /// Runs one statement and returns all its rows.
+    /// Runs one statement and returns all its rows (a `RETURNING` clause's as stored, as ``run(_:_:)`` does).
     /// - Throws: ``SQLiteError`` naming the SQL.
     public func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
         try connection.asUser {
             try connection.withCachedStatement(sql) { statement in
                 if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
-                return try statement.fetchAll(arguments.map(\.databaseValue))
+                return try storedRows(statement, arguments.map(\.databaseValue))
             }
         }
     }
@@ -83,6 +88,9 @@ public struct Transaction {
         try connection.asUser {
             try connection.withCachedStatement(sql) { statement in
                 if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
+                if statement.writeTarget != nil, statement.columnCount > 0 {
+                    return try storedRows(statement, arguments.map(\.databaseValue)).first?[0] ?? .null
+                }
                 return try statement.scalar(arguments.map(\.databaseValue))
             }
         }

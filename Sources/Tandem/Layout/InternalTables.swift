@@ -34,12 +34,6 @@ enum InternalTables {
         return nil
     }
 
-    /// True for tables that hold the user's rows: data tables, and tables not named by Tandem.
-    /// Called for every row change (the preupdate hook): no allocation.
-    static func holdsUserRows(_ table: String) -> Bool {
-        !table.hasPrefix("ps_") || table.hasPrefix("ps_data_")
-    }
-
     /// True for a name Tandem reserves (`ps_…`, in any case): its own tables, the data tables,
     /// the views' triggers and the indexes. Called by the authorizer: no allocation.
     static func isInternal(_ name: UnsafePointer<CChar>) -> Bool {

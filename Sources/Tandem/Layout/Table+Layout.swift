@@ -10,7 +10,7 @@ extension TableSchema {
     /// holds one takes a slower path for text columns: the escapes are swapped for a private-use
     /// marker (U+E000, itself escaped as U+E000 '1'), the string is decoded, and the markers are
     /// swapped back, so the text reads back with its NUL characters.
-    private func extract(_ column: ColumnSchema, from source: String = "data") -> String {
+    func extract(_ column: ColumnSchema, from source: String = "data") -> String {
         let path = SQLText.literal("$." + column.name)
         let type = column.type.rawValue.uppercased()
         // A real column has no affinity (unary +), so that SQLite hands the UPDATE trigger the
@@ -53,7 +53,8 @@ extension TableSchema {
 
     private var idCheck: String {
         "SELECT CASE WHEN NEW.id IS NOT NULL AND (typeof(NEW.id) NOT IN ('text', 'integer') OR NEW.id = '') " +
-        "THEN RAISE(ABORT, \(SQLText.literal("\(name).id must be a non-empty text"))) END;"
+        "THEN RAISE(ABORT, \(SQLText.literal("\(name).id must be a non-empty text"))) " +
+        "WHEN typeof(NEW.id) = 'text' AND NOT \(Self.isUTF8("NEW.id")) THEN RAISE(ABORT, \(SQLText.literal(invalidTextMessage("id")))) END;"
     }
 
     var createTriggers: [String] {

@@ -33,8 +33,10 @@ extension TableSchema {
     /// The largest finite double, above which a real is infinite.
     private static let largestReal = "1.7976931348623157e308"
 
-    /// The value `x` is stored as in `column` (an SQL expression), or an error.
-    func storedValue(_ x: String, _ column: ColumnSchema, in context: ExpressionContext = .trigger) -> String {
+    /// The value `x` is stored as in `column` (an SQL expression), or an error. Without
+    /// `checkingText`, text is taken as it is (for a comparison: a value that differs is
+    /// checked where it is written).
+    func storedValue(_ x: String, _ column: ColumnSchema, in context: ExpressionContext = .trigger, checkingText: Bool = true) -> String {
         let refused = typeRefusal(x, column)
         let number = "CAST(\(x) AS NUMERIC)"
         // Text SQLite's numeric affinity reads as a number: unary + drops the CAST's affinity,
@@ -60,7 +62,8 @@ extension TableSchema {
                 """
         case .text:
             return """
-                CASE typeof(\(x)) WHEN 'text' THEN \(x) WHEN 'null' THEN NULL WHEN 'integer' THEN CAST(\(x) AS TEXT) \
+                CASE typeof(\(x)) WHEN 'text' THEN \(checkingText ? "(CASE WHEN \(Self.isUTF8(x)) THEN \(x) ELSE \(invalidTextRefusal(column.name, context)) END)" : x) \
+                WHEN 'null' THEN NULL WHEN 'integer' THEN CAST(\(x) AS TEXT) \
                 WHEN 'real' THEN (CASE WHEN abs(\(x)) > \(Self.largestReal) THEN \(infiniteRefusal(column, context)) \
                 WHEN \(x) = 0 THEN (CASE WHEN atan2(\(x), -1) < 0 THEN '-0.0' ELSE '0.0' END) \
                 WHEN json_extract(printf('%!.15g', \(x)), '$') = \(x) THEN printf('%!.15g', \(x)) ELSE \(refused) END) \
@@ -88,7 +91,7 @@ extension TableSchema {
     /// True when an UPDATE's new value `new` changes the stored `old` value: by value, and for
     /// reals by sign too (`-0.0` replaces `0.0`).
     func differs(_ new: String, from old: String, _ column: ColumnSchema) -> String {
-        let differs = "\(old) IS NOT (\(storedValue(new, column)))"
+        let differs = "\(old) IS NOT (\(storedValue(new, column, checkingText: false)))"
         guard column.type == .real else { return differs }
         return "(\(differs) OR (\(old) = 0 AND atan2(\(old), -1) <> atan2(\(new), -1)))"
     }
@@ -107,6 +110,38 @@ extension TableSchema {
         WHEN abs(\(e)) > \(Self.largestReal) THEN \(infiniteRefusal(column, .trigger)) \
         WHEN json_extract(printf('%!.15g', \(e)), '$') = \(e) THEN printf('%!.15g', \(e)) ELSE printf('%!.18g', \(e)) END)
         """
+    }
+
+    /// True when the text `x` is valid UTF-8 (SQLite stores any bytes as text: `CAST(X'FF' AS
+    /// TEXT)`, `char(55296)`, a file read as text), which JSON, Swift and every client read alike.
+    ///
+    /// Text of ASCII characters without NUL (nearly all text, two scans in C) is valid; other
+    /// text is walked character by character over its bytes (RFC 3629: no overlong forms, no
+    /// surrogates, nothing past U+10FFFF), a recursive query that costs about a microsecond a
+    /// character.
+    static func isUTF8(_ x: String) -> String {
+        let bytes = "CAST(\(x) AS BLOB)"
+        let continuation = { (byte: String) in "\(byte) >= X'80' AND \(byte) <= X'BF'" }
+        let step = """
+            (SELECT CASE WHEN b < X'80' THEN 1 \
+            WHEN b >= X'C2' AND b <= X'DF' AND \(continuation("c1")) THEN 2 \
+            WHEN ((b = X'E0' AND c1 >= X'A0') OR (b >= X'E1' AND b <= X'EC') OR (b = X'ED' AND c1 <= X'9F') OR (b >= X'EE' AND b <= X'EF')) \
+            AND \(continuation("c1")) AND \(continuation("c2")) THEN 3 \
+            WHEN ((b = X'F0' AND c1 >= X'90') OR (b >= X'F1' AND b <= X'F3') OR (b = X'F4' AND c1 <= X'8F')) \
+            AND \(continuation("c1")) AND \(continuation("c2")) AND \(continuation("c3")) THEN 4 END \
+            FROM (SELECT substr(\(bytes), i, 1) AS b, substr(\(bytes), i + 1, 1) AS c1, substr(\(bytes), i + 2, 1) AS c2, substr(\(bytes), i + 3, 1) AS c3))
+            """
+        let walk = "(WITH RECURSIVE walk(i) AS (SELECT 1 UNION ALL SELECT i + \(step) FROM walk WHERE i <= length(\(bytes))) SELECT max(i) FROM walk)"
+        return "((instr(\(x), char(0)) = 0 AND \(x) NOT GLOB '*[^' || char(1) || '-' || char(127) || ']*') OR \(walk) = length(\(bytes)) + 1)"
+    }
+
+    /// The message refusing text that is not valid UTF-8 in `column`.
+    func invalidTextMessage(_ column: String) -> String {
+        "\(name).\(column): the text is not valid UTF-8, which no client could read back as it was stored; store text as UTF-8, or bytes as text such as hex(value)"
+    }
+
+    private func invalidTextRefusal(_ column: String, _ context: ExpressionContext) -> String {
+        fixedRefusal(invalidTextMessage(column), context)
     }
 
     /// The message refusing a BLOB in `column`.

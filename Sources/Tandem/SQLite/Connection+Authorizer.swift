@@ -44,10 +44,24 @@ extension Connection {
         case SQLITE_READ:
             if let first, readTables != nil { readTables?.insert(String(cString: first)) }
             return SQLITE_OK
+        case SQLITE_SAVEPOINT:
+            if let first, let second {
+                let operation: Statement.Savepoint.Operation? = switch String(cString: first) {
+                case "BEGIN": .begin
+                case "RELEASE": .release
+                case "ROLLBACK": .rollback
+                default: nil
+                }
+                preparedSavepoint = operation.map { Statement.Savepoint(operation: $0, name: String(cString: second)) }
+            }
+            return SQLITE_OK
         case SQLITE_TRANSACTION:
             guard forbidsTransactionControl else { return SQLITE_OK }
             return refuse(.transactionControl)
         case SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE:
+            if trigger == nil, preparedWriteTarget == nil, let first {
+                preparedWriteTarget = Statement.WriteTarget(action: action, table: String(cString: first))
+            }
             guard let first, InternalTables.isInternal(first) else { return SQLITE_OK }
             if let trigger {
                 if InternalTables.isViewTrigger(trigger) { return SQLITE_OK }

@@ -23,8 +23,16 @@ final class Connection {
     /// The stored schema as last read, with the `schema_version` it was read at (see
     /// `SchemaInstaller.storedSchema(_:cached:)`).
     var storedSchemaCache: (version: Int64, schema: Schema?)?
-    /// Row changes the preupdate hook saw in the user's tables (see ``InternalTables/holdsUserRows(_:)``).
-    var userRowChanges = 0
+    /// Row changes the preupdate hook saw in data tables (the rows behind the views), a delete
+    /// left out while ``replacesRows`` (see ``RowCount``).
+    private(set) var dataTableRowChanges = 0
+    /// Entries the preupdate hook saw inserted into the upload queue (see ``RowCount``).
+    private(set) var queuedEntries = 0
+    /// Set while a statement that inserts runs: a delete in a data table is then the old row an
+    /// `INSERT OR REPLACE` replaced, not a row of its own.
+    var replacesRows = false
+    /// While non-nil, the rows the user's statements changed (see ``executeScript(_:arguments:results:rows:)``).
+    var rowCount: RowCount?
     /// Tandem's transaction statements (see ``control(_:)``).
     var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
@@ -42,6 +50,14 @@ final class Connection {
     var refusal: AuthorizerRefusal?
     /// While non-nil, the authorizer collects the tables statements read.
     var readTables: Set<String>?
+    /// The table the statement being prepared inserts into, updates or deletes from itself (not
+    /// through a trigger), as the authorizer saw it (see ``Statement/writeTarget``).
+    var preparedWriteTarget: Statement.WriteTarget?
+    /// The savepoint statement being prepared, as the authorizer saw it (see ``Statement/savepoint``).
+    var preparedSavepoint: Statement.Savepoint?
+    /// While non-nil, the rowids of the rows inserted into `table` (by any statement, triggers
+    /// included), in order (see ``capturingInserts(into:_:)``).
+    private var capture: (table: String, rowids: [Int64])?
 
     /// Frames in the WAL after this connection's last commit, from the WAL hook (see
     /// ``deferCheckpoints()``); 0 until then.
@@ -50,7 +66,10 @@ final class Connection {
     /// SQLite passed their names, and whether they hold user rows: a change to one of them (a
     /// bulk insert, a view's trigger writing its three tables) then costs a pointer and a string
     /// comparison instead of a String and a set insertion.
-    private var recentlyChanged: [(name: UnsafePointer<CChar>, copy: UnsafeMutablePointer<CChar>, holdsUserRows: Bool)] = []
+    private var recentlyChanged: [(name: UnsafePointer<CChar>, copy: UnsafeMutablePointer<CChar>, kind: ChangedTable)] = []
+
+    /// What a row change in a table counts for (see ``RowCount``).
+    private enum ChangedTable { case data, queue, other }
 
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
@@ -146,6 +165,8 @@ final class Connection {
         var stmt: OpaquePointer?
         var trailing = false
         refusal = nil
+        preparedWriteTarget = nil
+        preparedSavepoint = nil
         let rc = sql.withCString { start -> Int32 in
             var tail: UnsafePointer<CChar>?
             let rc = sqlite3_prepare_v3(handle, start, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, &tail)
@@ -156,7 +177,7 @@ final class Connection {
         guard let stmt else {
             throw TandemError.invalidSQL(sql: sql, reason: "it contains no statement")
         }
-        let statement = Statement(connection: self, handle: stmt, sql: sql)
+        let statement = Statement(connection: self, handle: stmt, sql: sql, writeTarget: preparedWriteTarget, savepoint: preparedSavepoint)
         if trailing {
             throw TandemError.invalidSQL(sql: sql, reason: "only one statement is allowed here, but more follow the first")
         }
@@ -167,13 +188,21 @@ final class Connection {
     /// in order by the statements' parameters. SQL that holds one statement is cached.
     /// - Parameter results: given the rows of each statement that returns rows; without it they
     ///   are stepped through and dropped.
-    func executeScript(_ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil) throws {
+    /// - Parameter rows: runs a statement that returns rows and returns them (by default
+    ///   ``Statement/fetchAll(_:)``), for a caller that reads some statements' rows otherwise.
+    func executeScript(_ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil,
+                       rows: ((Statement, [DatabaseValue]) throws -> [Row])? = nil) throws {
         func perform(_ statement: Statement, _ arguments: [DatabaseValue]) throws {
+            let before = (dataTableRowChanges, queuedEntries)
+            replacesRows = statement.writeTarget?.action == SQLITE_INSERT
+            defer { replacesRows = false }
             if let results, statement.columnCount > 0 {
-                results(ResultSet(columns: statement.columnNames, rows: try statement.fetchAll(arguments)))
+                results(ResultSet(columns: statement.columnNames, rows: try rows?(statement, arguments) ?? statement.fetchAll(arguments)))
             } else {
                 try statement.run(arguments)
             }
+            rowCount?.finished(statement, dataTableRows: dataTableRowChanges - before.0, queuedEntries: queuedEntries - before.1,
+                               changes: Int(sqlite3_changes64(handle)))
         }
         if let statement = cache.statement(for: sql) {  // one lookup per use of a cached statement
             do { try perform(statement, arguments) } catch { cache.remove(sql); throw error }
@@ -187,6 +216,8 @@ final class Connection {
                 var stmt: OpaquePointer?
                 var next: UnsafePointer<CChar>?
                 refusal = nil
+                preparedWriteTarget = nil
+                preparedSavepoint = nil
                 let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
                 let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
                     ?? String(cString: current)) }
@@ -199,7 +230,7 @@ final class Connection {
                 guard let stmt else { continue }  // whitespace or comment
                 statements += 1
                 let whole = statements == 1 && next.map { Connection.isBlank($0) } ?? true
-                let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text())
+                let statement = Statement(connection: self, handle: stmt, sql: whole ? sql : text(), writeTarget: preparedWriteTarget, savepoint: preparedSavepoint)
                 if whole {
                     cache.insert(statement, for: sql)
                     do { try perform(statement, arguments) } catch { cache.remove(sql); throw error }
@@ -292,25 +323,49 @@ final class Connection {
         guard !updateHookInstalled else { return }
         updateHookInstalled = true
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_preupdate_hook(handle, { context, _, _, _, table, _, _ in
+        sqlite3_preupdate_hook(handle, { context, _, operation, _, table, _, newRowid in
             guard let context, let table else { return }
-            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().noteChange(of: table)
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            connection.noteChange(of: table, operation: operation)
+            if connection.capture != nil, operation == SQLITE_INSERT { connection.noteInsert(into: table, rowid: newRowid) }
         }, context)
     }
 
-    private func noteChange(of table: UnsafePointer<CChar>) {
+    /// Runs `body` and returns the rowids of the rows it inserted into `table`, in order (needs
+    /// ``trackChanges()``: the writer's connection).
+    func capturingInserts(into table: String, _ body: () throws -> Void) throws -> [Int64] {
+        capture = (table, [])
+        defer { capture = nil }
+        try body()
+        return capture?.rowids ?? []
+    }
+
+    private func noteInsert(into table: UnsafePointer<CChar>, rowid: Int64) {
+        guard let name = capture?.table, strcmp(table, name) == 0 else { return }
+        capture?.rowids.append(rowid)
+    }
+
+    private func noteChange(of table: UnsafePointer<CChar>, operation: Int32) {
+        let counts = operation != SQLITE_DELETE || !replacesRows
         // The same pointer may name another table after a schema change frees the first: the
         // copy of the name is compared too.
+        var kind: ChangedTable?
         for recent in recentlyChanged where recent.name == table && strcmp(recent.copy, table) == 0 {
-            if recent.holdsUserRows { userRowChanges += 1 }
-            return
+            kind = recent.kind
+            break
         }
-        let name = String(cString: table)
-        changedTables.insert(name)
-        let holdsUserRows = InternalTables.holdsUserRows(name)
-        if holdsUserRows { userRowChanges += 1 }
-        if recentlyChanged.count == 4 { free(recentlyChanged.removeFirst().copy) }
-        if let copy = strdup(table) { recentlyChanged.append((table, copy, holdsUserRows)) }
+        if kind == nil {
+            let name = String(cString: table)
+            changedTables.insert(name)
+            kind = InternalTables.declaredTable(ofDataTable: name) != nil ? .data : name == InternalTables.crud ? .queue : .other
+            if recentlyChanged.count == 4 { free(recentlyChanged.removeFirst().copy) }
+            if let copy = strdup(table), let kind { recentlyChanged.append((table, copy, kind)) }
+        }
+        switch kind {
+        case .data where counts: dataTableRowChanges += 1
+        case .queue where operation == SQLITE_INSERT: queuedEntries += 1
+        default: break
+        }
     }
 
     private func forgetRecentlyChanged() {

@@ -15,6 +15,8 @@ public struct ResultSet: Sendable, Hashable {
 public struct ScriptResult: Sendable, Hashable {
     public let resultSets: [ResultSet]
     /// Rows inserted, updated or deleted in the user's tables, writes through views included
-    /// (SQLite's own `changes()` counts none of those); Tandem's bookkeeping is not counted.
+    /// (SQLite's own `changes()` counts none of those), net of savepoints rolled back; a row an
+    /// `INSERT OR REPLACE` replaced counts once, a row an UPDATE left as it was not at all;
+    /// Tandem's bookkeeping is not counted.
     public let rowsChanged: Int
 }

@@ -11,10 +11,33 @@ final class Statement {
     /// The arguments last bound, for error messages.
     private var arguments: [DatabaseValue] = []
 
-    init(connection: Connection, handle: OpaquePointer, sql: String) {
+    /// The table a statement inserts into, updates or deletes from itself, and how.
+    struct WriteTarget {
+        /// `SQLITE_INSERT`, `SQLITE_UPDATE` or `SQLITE_DELETE`.
+        var action: Int32
+        var table: String
+    }
+
+    /// The table this statement writes itself (not through a trigger), as the authorizer saw it
+    /// when the statement was prepared; nil for a statement that writes no table.
+    let writeTarget: WriteTarget?
+
+    /// A `SAVEPOINT`, `RELEASE` or `ROLLBACK TO` statement.
+    struct Savepoint {
+        enum Operation { case begin, release, rollback }
+        var operation: Operation
+        var name: String
+    }
+
+    /// What this statement does with a savepoint, as the authorizer saw it when it was prepared.
+    let savepoint: Savepoint?
+
+    init(connection: Connection, handle: OpaquePointer, sql: String, writeTarget: WriteTarget? = nil, savepoint: Savepoint? = nil) {
         self.connection = connection
         self.handle = handle
         self.sql = sql
+        self.writeTarget = writeTarget
+        self.savepoint = savepoint
     }
 
     deinit { sqlite3_finalize(handle) }

@@ -14,7 +14,9 @@ enum ExecCommand {
             such as 007, +5, 1e3 or 2.50, binds as text. --args-json '["007", 2.0, 3, null]' gives the
             arguments with exact JSON types instead. Use '--' before ARGs that start with '--'.
             Prints the rows of statements that return rows (RETURNING, SELECT) like `query`, else
-            "N rows changed" (writes through table views included), unless --quiet.
+            "N rows changed" (writes through table views included; a row INSERT OR REPLACE replaced
+            counts once, the rows of a savepoint rolled back not at all), unless --quiet. RETURNING
+            through a table's view returns the rows as stored (the id a new row was given).
             Exits 0 only if the transaction committed. Writes through table views are queued for upload.
 
             \(OutputMode.usage)
