@@ -38,6 +38,23 @@ enum UploadQueueRows {
             """, [Counter.nextTransaction.rawValue])
     }
 
+    /// The first queued entry's id, or nil for an empty queue.
+    static func firstID(in tx: Transaction) throws -> Int64? {
+        try tx.scalar("SELECT id FROM ps_crud ORDER BY id LIMIT 1").int64Value
+    }
+
+    /// True when any entry is queued (without counting them).
+    static func isEmpty(in tx: Transaction) throws -> Bool {
+        try tx.scalar("SELECT NOT EXISTS (SELECT 1 FROM ps_crud)").int64Value == 1
+    }
+
+    /// Each entry after id `after` with its row (table, id), in id order.
+    static func rows(after: Int64, in tx: Transaction) throws -> [(Int64, [String])] {
+        try tx.fetchAll("SELECT id, data ->> '$.type', data ->> '$.id' FROM ps_crud WHERE id > ? ORDER BY id", [after]).compactMap { row in
+            row[0].int64Value.map { ($0, [row[1].stringValue ?? "", row[2].stringValue ?? ""]) }
+        }
+    }
+
     /// The number of queued entries.
     static func count(in tx: Transaction) throws -> Int {
         Int(try tx.scalar("SELECT count(*) FROM ps_crud").int64Value ?? 0)

@@ -13,25 +13,18 @@ final class ChangeApplier {
     let schema: Schema
     /// Rows (table, id) with entries still in the upload queue: their downloaded states are
     /// skipped, since the backend's answer to those entries comes later.
-    let pending: Set<[String]>
+    let pending: [[String]: Int]
     /// Per table name: the quoted data table its changes go to, or nil for `ps_untyped`; found
     /// once per applier (one download transaction), whatever the number of changes.
     private var targets: [String: String?] = [:]
 
-    init(schema: Schema, pending: Set<[String]>) {
+    init(schema: Schema, pending: [[String]: Int]) {
         self.schema = schema
         self.pending = pending
     }
 
-    /// The rows that have entries in the upload queue.
-    static func pendingRows(in tx: Transaction) throws -> Set<[String]> {
-        Set(try tx.fetchAll("SELECT DISTINCT data ->> '$.type', data ->> '$.id' FROM \(InternalTables.crud)").map {
-            [$0[0].stringValue ?? "", $0[1].stringValue ?? ""]
-        })
-    }
-
     func apply(_ changes: [ServerChange], in tx: Transaction) throws {
-        for change in changes where !pending.contains([change.table, change.rowID]) {
+        for change in changes where pending[[change.table, change.rowID]] == nil {
             guard let quoted = try target(of: change.table, in: tx) else {
                 try applyUntyped(change, in: tx)
                 continue
@@ -57,9 +50,9 @@ final class ChangeApplier {
     /// Removes every row of `table` that has no pending upload (a TRUNCATE on the server): the
     /// pending ones reach the server later and come back in its answer, or are deleted there.
     func truncate(_ table: String, in tx: Transaction) throws {
-        try UntypedRows.removeAll(of: table, keeping: pending, in: tx)
+        try UntypedRows.removeAll(of: table, keeping: { self.pending[$0] != nil }, in: tx)
         guard let quoted = try target(of: table, in: tx) else { return }
-        let kept = pending.filter { $0[0] == table }.map { JSONValue.string($0[1]) }
+        let kept = pending.keys.filter { $0[0] == table }.map { JSONValue.string($0[1]) }
         if kept.isEmpty {
             try tx.executeOwn("DELETE FROM \(quoted)")
         } else {
@@ -79,7 +72,7 @@ final class ChangeApplier {
             }
         }
         for table in tables.sorted() { try truncate(table, in: tx) }
-        try UntypedRows.removeAll(of: nil, keeping: pending, in: tx)
+        try UntypedRows.removeAll(of: nil, keeping: { self.pending[$0] != nil }, in: tx)
     }
 
     /// Where `table`'s changes go (see the type's documentation).
@@ -105,7 +98,7 @@ final class ChangeApplier {
         case .delete:
             try UntypedRows.delete(change.table, id: change.rowID, in: tx)
         case .truncate:
-            try UntypedRows.removeAll(of: change.table, keeping: pending, in: tx)
+            try UntypedRows.removeAll(of: change.table, keeping: { self.pending[$0] != nil }, in: tx)
         }
     }
 }

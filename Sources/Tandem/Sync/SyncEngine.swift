@@ -26,6 +26,8 @@ final class SyncEngine: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
     private let onEvent: @Sendable (SyncEvent) -> Void
+    /// The rows with queued entries, kept from pass to pass (``PendingRows``).
+    private let pendingRows = PendingRows()
 
     init(database: SharedDatabase, backend: any SyncBackend, backendName: String, epoch: Int64,
          onEvent: @escaping @Sendable (SyncEvent) -> Void) throws {
@@ -113,6 +115,7 @@ final class SyncEngine: Sendable {
     private func runPass() -> SyncStateMachine.Event {
         do {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
+            pass.pendingRows = pendingRows
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let result = try pass.run()
             try recordSuccess(fullSync: result.fullSyncReason)

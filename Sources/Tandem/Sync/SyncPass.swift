@@ -18,6 +18,9 @@ struct SyncPass {
     /// `ps_download` and still applied in one transaction.
     var maximumApply = 10_000
     var onEvent: (SyncEvent) -> Void = { _ in }
+    /// The rows with queued entries, kept from pass to pass by the owner (a new one reads the
+    /// whole queue once).
+    var pendingRows = PendingRows()
     /// Longest a pass uploads before it downloads, in seconds (nil: the whole queue as it was
     /// when the pass began). The sync engine bounds its passes, so that a backlog of many
     /// seconds' uploads (a busy writer) delays other clients' changes by about this much only:
@@ -38,7 +41,7 @@ struct SyncPass {
         var result = Result()
         try upload(into: &result)
         try download(into: &result)
-        result.moreToUpload = try database.pendingUploadCount() > 0
+        result.moreToUpload = try database.read { try !UploadQueueRows.isEmpty(in: $0) }
         return result
     }
 
@@ -72,6 +75,7 @@ struct SyncPass {
                 throw TandemError.staleEpoch(held: held, current: current)
             }
             try database.complete(transactions, epoch: epoch)
+            pendingRows.removeThrough(transactions.last?.lastEntryID ?? 0)
             let entries = transactions.reduce(0) { $0 + $1.entries.count }
             result.transactions += transactions.count
             result.entries += entries
@@ -88,6 +92,7 @@ struct SyncPass {
             } catch let error as TandemError {
                 guard case .uploadRejected = error else { throw error }
                 try database.setAside(transaction, error: "\(error)", epoch: epoch)
+                pendingRows.remove(transaction.entries.map(\.id))
                 result.setAside += 1
                 var failure = SyncFailure(error, databasePath: database.path)
                 failure.message = "set aside transaction \(transaction.transactionID) (retry or discard it with tandem crud): \(failure.message)"
@@ -95,6 +100,7 @@ struct SyncPass {
                 continue
             }
             try database.complete([transaction], epoch: epoch)
+            pendingRows.removeThrough(transaction.lastEntryID)
             result.transactions += 1
             result.entries += transaction.entries.count
             onEvent(.uploaded(transactions: 1, entries: transaction.entries.count))
@@ -149,7 +155,7 @@ struct SyncPass {
         if next == cursor && fullSync == nil { return }
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
-            let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try ChangeApplier.pendingRows(in: tx))
+            let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
             if fullSync != nil { try applier.removeSyncedRows(in: tx) }
             if staged > 0 {
                 var chunk: [ServerChange] = []
