@@ -107,6 +107,7 @@ def main():
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--statements", action="store_true", help="PostgreSQL: the statements that took the most time (pg_stat_statements)")
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.rows = "1000,5000", 1
@@ -122,7 +123,7 @@ def main():
         backends = ["embedded", "postgres"] if args.backend == "both" else [args.backend]
         if "postgres" in backends:
             os.mkdir(os.path.join(work, "pg"))
-            cluster = Cluster(os.path.join(work, "pg"))
+            cluster = Cluster(os.path.join(work, "pg"), "-c shared_preload_libraries=pg_stat_statements" if args.statements else "")
         for backend in backends:
             for size in sizes:
                 directory = os.path.join(work, f"{backend}-{size}")
@@ -139,6 +140,9 @@ def main():
                         subprocess.run([tandem, "backend", "setup", cluster.url(db), "--schema", os.path.join(directory, "schema.json")],
                                        check=True, stdout=subprocess.DEVNULL)
                     ingest = postgres_ingest(cluster, name + "_ingest", total)
+                    if args.statements:
+                        cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", name)
+                        cluster.psql("SELECT pg_stat_statements_reset()", name)
                     url = cluster.url(name)
                 else:
                     ingest = embedded_ingest(directory, tandem, total)
@@ -146,6 +150,9 @@ def main():
                 progress(f"{backend}: {size:,} transactions of {args.rows} row(s)")
                 took = drain(tandem, directory, url, size, args.rows)
                 results.append((backend, size, total, took, ingest))
+                if backend == "postgres" and args.statements:
+                    print(cluster.psql("SELECT round(total_exec_time)::text || ' ms | ' || calls || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 150)"
+                                       " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12", name))
         print(f"## Drain: a backlog of single-writer transactions ({args.rows} row(s) each) reaching another client\n")
         print("| backend | transactions | rows | drain s | drain rows/s | server ingest rows/s | ratio |")
         print("| --- | --- | --- | --- | --- | --- | --- |")

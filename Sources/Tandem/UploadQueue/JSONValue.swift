@@ -112,6 +112,12 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
     static func writeString(_ string: String, to text: inout String) {
         text += "\""
+        // Most text needs no escape: appended whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5c || $0 == 0x7f }) {
+            text += string
+            text += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""
