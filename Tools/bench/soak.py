@@ -14,6 +14,7 @@ process's CPU and memory; the WAL, server and change-log sizes at the end.
   --dashboard     also a live query on A that scans the table (count and max), as a dashboard does
   --slow-query MS a live query on B that takes about MS milliseconds per run (a recursive CTE),
                   to show that slow queries coalesce: its runs are counted against the commits
+  --rate 0        one writer as fast as it commits (a saturating writer) for S seconds
   --quick         15 s at 200 commits/s, windows of 1,000 rows (CI)
   --plot FILE     latency against rows synced, as a PNG (needs matplotlib)
   --statements    PostgreSQL: the statements that took the most time in all (pg_stat_statements)
@@ -134,14 +135,17 @@ def run(backend, args, tandem, work):
         deadline = time.time() + 30
         while not probe.lines and time.time() < deadline:
             time.sleep(0.01)
-        total = int(args.seconds * args.rate)
+        # --rate 0: one writer as fast as it commits (a saturating writer), for --seconds.
+        total = int(args.seconds * args.rate) if args.rate > 0 else 100_000_000
         samples = []  # (index reached, {name: (cpu, rss)})
         writer = subprocess.Popen([tandem, "stress-writer", a, "--writer", "0", "--transactions", str(total),
-                                   "--interval-us", str(int(1e6 / args.rate))], stdout=subprocess.PIPE, text=True)
+                                   "--interval-us", str(int(1e6 / args.rate) if args.rate > 0 else 0)], stdout=subprocess.PIPE, text=True)
+        if args.rate <= 0:
+            threading.Timer(args.seconds, writer.terminate).start()
         processes.append(writer)
         commits = {}
         last_sample = 0
-        progress(f"{backend}: {total:,} commits at {args.rate}/s")
+        progress(f"{backend}: " + (f"{total:,} commits at {args.rate}/s" if args.rate > 0 else f"one writer as fast as it commits for {args.seconds} s"))
         for line in writer.stdout:
             index, start, _ = (int(x) for x in line.split())
             commits[index] = start
@@ -149,6 +153,7 @@ def run(backend, args, tandem, work):
                 last_sample = time.time()
                 samples.append((index, {name: (cpu_seconds(pid), rss_mb(pid)) for name, pid in watched.items()}))
         writer.wait()
+        total = max(commits) + 1 if commits else 0
         deadline = time.time() + 120
         while time.time() < deadline and not any((row.get("txn") or -1) >= total - 1 for _, row in probe.lines[-3:]):
             time.sleep(0.05)
@@ -294,7 +299,7 @@ def main():
     try:
         backends = ["embedded", "postgres"] if args.backend == "both" else [args.backend]
         results = [run(backend, args, tandem, work) for backend in backends]
-        print(f"## Soak: {args.rate:.0f} commits/s for {args.seconds:.0f} s\n")
+        print(f"## Soak: {f'{args.rate:.0f} commits/s' if args.rate > 0 else 'a saturating writer'} for {args.seconds:.0f} s\n")
         for result in results:
             print(report(result, args.window))
         if args.plot:

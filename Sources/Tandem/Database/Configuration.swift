@@ -27,6 +27,8 @@ public struct Configuration: Sendable {
     public var walCheckpointThreshold: Int64 = 16 << 20
     /// Backstop poll interval for changes made without a wake-up (e.g. by the `sqlite3` shell), in seconds. Default 1 s.
     public var changePollInterval: Double = 1
+    /// Seconds between ``SyncEvent/progress(_:)`` reports while the owner drains a backlog.
+    public var syncProgressInterval: Double = 1
 
     /// How many write transactions in a row a process may take the cross-process write lock
     /// before it yields to waiting writers of other processes. Lower is fairer (lower tail

@@ -43,6 +43,11 @@ enum UploadQueueRows {
         try tx.scalar("SELECT id FROM ps_crud ORDER BY id LIMIT 1").int64Value
     }
 
+    /// The last queued entry's id, or nil for an empty queue.
+    static func lastID(in tx: Transaction) throws -> Int64? {
+        try tx.scalar("SELECT id FROM ps_crud ORDER BY id DESC LIMIT 1").int64Value
+    }
+
     /// True when any entry is queued (without counting them).
     static func isEmpty(in tx: Transaction) throws -> Bool {
         try tx.scalar("SELECT NOT EXISTS (SELECT 1 FROM ps_crud)").int64Value == 1

@@ -28,6 +28,8 @@ final class SyncEngine: Sendable {
     private let onEvent: @Sendable (SyncEvent) -> Void
     /// The rows with queued entries, kept from pass to pass (``PendingRows``).
     private let pendingRows = PendingRows()
+    /// When the waiting entries and changes were first seen, and a backlog's progress.
+    private let lag = SyncLagTracker()
 
     init(database: SharedDatabase, backend: any SyncBackend, backendName: String, epoch: Int64,
          onEvent: @escaping @Sendable (SyncEvent) -> Void) throws {
@@ -113,15 +115,27 @@ final class SyncEngine: Sendable {
 
     /// One pass and its bookkeeping, as the event it ends with.
     private func runPass() -> SyncStateMachine.Event {
+        let started = Date()
+        let (head, last) = (try? database.read { tx in (try UploadQueueRows.firstID(in: tx), try UploadQueueRows.lastID(in: tx)) }) ?? (nil, nil)
+        if let last { lag.queued(through: last, at: started) }
         do {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
             pass.pendingRows = pendingRows
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let result = try pass.run()
-            try recordSuccess(fullSync: result.fullSyncReason)
+            let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
+            let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: started))
+            if let progress = try lag.passed(began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.pendingUploadCount() },
+                                             busy: result.moreToUpload, interval: database.configuration.syncProgressInterval) {
+                onEvent(.progress(progress))
+            }
+            try recordSuccess(fullSync: result.fullSyncReason, lags: lags)
             checkpointIfLarge()
             return .passSucceeded(moreToUpload: result.moreToUpload)
         } catch {
+            // Entries wait while the backend cannot take them: the status says since when.
+            let since = lag.pendingSince(head: head)
+            state.withLock { $0.status.uploadPendingSince = since }
             let failure = SyncFailure(error, databasePath: database.path)
             return failure.kind == .refusedEpoch ? .staleEpoch(failure.message) : .passFailed(failure)
         }
@@ -138,7 +152,7 @@ final class SyncEngine: Sendable {
     private func report(_ failure: SyncFailure) {
         onEvent(.error(failure))
         let changed = state.withLock { s -> Bool in
-            let changed = s.status.lastFailure != failure || s.status.connected
+            let changed = s.status.lastFailure != failure || s.status.connected || Date().timeIntervalSince(s.lastStatusWrite) > 1
             s.status.lastFailure = failure
             s.status.connected = false
             return changed
@@ -146,11 +160,14 @@ final class SyncEngine: Sendable {
         if changed { try? writeStatus() }
     }
 
-    private func recordSuccess(fullSync: String?) throws {
+    private func recordSuccess(fullSync: String?, lags: (upload: Date?, download: Date?)) throws {
         let now = Date()
         let needsWrite = state.withLock { s -> Bool in
             let changed = !s.status.connected || s.status.lastFailure != nil || !s.status.hasSynced || fullSync != nil
+                || (s.status.uploadPendingSince == nil) != (lags.upload == nil) || (s.status.downloadPendingSince == nil) != (lags.download == nil)
                 || now.timeIntervalSince(s.lastStatusWrite) > 1
+            s.status.uploadPendingSince = lags.upload
+            s.status.downloadPendingSince = lags.download
             if let fullSync { s.status.lastFullSync = .init(at: now, reason: fullSync) }
             s.status.connected = true
             s.status.lastFailure = nil
@@ -185,6 +202,7 @@ final class SyncEngine: Sendable {
                 }
                 if let newest = try backend.waitForChanges(after: known ?? "", timeout: 10) {
                     known = newest
+                    lag.announced()
                     signal.raise()
                 }
                 backoff.reset()

@@ -10,6 +10,8 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
     /// from a dump, a cursor behind its compacted change log): synced rows without pending
     /// uploads are replaced by the server's, pending uploads are kept and still sent.
     case fullSync(reason: String)
+    /// A backlog is draining (about once a second while uploads or downloads run longer).
+    case progress(SyncProgress)
     /// A failure, typed; sync retries by itself with capped backoff.
     case error(SyncFailure)
     /// Another process took over (the epoch moved on); this process stopped syncing.
@@ -26,6 +28,7 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
         case .uploaded(let t, let e): return "uploaded \(t) transaction\(t == 1 ? "" : "s") (\(e) entr\(e == 1 ? "y" : "ies"))"
         case .downloaded(let n): return "downloaded \(n) change\(n == 1 ? "" : "s")"
         case .fullSync(let reason): return "full sync: \(reason)"
+        case .progress(let p): return "progress: \(p)"
         case .error(let m): return "error: \(m)"
         case .lostOwnership(let m): return "lost ownership: \(m)"
         case .pollingForChanges(let reason): return "polling for changes: \(reason)"

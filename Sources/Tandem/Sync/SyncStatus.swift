@@ -27,6 +27,14 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var ownerPID: Int32?
     /// The current epoch (fencing token); each new owner increments it.
     public var epoch: Int64 = 0
+    /// When the owner first saw the oldest entry still queued; nil when nothing is queued.
+    public var uploadPendingSince: Date?
+    /// When the backend announced changes the owner has not applied yet; nil when none wait.
+    public var downloadPendingSince: Date?
+    /// Seconds the oldest queued entry has waited for upload (0 when nothing is queued).
+    public var uploadLagSeconds: Double { uploadPendingSince.map { max(0, Date().timeIntervalSince($0)) } ?? 0 }
+    /// Seconds the backend's newest announced changes have waited to be applied (0 when none wait).
+    public var downloadLagSeconds: Double { downloadPendingSince.map { max(0, Date().timeIntervalSince($0)) } ?? 0 }
     /// The last full sync (every row sent again by the backend): when it was applied and why.
     public var lastFullSync: FullSync?
 
@@ -49,6 +57,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case connected, uploading, downloading, backend
         case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastFailure = "last_failure"
+        case uploadPendingSince = "upload_pending_since", downloadPendingSince = "download_pending_since"
         case pendingUploads = "pending_uploads", rejectedUploads = "rejected_uploads", ownerPID = "owner_pid", epoch, lastFullSync = "last_full_sync"
     }
 }
@@ -68,6 +77,7 @@ extension SharedDatabase {
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         status.epoch = epoch
         status.pendingUploads = pending
+        if pending == 0 { status.uploadPendingSince = nil }
         status.rejectedUploads = rejected
         status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
         if status.ownerPID == nil { status.connected = false }

@@ -66,6 +66,9 @@ enum AppCommand {
         case .uploaded(let t, let e): return Output.object([("event", "\"uploaded\""), ("transactions", String(t)), ("entries", String(e))])
         case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
         case .fullSync(let reason): return Output.object([("event", "\"full_sync\""), ("reason", JSONValue.string(reason).jsonText)])
+        case .progress(let p):
+            return Output.object([("event", "\"progress\""), ("uploaded_entries", String(p.uploadedEntries)), ("pending_entries", String(p.pendingEntries)),
+                                  ("downloaded_changes", String(p.downloadedChanges)), ("seconds", String(format: "%.3f", p.seconds))])
         case .error(let failure):
             var pairs = [("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText), ("message", JSONValue.string(failure.message).jsonText)]
             if let table = failure.table { pairs.append(("table", JSONValue.string(table).jsonText)) }

@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+
+/// How a backlog is draining, reported by the owner about once a second while it uploads or
+/// downloads for longer than that (``SyncEvent/progress(_:)``).
+public struct SyncProgress: Sendable, Hashable, CustomStringConvertible {
+    /// CRUD entries uploaded since the backlog began.
+    public var uploadedEntries: Int
+    /// CRUD entries still queued.
+    public var pendingEntries: Int
+    /// Backend changes applied since the backlog began.
+    public var downloadedChanges: Int
+    /// Seconds since the backlog began.
+    public var seconds: Double
+
+    public init(uploadedEntries: Int, pendingEntries: Int, downloadedChanges: Int, seconds: Double) {
+        self.uploadedEntries = uploadedEntries
+        self.pendingEntries = pendingEntries
+        self.downloadedChanges = downloadedChanges
+        self.seconds = seconds
+    }
+
+    public var description: String {
+        let rate = seconds > 0 ? Double(uploadedEntries) / seconds : 0
+        return "uploaded \(uploadedEntries) entr\(uploadedEntries == 1 ? "y" : "ies") (\(Int(rate.rounded()))/s), \(pendingEntries) still queued, "
+            + "downloaded \(downloadedChanges) change\(downloadedChanges == 1 ? "" : "s") in \(String(format: "%.1f", seconds)) s"
+    }
+}
+
+/// The owner's view of its lag and of a draining backlog: when it first saw the entries still
+/// queued (each commit to the queue wakes it) and the backend changes not yet applied (the
+/// backend announces them), and the counts for ``SyncProgress``.
+final class SyncLagTracker: Sendable {
+    private struct State {
+        /// (highest queued entry id seen, when first seen), oldest first.
+        var queued: [(id: Int64, at: Date)] = []
+        /// When the backend announced changes not applied since.
+        var announcedAt: Date?
+        /// The current busy stretch: when it began, totals, and the last progress report.
+        var stretch: (began: Date, uploaded: Int, downloaded: Int, reported: Date)?
+    }
+
+    private let state = Mutex(State())
+
+    /// The queue holds entries up to `id` now.
+    func queued(through id: Int64, at now: Date = Date()) {
+        state.withLock { s in
+            if let last = s.queued.last, last.id >= id { return }
+            s.queued.append((id, now))
+        }
+    }
+
+    /// The backend announced changes.
+    func announced(at now: Date = Date()) {
+        state.withLock { s in if s.announcedAt == nil { s.announcedAt = now } }
+    }
+
+    /// When the entry `first` (the queue's head) was first seen, dropping older records.
+    func pendingSince(head first: Int64?) -> Date? {
+        state.withLock { s in
+            guard let first else { s.queued.removeAll(); return nil }
+            while s.queued.count > 1, s.queued[1].id < first { s.queued.removeFirst() }
+            return s.queued.first { $0.id >= first }?.at
+        }
+    }
+
+    /// When changes were announced that a download after `start` has not applied yet; nil when
+    /// the pass that began at `start` applied everything announced before it.
+    func downloadPending(appliedFrom start: Date) -> Date? {
+        state.withLock { s in
+            if let at = s.announcedAt, at <= start { s.announcedAt = nil }
+            return s.announcedAt
+        }
+    }
+
+    /// Counts a pass that began at `began`; returns a progress report when a stretch of passes
+    /// with work (the first one's start on) has lasted `interval` seconds since the last report,
+    /// or since it began.
+    func passed(began: Date, uploaded: Int, downloaded: Int, pending: () throws -> Int, busy: Bool, interval: Double,
+                at now: Date = Date()) rethrows -> SyncProgress? {
+        let due = state.withLock { s -> (Date, Int, Int)? in
+            if s.stretch == nil, uploaded + downloaded > 0 || busy { s.stretch = (began, 0, 0, began) }
+            guard var stretch = s.stretch else { return nil }
+            stretch.uploaded += uploaded
+            stretch.downloaded += downloaded
+            defer { s.stretch = busy ? stretch : nil }
+            guard now.timeIntervalSince(stretch.reported) >= interval else { return nil }
+            stretch.reported = now
+            return (stretch.began, stretch.uploaded, stretch.downloaded)
+        }
+        guard let (start, up, down) = due else { return nil }
+        return SyncProgress(uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down, seconds: now.timeIntervalSince(start))
+    }
+}
