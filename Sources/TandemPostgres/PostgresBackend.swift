@@ -89,6 +89,21 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         return connection
     }
 
+    /// Gives the login role `role` the scope values `scopes` for scoped sync, and the privileges
+    /// a Tandem client needs on the backend's tables (see ``PostgresScopes``). Run as the
+    /// administrator who ran setup; the role must exist (`CREATE ROLE … LOGIN`).
+    /// - Throws: ``PostgresError`` when the server refuses (the role does not exist, say).
+    public static func grant(conninfo: String, role: String, scopes: [String]) throws {
+        try PostgresScopes.grant(scopes, to: role, on: PostgresConnection(conninfo))
+    }
+
+    /// Takes the scope values `scopes` (every one when nil) from the login role `role`; its
+    /// clients then sync only what is left of their slice.
+    /// - Throws: ``PostgresError`` when the server refuses.
+    public static func revoke(conninfo: String, role: String, scopes: [String]?) throws {
+        try PostgresScopes.revoke(scopes, from: role, on: PostgresConnection(conninfo))
+    }
+
     /// The main connection, reconnected when it was lost.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lock.lock()

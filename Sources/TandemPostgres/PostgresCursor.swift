@@ -43,9 +43,11 @@ struct PostgresCursor: Codable, Equatable, Sendable {
     var after: Int64?
     var table: String?
     var afterID: String?
+    /// The version of the role's grants the cursor's rows were read under (scoped sync).
+    var grants: Int64?
 
     enum CodingKeys: String, CodingKey {
-        case history = "h", snapshot = "s", target = "t", after = "v", table = "table", afterID = "id"
+        case history = "h", snapshot = "s", target = "t", after = "v", table = "table", afterID = "id", grants = "g"
     }
 
     /// A stored cursor, or nil when it is not one of this backend's (empty, or an older format).
@@ -55,9 +57,10 @@ struct PostgresCursor: Codable, Equatable, Sendable {
         self = cursor
     }
 
-    init(history: String, snapshot: String) {
+    init(history: String, snapshot: String, grants: Int64) {
         self.history = history
         self.snapshot = snapshot
+        self.grants = grants == 0 ? nil : grants
     }
 
     var text: String {

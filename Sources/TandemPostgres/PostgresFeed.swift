@@ -28,10 +28,12 @@ enum PostgresFeed {
         var historyIsCurrent: Bool
         /// Changes of transactions below this were compacted away.
         var horizon: UInt64?
+        /// The version of the current role's grants (scoped sync); 0 for a role with none.
+        var grants: Int64 = 0
         /// A batch from the snapshot the position was asked after holds a change.
         var hasChanges = false
 
-        var settledCursor: PostgresCursor { PostgresCursor(history: history, snapshot: snapshot.text) }
+        var settledCursor: PostgresCursor { PostgresCursor(history: history, snapshot: snapshot.text, grants: grants) }
     }
 
     /// The position now (the snapshot of the caller's transaction, or of this statement), and,
@@ -45,11 +47,12 @@ enum PostgresFeed {
                    (SELECT xmin::text FROM tandem_meta WHERE key = 'history'),
                    (SELECT value FROM tandem_meta WHERE key = 'horizon'),
                    (SELECT value FROM tandem_meta WHERE key = 'layout'),
+                   coalesce((SELECT version FROM tandem_grant_versions WHERE role = current_user), 0)::text,
                    $1::text IS NOT NULL AND (
                        EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
                        OR EXISTS (SELECT 1 FROM tandem_changes WHERE xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())))
             """, [old?.inProgressArray, old.map { String($0.xmax) }]).first ?? []
-        guard row.count == 6, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
+        guard row.count == 7, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run `tandem backend setup` with the schema")
         }
         guard row[4] == PostgresSetup.layout else {
@@ -59,7 +62,8 @@ enum PostgresFeed {
         let xmin = row[2].flatMap { $0 }.flatMap { UInt64($0) }
         return Position(snapshot: snapshot, history: history,
                         historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
-                        horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, hasChanges: row[5] == "t")
+                        horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, grants: row[5].flatMap { $0 }.flatMap { Int64($0) } ?? 0,
+                        hasChanges: row[6] == "t")
     }
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
@@ -69,6 +73,9 @@ enum PostgresFeed {
         }
         if cursor.history != position.history {
             return "the server's history changed (it was restored from a dump or replaced): this client's cursor belongs to the old one"
+        }
+        if (cursor.grants ?? 0) != position.grants {
+            return "this client's scopes changed (tandem backend grant or revoke): syncing its new slice"
         }
         let settled = cursor.settled
         if settled.xmax > position.snapshot.xmax {
@@ -126,7 +133,7 @@ enum PostgresFeed {
         let changes = try rows.map(change)
         guard full, let last = rows.last, let lastVersion = Int64(last[0] ?? ""),
               try !batchRows(on: db, old: old, new: target, after: lastVersion, limit: 1).isEmpty else {
-            let settled = PostgresCursor(history: cursor.history, snapshot: target)
+            let settled = PostgresCursor(history: cursor.history, snapshot: target, grants: cursor.grants ?? 0)
             return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: false)
         }
         var next = cursor
@@ -156,7 +163,7 @@ enum PostgresFeed {
                 return ChangeBatch(changes: changes, nextCursor: next.text, hasMore: true, fullSyncReason: reason)
             }
         }
-        let settled = PostgresCursor(history: base.history, snapshot: base.snapshot)
+        let settled = PostgresCursor(history: base.history, snapshot: base.snapshot, grants: base.grants ?? 0)
         return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: true, fullSyncReason: reason)
     }
 

@@ -26,22 +26,10 @@ enum PostgresHistory {
     static let grace: Double = 300
 
     /// Starts a new history after the old one's row was found restored: a new id, the old
-    /// history's change log and client positions removed, in one transaction.
+    /// history's change log and client positions removed, in one transaction (`tandem_new_history()`,
+    /// which runs as the administrator, so a scoped role's client can start it too).
     static func startNewHistory(on db: PostgresConnection) throws {
-        try db.transaction {
-            try db.execute("SELECT pg_advisory_xact_lock(7340978)")
-            let row = try db.execute("SELECT value, xmin::text FROM tandem_meta WHERE key = 'history'").first ?? []
-            let recorded = (row.first ?? nil)?.split(separator: "/").first.flatMap { UInt64($0) }
-            let xmin = row.count > 1 ? row[1].flatMap { UInt64($0) } : nil
-            guard recorded.map({ $0 & 0xffff_ffff }) != xmin || recorded == nil else { return }  // another process did it
-            try db.execute("DELETE FROM tandem_changes")
-            try db.execute("UPDATE tandem_clients SET cursor_xmin = NULL")
-            try db.execute("DELETE FROM tandem_meta WHERE key IN ('horizon', 'compaction')")
-            try db.execute("""
-                INSERT INTO tandem_meta(key, value) VALUES ('history', pg_current_xact_id()::text || '/' || gen_random_uuid()::text)
-                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-                """)
-        }
+        try db.execute("SELECT tandem_new_history()")
     }
 
     /// Deletes the changes every client has applied (see the type). With `immediately`, the horizon
@@ -118,7 +106,7 @@ extension PostgresBackend {
         _ = try withConnection { db in
             try db.execute("""
                 INSERT INTO tandem_clients(client_id, epoch, cursor_xmin, seen_at) VALUES ($1, 0, $2::xid8, now())
-                ON CONFLICT (client_id) DO UPDATE SET cursor_xmin = EXCLUDED.cursor_xmin, seen_at = EXCLUDED.seen_at
+                ON CONFLICT (role, client_id) DO UPDATE SET cursor_xmin = EXCLUDED.cursor_xmin, seen_at = EXCLUDED.seen_at
                 """, [clientID, String(cursor.settled.xmin)])
         }
     }

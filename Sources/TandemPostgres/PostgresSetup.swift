@@ -18,7 +18,7 @@ import Tandem
 enum PostgresSetup {
     static let channel = "tandem_changes"
     /// The layout this code reads and writes; a server set up by older code is refused until set up again.
-    static let layout = "2"
+    static let layout = "3"
     /// Names the backend reserves for itself.
     static let reservedPrefix = "tandem_"
 
@@ -69,7 +69,7 @@ enum PostgresSetup {
         $f$
         """,
         """
-        CREATE OR REPLACE FUNCTION tandem_log_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+        CREATE OR REPLACE FUNCTION tandem_log_truncate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $f$
         BEGIN
             INSERT INTO tandem_changes(op, type, id) VALUES ('TRUNCATE', TG_ARGV[0], '');
             PERFORM pg_notify('\(channel)', '');
@@ -80,7 +80,7 @@ enum PostgresSetup {
         """
         INSERT INTO tandem_meta(key, value) VALUES ('layout', '\(layout)') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
         """,
-    ]
+    ] + PostgresScopes.base
 
     /// The PostgreSQL type of a Tandem column.
     static func sqlType(_ type: ColumnSchema.ColumnType) -> String {
@@ -111,13 +111,14 @@ enum PostgresSetup {
                 try connection.execute("INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                                        [String(retention)])
             }
+            let schema = try schema.resolvingScopes()
             for table in schema.tables where !table.localOnly {
-                try installTable(table, on: connection)
+                try installTable(table, in: schema, on: connection)
             }
         }
     }
 
-    private static func installTable(_ table: TableSchema, on connection: PostgresConnection) throws {
+    private static func installTable(_ table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws {
         try refuseNames(of: table)
         let name = SQLText.identifier(table.name)
         let existing = try connection.execute("""
@@ -155,41 +156,15 @@ enum PostgresSetup {
                 try connection.execute("ALTER TABLE \(name) ADD COLUMN \(SQLText.identifier(column.name)) \(wanted)")
             }
         }
-        try connection.execute("INSERT INTO tandem_tables(table_name) VALUES ($1) ON CONFLICT DO NOTHING", [table.name])
+        try connection.execute("INSERT INTO tandem_tables(table_name, scoped) VALUES ($1, $2) ON CONFLICT (table_name) DO UPDATE SET scoped = EXCLUDED.scoped",
+                               [table.name, table.scope == nil ? "f" : "t"])
         try connection.execute("DELETE FROM tandem_columns WHERE table_name = $1", [table.name])
         for (position, column) in table.columns.enumerated() {
             try connection.execute("INSERT INTO tandem_columns(table_name, column_name, type, position) VALUES ($1, $2, $3, $4)",
                                    [table.name, column.name, column.type.rawValue, String(position)])
         }
-        let row = SQLText.identifier(objectName("tandem_row_", table.name))
-        let log = SQLText.identifier(objectName("tandem_log_", table.name))
-        let truncate = SQLText.identifier(objectName("tandem_truncate_", table.name))
-        let literal = SQLText.literal(table.name)
-        try connection.execute("""
-            CREATE OR REPLACE FUNCTION \(row)(r \(name)) RETURNS text LANGUAGE sql STABLE AS $f$
-                SELECT \(stateExpression(table, row: "r"))
-            $f$
-            """)
-        try connection.execute("""
-            CREATE OR REPLACE FUNCTION \(log)() RETURNS trigger LANGUAGE plpgsql AS $f$
-            BEGIN
-                IF TG_OP = 'UPDATE' AND OLD.id = NEW.id AND \(row)(OLD) = \(row)(NEW)
-                   AND current_setting('tandem.upload', true) IS DISTINCT FROM 'on' THEN
-                    RETURN NULL;  -- another application changed only columns the schema does not declare
-                END IF;
-                IF TG_OP <> 'INSERT' AND (TG_OP = 'DELETE' OR OLD.id IS DISTINCT FROM NEW.id) THEN
-                    INSERT INTO tandem_changes(op, type, id) VALUES ('DELETE', \(literal), OLD.id);
-                END IF;
-                IF TG_OP <> 'DELETE' THEN
-                    INSERT INTO tandem_changes(op, type, id, data) VALUES ('PUT', \(literal), NEW.id, \(row)(NEW));
-                END IF;
-                PERFORM pg_notify('\(channel)', '');
-                RETURN NULL;
-            END
-            $f$
-            """)
-        try connection.execute("CREATE OR REPLACE TRIGGER \(log) AFTER INSERT OR UPDATE OR DELETE ON \(name) FOR EACH ROW EXECUTE FUNCTION \(log)()")
-        try connection.execute("CREATE OR REPLACE TRIGGER \(truncate) AFTER TRUNCATE ON \(name) FOR EACH STATEMENT EXECUTE FUNCTION tandem_log_truncate(\(literal))")
+        try PostgresTriggers.install(table, in: schema, on: connection)
+        try PostgresScopes.applyPolicy(to: table, in: schema, on: connection)
     }
 
     /// The row's declared columns as Tandem's JSON text (reals keep a fraction, `-0.0` its sign),

@@ -25,11 +25,12 @@ extension PostgresUpload {
             """, [clientID, ids, digests]).compactMap { $0[0].flatMap { Int64($0) } })
         let retried = transactions.filter { !marked.contains($0.transactionID) }
         if !retried.isEmpty {
-            let applied = Dictionary(try db.execute("SELECT tx_id, digest FROM tandem_uploads WHERE client_id = $1 AND tx_id = ANY($2::bigint[])",
+            let applied = Dictionary(try db.execute("SELECT tx_id, digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = ANY($2::bigint[])",
                                                     [clientID, ids]).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "") } },
                                      uniquingKeysWith: { a, _ in a })
             for transaction in retried where applied[transaction.transactionID] != transaction.digest {
-                let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
+                let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1",
+                                                   [clientID]).first?.first??.description ?? "0") ?? 0
                 throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
             }
         }

@@ -13,12 +13,13 @@ struct PostgresUpload {
     /// that changes no declared column is not).
     func checkEpoch(_ epoch: Int64, clientID: String) throws {
         try db.execute("SET LOCAL tandem.upload = 'on'")
-        let seen = Int64(try db.execute("SELECT epoch FROM tandem_clients WHERE client_id = $1 FOR UPDATE", [clientID]).first?.first??.description ?? "0") ?? 0
+        let seen = Int64(try db.execute("SELECT epoch FROM tandem_clients WHERE role = current_user AND client_id = $1 FOR UPDATE",
+                                        [clientID]).first?.first??.description ?? "0") ?? 0
         guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
         guard epoch > seen || seen == 0 else { return }  // unchanged: no new row version per upload
         try db.execute("""
             INSERT INTO tandem_clients(client_id, epoch) VALUES ($1, $2)
-            ON CONFLICT (client_id) DO UPDATE SET epoch = EXCLUDED.epoch WHERE tandem_clients.epoch < EXCLUDED.epoch
+            ON CONFLICT (role, client_id) DO UPDATE SET epoch = EXCLUDED.epoch WHERE tandem_clients.epoch < EXCLUDED.epoch
             """, [clientID, String(epoch)])
     }
 
@@ -32,10 +33,10 @@ struct PostgresUpload {
             ON CONFLICT DO NOTHING RETURNING 1
             """, [clientID, String(transaction.transactionID), digest])
         if !marked.isEmpty { return true }
-        let applied = try db.execute("SELECT digest FROM tandem_uploads WHERE client_id = $1 AND tx_id = $2",
+        let applied = try db.execute("SELECT digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = $2",
                                      [clientID, String(transaction.transactionID)]).first?.first ?? nil
         if applied == digest { return false }
-        let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
+        let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
         throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
     }
 
@@ -90,7 +91,7 @@ struct PostgresUpload {
     private func logDeletionOfMissingRow(_ entry: CrudEntry, table: String) throws -> Bool {
         try db.execute("SAVEPOINT tandem_missing")
         do {
-            try db.execute("INSERT INTO tandem_changes(op, type, id) VALUES ('DELETE', $1, $2)", [entry.table, entry.rowID])
+            try db.execute("SELECT tandem_log_missing($1, $2)", [entry.table, entry.rowID])
             try db.execute("SAVEPOINT tandem_slot")
             var held = true
             do {
@@ -104,7 +105,6 @@ struct PostgresUpload {
                 try db.execute("RELEASE SAVEPOINT tandem_missing")
                 return false
             }
-            try db.execute("SELECT pg_notify('\(PostgresSetup.channel)', '')")
             try db.execute("RELEASE SAVEPOINT tandem_missing")
             return true
         } catch {

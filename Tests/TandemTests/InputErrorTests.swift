@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func unknownSchemaKeysAreRejected() {
-        #expect(throws: TandemError.invalidSchema("table 'secrets': unknown key 'localonly' (known keys: name, columns, indexes, localOnly, insertOnly)")) {
+        #expect(throws: TandemError.invalidSchema("table 'secrets': unknown key 'localonly' (known keys: name, columns, indexes, localOnly, insertOnly, scope)")) {
             try Schema(json: Data(#"{"tables":[{"name":"secrets","columns":[{"name":"v","type":"text"}],"localonly":true}]}"#.utf8))
         }
     }

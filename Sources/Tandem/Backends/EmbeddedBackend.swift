@@ -184,11 +184,14 @@ public final class EmbeddedBackend: SyncBackend {
                 return true
             }
             let next = rows.last?[0].int64Value ?? lastVersion
+            // From the beginning, the log holds every row the server has: a full sync, which
+            // drops the client's synced rows that have no pending upload first.
+            let reason = after == 0 ? "first sync" : nil
             let changes = rows.map { row in
                 ServerChange(op: row[2].stringValue == "DELETE" ? .delete : .put, table: row[3].stringValue ?? "",
                              rowID: row[4].stringValue ?? "", data: row[5].stringValue)
             }
-            return ChangeBatch(changes: changes, nextCursor: String(next), hasMore: more)
+            return ChangeBatch(changes: changes, nextCursor: String(next), hasMore: more, fullSyncReason: reason)
         }
     }
 

@@ -59,6 +59,15 @@ extension Schema {
                 }
             }
         }
+        _ = try resolvingScopes()
+    }
+
+    /// The schema with each parent scope's reference column named (see ``TableScope``).
+    /// - Throws: ``TandemError/invalidSchema(_:)`` naming the table whose scope is wrong.
+    public func resolvingScopes() throws -> Schema {
+        var copy = self
+        try copy.resolveScopes()
+        return copy
     }
 
     /// Identifiers: a letter or underscore, then letters, digits or underscores; at most 64

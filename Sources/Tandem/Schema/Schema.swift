@@ -26,6 +26,7 @@ public struct Schema: Codable, Sendable, Equatable {
     public init(from decoder: Decoder) throws {
         try decoder.rejectUnknownKeys(["tables"], in: "the schema")
         tables = try decoder.container(keyedBy: CodingKeys.self).decode([TableSchema].self, forKey: .tables)
+        try resolveScopes()
     }
 
     /// Decodes and validates a schema from JSON.
@@ -102,22 +103,26 @@ public struct TableSchema: Codable, Sendable, Equatable {
     public var localOnly: Bool
     /// Inserts are only queued for upload; no local row is kept, updates and deletes fail.
     public var insertOnly: Bool
+    /// The scope its rows belong to for scoped sync (``TableScope``); nil for a global table.
+    public var scope: TableScope?
 
     /// A table; `id TEXT` is implicit.
-    public init(name: String, columns: [ColumnSchema], indexes: [IndexSchema] = [], localOnly: Bool = false, insertOnly: Bool = false) {
+    public init(name: String, columns: [ColumnSchema], indexes: [IndexSchema] = [], localOnly: Bool = false, insertOnly: Bool = false,
+                scope: TableScope? = nil) {
         self.name = name
         self.columns = columns
         self.indexes = indexes
         self.localOnly = localOnly
         self.insertOnly = insertOnly
+        self.scope = scope
     }
 
-    enum CodingKeys: String, CodingKey { case name, columns, indexes, localOnly, insertOnly }
+    enum CodingKeys: String, CodingKey { case name, columns, indexes, localOnly, insertOnly, scope }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
-        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly"], in: "table '\(name)'")
+        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly", "scope"], in: "table '\(name)'")
         do {
             columns = try c.decode([ColumnSchema].self, forKey: .columns)
             indexes = try c.decodeIfPresent([IndexSchema].self, forKey: .indexes) ?? []
@@ -126,6 +131,11 @@ public struct TableSchema: Codable, Sendable, Equatable {
         }
         localOnly = try c.decodeIfPresent(Bool.self, forKey: .localOnly) ?? false
         insertOnly = try c.decodeIfPresent(Bool.self, forKey: .insertOnly) ?? false
+        do {
+            scope = try c.decodeIfPresent(TableScope.self, forKey: .scope)
+        } catch TandemError.invalidSchema(let message) {
+            throw TandemError.invalidSchema("table '\(name)': \(message)")
+        }
     }
 
     /// `ps_data__<name>`, or `ps_data_local__<name>` for a local-only table.

@@ -30,13 +30,19 @@ extension SharedDatabase {
         try write { try RejectedUploadRows.requeue(transactionID, in: $0) }
     }
 
-    /// Drops transactions that were set aside, for good: the backend never receives them.
+    /// Drops transactions that were set aside, for good: the backend never receives them. Their
+    /// rows still hold what they wrote here, so the next sync is a full sync, which gives every
+    /// synced row without a pending upload the server's state again (``SyncEvent/fullSync(reason:)``).
     /// - Parameter transactionID: the one to drop; nil for every one.
     /// - Returns: how many CRUD entries were dropped.
     /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database.
     @discardableResult
     public func discardRejectedUploads(transactionID: Int64? = nil) throws -> Int {
-        try write { try RejectedUploadRows.discard(transactionID, in: $0) }
+        try write { tx in
+            let dropped = try RejectedUploadRows.discard(transactionID, in: tx)
+            if dropped > 0 { try tx.removeStored(.cursor) }
+            return dropped
+        }
     }
 
     /// Sets `transaction` aside with the backend's `error`, fenced like every sync write.

@@ -8,6 +8,8 @@ enum BackendCommand {
         usage: """
             Usage: tandem backend setup URL --schema FILE [--retention DURATION]
                    tandem backend compact URL
+                   tandem backend grant URL --role ROLE --scope VALUE [--scope VALUE]…
+                   tandem backend revoke URL --role ROLE [--scope VALUE]…
                    tandem backend reset DB [--discard-pending]
 
             setup: creates (or, run again after a schema upgrade, extends) the server side of a
@@ -21,6 +23,12 @@ enum BackendCommand {
             change log is compacted past it (it then does a full sync, keeping its pending uploads).
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
+            grant: lets the login role ROLE (which must exist: CREATE ROLE … LOGIN) sync the rows of
+            the given scope values of scoped tables (a table's "scope" in the schema), and gives it
+            the privileges a client needs; PostgreSQL's row-level security then keeps it, whatever
+            it runs, to those rows. revoke: takes the given values (all without --scope). A
+            client's slice follows its role's grants at its next sync. Run both as the role that
+            ran setup.
             reset: unbinds DB from its backend so it can sync with another: removes the synced
             tables' rows (saying how many, per table; the backend keeps them), the download cursor
             and the binding; keeps local-only tables. Refused while
@@ -32,8 +40,8 @@ enum BackendCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["discard-pending"], options: ["schema", "retention"])
-        guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact or reset") }
+        let args = try Arguments(words, flags: ["discard-pending"], options: ["schema", "retention", "role"], repeatable: ["scope"])
+        guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact, grant, revoke or reset") }
         switch action {
         case "setup":
             try args.require(["setup", "URL"])
@@ -51,6 +59,20 @@ enum BackendCommand {
             let backend = try PostgresBackend(conninfo: url.location)
             let deleted = try backend.compact()
             Output.write("compacted \(url.name): deleted \(deleted) change\(deleted == 1 ? "" : "s") every client has applied\n")
+        case "grant", "revoke":
+            try args.require([action, "URL"])
+            guard let role = args.options["role"], !role.isEmpty else { throw Arguments.UsageError(message: "missing --role ROLE") }
+            let scopes = args.repeated["scope"] ?? []
+            if action == "grant" && scopes.isEmpty { throw Arguments.UsageError(message: "missing --scope VALUE (one or more)") }
+            let url = try BackendURL(args.positionals[1])
+            guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "\(action) is for postgres:// URLs: scoped sync needs PostgreSQL's row-level security") }
+            if action == "grant" {
+                try PostgresBackend.grant(conninfo: url.location, role: role, scopes: scopes)
+                Output.write("granted \(role) the scope\(scopes.count == 1 ? "" : "s") \(scopes.joined(separator: ", ")) on \(url.name)\n")
+            } else {
+                try PostgresBackend.revoke(conninfo: url.location, role: role, scopes: scopes.isEmpty ? nil : scopes)
+                Output.write("revoked \(scopes.isEmpty ? "every scope" : scopes.joined(separator: ", ")) from \(role) on \(url.name)\n")
+            }
         case "reset":
             try args.require(["reset", "DB"])
             let db = try openDatabase(args.positionals[1])
@@ -60,7 +82,7 @@ enum BackendCommand {
             let total = cleared.deletedRows.values.reduce(cleared.deletedWaitingRows, +)
             Output.write("reset \(db.path): unbound from its backend; deleted \(total) synced row\(total == 1 ? "" : "s") from this file (\(rows.isEmpty ? "no synced tables" : rows.joined(separator: ", "))), which the backend keeps; local-only tables kept\(cleared.discardedUploads > 0 ? "; discarded \(cleared.discardedUploads) queued upload entries" : "")\n")
         default:
-            throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact or reset)")
+            throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact, grant, revoke or reset)")
         }
         return 0
     }

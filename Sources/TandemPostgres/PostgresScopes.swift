@@ -1,0 +1,174 @@
+import Foundation
+import Tandem
+
+/// Scoped sync: which rows a login role may see and write, enforced by PostgreSQL's row-level
+/// security, whatever the role runs (Tandem or `psql`). See DESIGN.md, "Scoped sync".
+///
+/// - `tandem_grants(role, scope)` holds the scope values each role may use (`tandem backend
+///   grant`); `tandem_scopes()` gives the current role's, as the policies read them. Each change
+///   of a role's grants moves `tandem_grant_versions`, which its clients' cursors carry, so a
+///   client whose scopes changed does a full sync of its new slice (pending uploads kept).
+/// - A scoped table's policy: its scope column's value is one of the role's scopes, or (a table
+///   scoped through its parent) its parent row is one the role sees. Inserts and updates are
+///   checked alike, so an upload outside the slice is refused (set aside by the client).
+/// - The change log records each change's scope (`''` for a row of a scoped table with no scope
+///   value, seen by no role; NULL for a global table's); its policy shows a role the changes of
+///   its scopes, global ones, and its own (`role:<name>`: a PATCH of a row that is not there).
+///   Only triggers write it (their functions run as the administrator who ran setup).
+/// - Upload markers and client epochs belong to the role that wrote them (`role`, part of their
+///   keys), so no role can forge or see another's.
+///
+/// The table owner (who ran setup) bypasses the policies: it stays the administrator. Roles log
+/// in as themselves (policies read `current_user`).
+///
+/// Related documentation: https://www.postgresql.org/docs/15/ddl-rowsecurity.html
+enum PostgresScopes {
+    static let base: [String] = [
+        "ALTER TABLE tandem_tables ADD COLUMN IF NOT EXISTS scoped boolean NOT NULL DEFAULT false",
+        "ALTER TABLE tandem_changes ADD COLUMN IF NOT EXISTS scope text",
+        "CREATE INDEX IF NOT EXISTS tandem_changes_scope ON tandem_changes(scope, xid)",
+        "CREATE TABLE IF NOT EXISTS tandem_grants(role name NOT NULL, scope text NOT NULL, PRIMARY KEY (role, scope))",
+        "CREATE TABLE IF NOT EXISTS tandem_grant_versions(role name PRIMARY KEY, version bigint NOT NULL)",
+        "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS role name NOT NULL DEFAULT current_user",
+        "ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS role name NOT NULL DEFAULT current_user",
+        """
+        DO $d$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+                           WHERE i.indrelid = 'tandem_uploads'::regclass AND i.indisprimary AND a.attname = 'role') THEN
+                ALTER TABLE tandem_uploads DROP CONSTRAINT IF EXISTS tandem_uploads_pkey;
+                ALTER TABLE tandem_uploads ADD PRIMARY KEY (role, client_id, tx_id);
+            END IF;
+            IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+                           WHERE i.indrelid = 'tandem_clients'::regclass AND i.indisprimary AND a.attname = 'role') THEN
+                ALTER TABLE tandem_clients DROP CONSTRAINT IF EXISTS tandem_clients_pkey;
+                ALTER TABLE tandem_clients ADD PRIMARY KEY (role, client_id);
+            END IF;
+        END $d$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION tandem_scopes() RETURNS text[] LANGUAGE sql STABLE AS $f$
+            SELECT coalesce(array_agg(scope), '{}') FROM tandem_grants WHERE role = current_user
+        $f$
+        """,
+        "ALTER TABLE tandem_grants ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS tandem_own ON tandem_grants",
+        "CREATE POLICY tandem_own ON tandem_grants FOR SELECT USING (role = current_user)",
+        "ALTER TABLE tandem_grant_versions ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS tandem_own ON tandem_grant_versions",
+        "CREATE POLICY tandem_own ON tandem_grant_versions FOR SELECT USING (role = current_user)",
+        "ALTER TABLE tandem_uploads ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS tandem_own ON tandem_uploads",
+        "CREATE POLICY tandem_own ON tandem_uploads USING (role = current_user) WITH CHECK (role = current_user)",
+        "ALTER TABLE tandem_clients ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS tandem_own ON tandem_clients",
+        "CREATE POLICY tandem_own ON tandem_clients USING (role = current_user) WITH CHECK (role = current_user)",
+        "ALTER TABLE tandem_changes ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS tandem_scope ON tandem_changes",
+        """
+        CREATE POLICY tandem_scope ON tandem_changes FOR SELECT
+            USING (scope IS NULL OR scope = ANY (tandem_scopes()) OR scope = 'role:' || current_user)
+        """,
+        """
+        CREATE OR REPLACE FUNCTION tandem_log_missing(t text, row_id text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path FROM CURRENT AS $f$
+        BEGIN
+            INSERT INTO tandem_changes(op, type, id, scope)
+            VALUES ('DELETE', t, row_id, CASE WHEN (SELECT scoped FROM tandem_tables WHERE table_name = t) THEN 'role:' || session_user END);
+            PERFORM pg_notify('\(PostgresSetup.channel)', '');
+        END
+        $f$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION tandem_new_history() RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path FROM CURRENT AS $f$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(7340978);
+            IF (SELECT split_part(value, '/', 1)::numeric % 4294967296 = xmin::text::numeric FROM tandem_meta WHERE key = 'history') THEN
+                RETURN;  -- written in this cluster (or another process did it)
+            END IF;
+            DELETE FROM tandem_changes;
+            UPDATE tandem_clients SET cursor_xmin = NULL;
+            DELETE FROM tandem_meta WHERE key IN ('horizon', 'compaction');
+            INSERT INTO tandem_meta(key, value) VALUES ('history', pg_current_xact_id()::text || '/' || gen_random_uuid()::text)
+            ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+        END
+        $f$
+        """,
+    ]
+
+    /// The policy of `table`: none for a global table; its scope column's value among the role's
+    /// scopes; or its parent row visible to the role (with an index on the reference column).
+    static func applyPolicy(to table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws {
+        let name = SQLText.identifier(table.name)
+        try connection.execute("DROP POLICY IF EXISTS tandem_scope ON \(name)")
+        guard let condition = try condition(of: table, on: connection) else {
+            try connection.execute("ALTER TABLE \(name) DISABLE ROW LEVEL SECURITY")
+            return
+        }
+        try connection.execute("ALTER TABLE \(name) ENABLE ROW LEVEL SECURITY")
+        try connection.execute("CREATE POLICY tandem_scope ON \(name) USING (\(condition)) WITH CHECK (\(condition))")
+    }
+
+    private static func condition(of table: TableSchema, on connection: PostgresConnection) throws -> String? {
+        let name = SQLText.identifier(table.name)
+        switch table.scope {
+        case nil:
+            return nil
+        case .column(let column):
+            return "(\(name).\(SQLText.identifier(column)))::text = ANY (tandem_scopes())"
+        case .parent(let parent, let via):
+            let index = SQLText.identifier(PostgresSetup.objectName("tandem_via_", table.name))
+            try connection.execute("CREATE INDEX IF NOT EXISTS \(index) ON \(name)(\(SQLText.identifier(via)))")
+            return "EXISTS (SELECT 1 FROM \(SQLText.identifier(parent)) tandem_parent WHERE tandem_parent.id = \(name).\(SQLText.identifier(via)))"
+        }
+    }
+
+    /// The scope expression of a row of `table` (`row` is `OLD` or `NEW`): NULL for a global table,
+    /// `''` for a row of a scoped table without a scope value.
+    static func scopeExpression(of table: TableSchema, in schema: Schema, row: String) -> String {
+        switch table.scope {
+        case nil:
+            return "NULL::text"
+        case .column(let column):
+            return "coalesce((\(row).\(SQLText.identifier(column)))::text, '')"
+        case .parent(let parent, let via):
+            guard case .column(let column)? = schema.table(named: parent)?.scope else { return "''" }
+            return "coalesce((SELECT (p.\(SQLText.identifier(column)))::text FROM \(SQLText.identifier(parent)) p WHERE p.id = \(row).\(SQLText.identifier(via))), '')"
+        }
+    }
+
+    /// Gives `role` the scopes `values` (and the privileges a Tandem client needs), and moves its
+    /// grants' version so its clients sync their new slice.
+    static func grant(_ values: [String], to role: String, on connection: PostgresConnection) throws {
+        try connection.transaction {
+            let quoted = SQLText.identifier(role)
+            let tables = try connection.execute("SELECT table_name FROM tandem_tables ORDER BY table_name").compactMap { $0[0] ?? nil }
+            for table in tables { try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(SQLText.identifier(table)) TO \(quoted)") }
+            try connection.execute("GRANT SELECT ON tandem_changes, tandem_meta, tandem_tables, tandem_columns, tandem_grants, tandem_grant_versions TO \(quoted)")
+            try connection.execute("GRANT SELECT, INSERT, UPDATE ON tandem_uploads, tandem_clients TO \(quoted)")
+            for value in values {
+                try connection.execute("INSERT INTO tandem_grants(role, scope) VALUES ($1, $2) ON CONFLICT DO NOTHING", [role, value])
+            }
+            try bumpVersion(of: role, on: connection)
+        }
+    }
+
+    /// Takes `values` (every scope when nil) from `role`.
+    static func revoke(_ values: [String]?, from role: String, on connection: PostgresConnection) throws {
+        try connection.transaction {
+            if let values {
+                for value in values { try connection.execute("DELETE FROM tandem_grants WHERE role = $1 AND scope = $2", [role, value]) }
+            } else {
+                try connection.execute("DELETE FROM tandem_grants WHERE role = $1", [role])
+            }
+            try bumpVersion(of: role, on: connection)
+        }
+    }
+
+    private static func bumpVersion(of role: String, on connection: PostgresConnection) throws {
+        try connection.execute("""
+            INSERT INTO tandem_grant_versions(role, version) VALUES ($1, 1)
+            ON CONFLICT (role) DO UPDATE SET version = tandem_grant_versions.version + 1
+            """, [role])
+    }
+}
