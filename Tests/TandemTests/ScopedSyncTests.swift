@@ -14,7 +14,7 @@ struct ScopedSyncTests {
         TableSchema(name: "settings", columns: [.text("value")]),
     ])
 
-    /// A server with roles `<prefix>_a1`, `<prefix>_a2` (tenant A) and `<prefix>_b1` (tenant B).
+    /// A server with roles `<prefix>_a1`, `<prefix>_a2` (tenant A) and `<prefix>_b1`, `<prefix>_b2` (tenant B).
     struct Fleet {
         let admin: String
         let prefix = "r" + UUID().uuidString.prefix(8).lowercased()
@@ -24,9 +24,9 @@ struct ScopedSyncTests {
             admin = try TestPostgres.database(schema: ScopedSyncTests.schema)
             dir = try TemporaryDirectory()
             let psql = try PostgresConnection(admin)
-            for role in ["a1", "a2", "b1"] { try psql.execute("CREATE ROLE \(prefix)_\(role) LOGIN") }
+            for role in ["a1", "a2", "b1", "b2"] { try psql.execute("CREATE ROLE \(prefix)_\(role) LOGIN") }
             for role in ["a1", "a2"] { try PostgresBackend.grant(conninfo: admin, role: "\(prefix)_\(role)", scopes: ["A"]) }
-            try PostgresBackend.grant(conninfo: admin, role: "\(prefix)_b1", scopes: ["B"])
+            for role in ["b1", "b2"] { try PostgresBackend.grant(conninfo: admin, role: "\(prefix)_\(role)", scopes: ["B"]) }
         }
 
         func url(_ role: String) -> String { admin.replacingOccurrences(of: "://tandem@", with: "://\(prefix)_\(role)@") }
@@ -49,17 +49,20 @@ struct ScopedSyncTests {
 
     @Test func tenantsConvergeOnTheirOwnSlices() throws {
         let fleet = try Fleet()
-        let a1 = try fleet.client("a1"), a2 = try fleet.client("a2"), b1 = try fleet.client("b1")
+        let a1 = try fleet.client("a1"), a2 = try fleet.client("a2"), b1 = try fleet.client("b1"), b2 = try fleet.client("b2")
         try a1.execute("INSERT INTO folders(id, name, tenant) VALUES ('fa', 'A folder', 'A')")
         try a1.execute("INSERT INTO notes(id, title, folder_id) VALUES ('na', 'A note', 'fa')")
         try a1.execute("INSERT INTO settings(id, value) VALUES ('s', 'global')")
         try b1.execute("INSERT INTO folders(id, name, tenant) VALUES ('fb', 'B folder', 'B')")
         try b1.execute("INSERT INTO notes(id, title, folder_id) VALUES ('nb', 'B note', 'fb')")
-        for role in ["a1", "b1", "a2", "a1", "b1"] { try fleet.sync(role) }
+        try b2.execute("INSERT INTO notes(id, title, folder_id) VALUES ('nb-2', 'from the second B host', 'fb')")
+        for role in ["a1", "b1", "a2", "b2", "a1", "b1"] { try fleet.sync(role) }
         for db in [a1, a2] {
             #expect(try ids(db, "folders") == ["fa"] && ids(db, "notes") == ["na"] && ids(db, "settings") == ["s"], "\(db.path)")
         }
-        #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb"] && ids(b1, "settings") == ["s"])
+        for db in [b1, b2] {
+            #expect(try ids(db, "folders") == ["fb"] && ids(db, "notes") == ["nb", "nb-2"] && ids(db, "settings") == ["s"], "\(db.path)")
+        }
 
         // An upload outside the slice is refused by the server and set aside; the rest goes on.
         try b1.execute("INSERT INTO folders(id, name, tenant) VALUES ('sneaky', 'into A', 'A')")
@@ -76,7 +79,9 @@ struct ScopedSyncTests {
         for role in ["a1", "a2", "b1"] { try fleet.sync(role) }
         for db in [a1, a2] { #expect(try ids(db, "folders").isEmpty && ids(db, "notes").isEmpty, "\(db.path)") }
         // (B's refused rows stay on B, set aside, until retried or discarded.)
-        #expect(try ids(b1, "folders") == ["fa", "fb", "sneaky"] && ids(b1, "notes") == ["na", "na-from-b", "nb", "nb2"])
+        #expect(try ids(b1, "folders") == ["fa", "fb", "sneaky"] && ids(b1, "notes") == ["na", "na-from-b", "nb", "nb-2", "nb2"])
+        try fleet.sync("b2")
+        #expect(try ids(b2, "folders") == ["fa", "fb"] && ids(b2, "notes") == ["na", "nb", "nb-2", "nb2"])
 
         // Grants change: the client converges on its new slice at its next sync, pending uploads kept.
         try PostgresConnection(fleet.admin).execute("UPDATE folders SET tenant = 'A' WHERE id = 'fa'")
@@ -84,16 +89,16 @@ struct ScopedSyncTests {
         #expect(try ids(a1, "notes") == ["na"])
         try b1.discardRejectedUploads()  // the next sync brings back the server's rows
         try fleet.sync("b1")
-        #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb", "nb2"])
+        #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb", "nb-2", "nb2"])
         try b1.execute("UPDATE notes SET title = 'pending through the change' WHERE id = 'nb'")
         try PostgresBackend.grant(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["A"])
         try fleet.sync("b1")
         #expect(try b1.syncStatus().lastFullSync?.reason.contains("scopes changed") == true)
-        #expect(try ids(b1, "folders") == ["fa", "fb"] && ids(b1, "notes") == ["na", "nb", "nb2"])
+        #expect(try ids(b1, "folders") == ["fa", "fb"] && ids(b1, "notes") == ["na", "nb", "nb-2", "nb2"])
         #expect(try PostgresConnection(fleet.admin).execute("SELECT title FROM notes WHERE id = 'nb'").first?.first == "pending through the change")
         try PostgresBackend.revoke(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["A"])
         try fleet.sync("b1")
-        #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb", "nb2"])
+        #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb", "nb-2", "nb2"])
     }
 
     /// With host B's credentials, nothing of tenant A's can be read, counted, changed, deleted or
