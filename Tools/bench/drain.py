@@ -24,9 +24,9 @@ import tempfile
 import threading
 import time
 
+from bench_support import build_tandem, stop_all
 from pg_cluster import Cluster
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"tables": [{"name": "stress", "columns": [
     {"name": "writer", "type": "integer"}, {"name": "txn", "type": "integer"}, {"name": "row", "type": "integer"},
     {"name": "payload", "type": "text"}, {"name": "written_at", "type": "integer"}],
@@ -67,10 +67,7 @@ def drain(tandem, directory, url, transactions, rows):
             raise RuntimeError(f"B never showed {total} rows")
         return time.time() - started
     finally:
-        for process in apps + [watcher]:
-            process.terminate()
-        for process in apps + [watcher]:
-            process.wait(timeout=30)
+        stop_all(apps + [watcher], timeout=30)
 
 
 def embedded_ingest(directory, tandem, total):
@@ -112,9 +109,7 @@ def main():
     if args.quick:
         args.sizes, args.rows = "1000,5000", 1
     sizes = [int(n) for n in args.sizes.split(",")]
-    progress("building the release tandem")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
-    tandem = os.path.join(ROOT, ".build", "release", "tandem")
+    tandem = build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-drain-")
     os.chmod(work, 0o755)
     cluster = None

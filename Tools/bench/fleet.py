@@ -12,7 +12,6 @@ change log's rows and bytes, before and after `tandem backend compact`.
   --quick   5 hosts, 100 rows each
 """
 import argparse
-import glob
 import json
 import os
 import shutil
@@ -22,13 +21,12 @@ import sys
 import tempfile
 import time
 
+from bench_support import build_tandem, cpu_seconds, stop_all
 from pg_cluster import Cluster
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"tables": [{"name": "stress", "columns": [
     {"name": "writer", "type": "integer"}, {"name": "txn", "type": "integer"}, {"name": "row", "type": "integer"},
     {"name": "payload", "type": "text"}, {"name": "written_at", "type": "integer"}]}]}
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def progress(message):
@@ -37,14 +35,7 @@ def progress(message):
 
 
 def cpu(pids):
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / TICKS
-        except (OSError, IndexError):
-            pass
-    return total
+    return sum(cpu_seconds(pid) or 0 for pid in pids)
 
 
 def server_pids(cluster):
@@ -76,9 +67,7 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.hosts, args.rows, args.bursts, args.idle = 5, 100, 2, 2
-    progress("building the release tandem")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
-    tandem = os.path.join(ROOT, ".build", "release", "tandem")
+    tandem = build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-fleet-")
     os.chmod(work, 0o755)
     os.mkdir(os.path.join(work, "pg"))
@@ -112,7 +101,6 @@ def main():
         elapsed = after[2] - before[2]
         idle_app = 100 * (after[0] - before[0]) / elapsed / len(apps)
         idle_server = 100 * (after[1] - before[1]) / elapsed
-        total = args.hosts * args.rows
         per_burst = max(1, args.rows // args.bursts)
         progress(f"every host writes {args.rows} rows in {args.bursts} bursts")
         started = time.time()
@@ -147,13 +135,7 @@ def main():
         print(f"| change log before compaction | {int(log_before[0]):,} changes, {int(log_before[1]) / 1e6:.1f} MB |")
         print(f"| change log after compaction | {int(log_after[0]):,} changes, {int(log_after[1]) / 1e6:.1f} MB |")
     finally:
-        for app in apps:
-            app.terminate()
-        for app in apps:
-            try:
-                app.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                app.kill()
+        stop_all(apps)
         cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -24,27 +24,18 @@ import sys
 import tempfile
 import time
 
+from bench_support import build_tandem, now_us, percentile, stop_all
 from pg_cluster import Cluster
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"tables": [{"name": "stress", "columns": [
     {"name": "writer", "type": "integer"}, {"name": "txn", "type": "integer"}, {"name": "row", "type": "integer"},
     {"name": "payload", "type": "text"}, {"name": "written_at", "type": "integer"}]},
     {"name": "counters", "columns": [{"name": "n", "type": "integer"}]}]}
 
 
-def now_us():
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
-
-
 def progress(message):
     sys.stderr.write(f"[pg-feed] {message}\n")
     sys.stderr.flush()
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, max(0, int(round(p / 100 * len(values) + 0.5)) - 1))] if values else None
 
 
 def main():
@@ -53,9 +44,7 @@ def main():
     parser.add_argument("--updates", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=1000)
     args = parser.parse_args()
-    progress("building the release tandem")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
-    tandem = os.path.join(ROOT, ".build", "release", "tandem")
+    tandem = build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-pg-feed-")
     os.chmod(work, 0o755)
     cluster = Cluster(work)
@@ -87,7 +76,7 @@ def main():
         writer = subprocess.Popen([tandem, "stress-writer", a, "--writer", "0", "--transactions", str(total), "--interval-us", "100000"],
                                   stdout=subprocess.PIPE, text=True)
         commits = {}
-        hold_started = hold_ended = None
+        hold_started = None
         held = elsewhere = None
         for line in writer.stdout:
             index, start, _ = (int(x) for x in line.split())
@@ -102,7 +91,7 @@ def main():
                 elsewhere.stdin.flush()
                 hold_started = now_us()
         writer.wait()
-        hold_ended = now_us()
+
         held.stdin.write("COMMIT;\n")
         held.stdin.flush()
         committed_at = now_us()
@@ -129,7 +118,7 @@ def main():
             return result
         before = latencies(10, int(baseline * 10))
         during = latencies(int(baseline * 10) + 5, total)
-        print(f"## Delivery A -> B with write transactions held open (one row every 100 ms on A)\n")
+        print("## Delivery A -> B with write transactions held open (one row every 100 ms on A)\n")
         print("| phase | rows | p50 ms | p99 ms | max ms |")
         print("| --- | --- | --- | --- | --- |")
         for name, values in (("nothing held open", before), (f"held open {args.hold:.0f} s (this database and another)", during)):
@@ -173,13 +162,7 @@ def main():
             count, size = value.split()
             print(f"| {label} | {int(count):,} | {int(size):,} |")
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(processes)
         cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -21,9 +21,9 @@ import sys
 import tempfile
 import time
 
+from bench_support import build_tandem
 from pg_cluster import Cluster
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"tables": [{"name": "items", "columns": [{"name": "tenant", "type": "text"}, {"name": "payload", "type": "text"}],
                       "scope": {"column": "tenant"}}]}
 
@@ -59,9 +59,7 @@ def main():
     parser.add_argument("--uploads", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    progress("building the release tandem")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
-    tandem = os.path.join(ROOT, ".build", "release", "tandem")
+    tandem = build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-scope-")
     os.chmod(work, 0o755)
     os.mkdir(os.path.join(work, "pg"))

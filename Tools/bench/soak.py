@@ -29,48 +29,20 @@ import tempfile
 import threading
 import time
 
+from bench_support import build_tandem, cpu_seconds, now_us, percentile, rss_mb, stop_all
 from pg_cluster import Cluster
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"tables": [{"name": "stress", "columns": [
     {"name": "writer", "type": "integer"}, {"name": "txn", "type": "integer"}, {"name": "row", "type": "integer"},
     {"name": "payload", "type": "text"}, {"name": "written_at", "type": "integer"}],
     "indexes": [{"name": "by_writer", "columns": ["writer", "txn"]}]}]}
 PROBE = "SELECT max(txn) AS txn FROM stress WHERE writer = 0"
 DASHBOARD = "SELECT count(*) AS n, max(written_at) AS newest FROM stress"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def now_us():
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
 
 
 def progress(message):
     sys.stderr.write(f"[soak] {message}\n")
     sys.stderr.flush()
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, max(0, int(round(p / 100 * len(values) + 0.5)) - 1))] if values else float("nan")
-
-
-def cpu_seconds(pid):
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS
-    except (OSError, IndexError):
-        return None
-
-
-def rss_mb(pid):
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
 
 
 def size(path):
@@ -182,14 +154,7 @@ def run(backend, args, tandem, work):
                 " || left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12", "soak")
         return result
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(processes)
         if cluster:
             cluster.stop()
 
@@ -291,9 +256,7 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rate, args.window = 15, 200, 1000
-    progress("building the release tandem")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
-    tandem = os.path.join(ROOT, ".build", "release", "tandem")
+    tandem = build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-soak-")
     os.chmod(work, 0o755)
     try:

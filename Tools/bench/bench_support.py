@@ -1,0 +1,59 @@
+"""What the benchmark scripts share: the release build, clocks, percentiles, process accounting."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def now_us():
+    """Microseconds on CLOCK_MONOTONIC (the clock `tandem` stamps its output with)."""
+    import time
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+
+
+def percentile(values, p):
+    """Nearest rank, as `tandem stress` computes it; NaN for no values."""
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, int(round(p / 100 * len(values) + 0.5)) - 1))] if values else float("nan")
+
+
+def build_tandem(progress):
+    """Builds the release `tandem` (its output to stderr) and returns its path."""
+    progress("building the release tandem")
+    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
+    return os.path.join(ROOT, ".build", "release", "tandem")
+
+
+def stop_all(processes, timeout=20):
+    """SIGTERM to every process still running, then waits, killing those that do not end."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def cpu_seconds(pid):
+    """User plus system CPU seconds of a process so far, or None when it is gone."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (OSError, IndexError):
+        return None
+
+
+def rss_mb(pid):
+    """A process's resident memory in MB, or None when it is gone."""
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
