@@ -47,7 +47,13 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         self.conninfo = conninfo
         name = ConnectionString.redacted(conninfo)
         let connection = try PostgresConnection(conninfo)
-        guard let id = try PostgresBackend.serverID(on: connection) else {
+        let serverID: String?
+        do {
+            serverID = try PostgresBackend.serverID(on: connection)
+        } catch let error as PostgresError where error.sqlState == "42501" {
+            throw PostgresError("\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with `tandem backend grant` (\(error.message))")
+        }
+        guard let id = serverID else {
             // Unavailable until set up: an app waits for it, as for a server that is down.
             throw PostgresError("\(name) is not set up as a Tandem backend; run `tandem backend setup` with the schema first", isConnectionFailure: true)
         }

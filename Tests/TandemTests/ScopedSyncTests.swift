@@ -136,5 +136,9 @@ struct ScopedSyncTests {
         try fleet.sync("b1")
         #expect(try ids(b1, "folders").isEmpty && ids(b1, "notes").isEmpty)
         #expect(try PostgresConnection(fleet.admin).execute("SELECT count(*) FROM notes").first?.first == "1", "the administrator sees every row")
+        // A role never granted anything is told what to do.
+        try PostgresConnection(fleet.admin).execute("CREATE ROLE \(fleet.prefix)_c1 LOGIN")
+        _ = try SharedDatabase(path: fleet.dir.path("c1.db"), schema: ScopedSyncTests.schema)
+        #expect(try fleet.sync("c1", expect: 1).contains("tandem backend grant"))
     }
 }
