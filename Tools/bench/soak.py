@@ -110,6 +110,7 @@ def run(backend, args, tandem, work):
         # --rate 0: one writer as fast as it commits (a saturating writer), for --seconds.
         total = int(args.seconds * args.rate) if args.rate > 0 else 100_000_000
         samples = []  # (index reached, {name: (cpu, rss)})
+        loads = []  # (index reached, the machine's 1-minute load average): other work shows here
         writer = subprocess.Popen([tandem, "stress-writer", a, "--writer", "0", "--transactions", str(total),
                                    "--interval-us", str(int(1e6 / args.rate) if args.rate > 0 else 0)], stdout=subprocess.PIPE, text=True)
         if args.rate <= 0:
@@ -124,6 +125,7 @@ def run(backend, args, tandem, work):
             if time.time() - last_sample >= 1:
                 last_sample = time.time()
                 samples.append((index, {name: (cpu_seconds(pid), rss_mb(pid)) for name, pid in watched.items()}))
+                loads.append((index, os.getloadavg()[0]))
         writer.wait()
         total = max(commits) + 1 if commits else 0
         deadline = time.time() + 120
@@ -139,7 +141,7 @@ def run(backend, args, tandem, work):
                 cursor += 1
             if start is not None and cursor < len(arrivals):
                 latencies.append((index, (arrivals[cursor][0] - start) / 1000))
-        result = {"backend": backend, "latencies": latencies, "samples": samples, "total": total,
+        result = {"backend": backend, "latencies": latencies, "samples": samples, "total": total, "loads": loads,
                   "sizes": {"A (file and WAL)": size(a), "B (file and WAL)": size(b)}}
         if backend == "embedded":
             result["sizes"]["server (file and WAL)"] = size(os.path.join(directory, "server.db"))
@@ -184,8 +186,8 @@ def report(result, window):
     out.append(f"### {result['backend']}\n")
     names = list(result["samples"][0][1].keys()) if result["samples"] else []
     out.append("| rows synced | p50 ms | p90 ms | p99 ms | max ms | " + " | ".join(f"{n} CPU %" for n in names) + " | "
-               + " | ".join(f"{n} MB" for n in names) + " |")
-    out.append("| --- " * (5 + 2 * len(names)) + "|")
+               + " | ".join(f"{n} MB" for n in names) + " | load |")
+    out.append("| --- " * (6 + 2 * len(names)) + "|")
     samples = result["samples"]
     for first in range(0, result["total"], window):
         last = min(first + window, result["total"])
@@ -199,8 +201,10 @@ def report(result, window):
             else:
                 cpu.append("-")
             rss.append(f"{inside[-1][1][name][1]:.0f}" if inside and inside[-1][1][name][1] else "-")
+        load = [value for index, value in result.get("loads", []) if first <= index <= last]
         out.append(f"| {first:,}–{last:,} | {percentile(values, 50):.1f} | {percentile(values, 90):.1f} | {percentile(values, 99):.1f} | "
-                   f"{max(values) if values else float('nan'):.1f} | " + " | ".join(cpu) + " | " + " | ".join(rss) + " |")
+                   f"{max(values) if values else float('nan'):.1f} | " + " | ".join(cpu) + " | " + " | ".join(rss)
+                   + f" | {sum(load) / len(load) if load else float('nan'):.1f} |")
     out.append("")
     out.append("Sizes at the end: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in result["sizes"].items()) + ".")
     if "statements" in result:
