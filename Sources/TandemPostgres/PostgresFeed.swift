@@ -30,6 +30,8 @@ enum PostgresFeed {
         var horizon: UInt64?
         /// The version of the current role's grants (scoped sync); 0 for a role with none.
         var grants: Int64 = 0
+        /// Row-level security applies to the current role (a scoped sync client, not the administrator).
+        var scoped = false
         /// A batch from the snapshot the position was asked after holds a change.
         var hasChanges = false
 
@@ -48,11 +50,12 @@ enum PostgresFeed {
                    (SELECT value FROM tandem_meta WHERE key = 'horizon'),
                    (SELECT value FROM tandem_meta WHERE key = 'layout'),
                    coalesce((SELECT version FROM tandem_grant_versions WHERE role = current_user), 0)::text,
+                   row_security_active('tandem_changes'),
                    $1::text IS NOT NULL AND (
                        EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
                        OR EXISTS (SELECT 1 FROM tandem_changes WHERE xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())))
             """, [old?.inProgressArray, old.map { String($0.xmax) }]).first ?? []
-        guard row.count == 7, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
+        guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run `tandem backend setup` with the schema")
         }
         guard row[4] == PostgresSetup.layout else {
@@ -63,7 +66,7 @@ enum PostgresFeed {
         return Position(snapshot: snapshot, history: history,
                         historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
                         horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, grants: row[5].flatMap { $0 }.flatMap { Int64($0) } ?? 0,
-                        hasChanges: row[6] == "t")
+                        scoped: row[6] == "t", hasChanges: row[7] == "t")
     }
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
@@ -93,22 +96,38 @@ enum PostgresFeed {
         (xid = ANY($1::xid8[]) OR (xid >= $2::xid8 AND xid < pg_snapshot_xmax($3::pg_snapshot))) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)
         """
 
+    /// The batch's changes for a role under row-level security: each kind of scope it reads on
+    /// the `(scope, xid)` index, so that it reads its own changes and the global ones, not every
+    /// tenant's (`tandem_scopes()` taken once, as an InitPlan). The administrator's read goes by
+    /// ``inBatch`` on one table, where the version key can serve a large batch's pages in order.
+    private static let scopedBatch: String = {
+        let range = "xid >= $2::xid8 AND xid < pg_snapshot_xmax($3::pg_snapshot) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)"
+        return ["SELECT * FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)",
+                "SELECT * FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(range)",
+                "SELECT * FROM tandem_changes WHERE scope IS NULL AND \(range)",
+                "SELECT * FROM tandem_changes WHERE scope = 'role:' || current_user AND \(range)"].joined(separator: " UNION ALL ")
+    }()
+
+    /// The batch's changes as a FROM item, with `extra` conditions.
+    private static func batch(scoped: Bool, where extra: String) -> String {
+        scoped ? "(\(scopedBatch)) batch WHERE \(extra)" : "tandem_changes WHERE \(extra) AND \(inBatch)"
+    }
+
     /// The lowest version in the batch from `old` to `new`, less one (0 for an empty batch).
-    static func batchStart(on db: PostgresConnection, old: PostgresSnapshot, new: String) throws -> Int64 {
-        // On the xid index: as `min(version) … WHERE …` the planner walks the version key from the
-        // log's start, past every change ever applied (OFFSET 0 keeps the filter in the subquery).
-        let row = try db.execute("SELECT min(version) - 1 FROM (SELECT version FROM tandem_changes WHERE \(inBatch) OFFSET 0) batch",
+    static func batchStart(on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool) throws -> Int64 {
+        // In a subquery (OFFSET 0), on the xid index: as `min(version) … WHERE …` the planner walks
+        // the version key from the log's start, past every change ever applied.
+        let row = try db.execute("SELECT min(version) - 1 FROM (SELECT version FROM \(batch(scoped: scoped, where: "true")) OFFSET 0) start",
                                  [old.inProgressArray, String(old.xmax), new]).first
         return Int64(row?.first.flatMap { $0 } ?? "") ?? 0
     }
 
     /// The rows of the batch from `old` to `new` after version `after`, up to version `through`
     /// (when given), oldest first, at most `limit` (when given).
-    static func batchRows(on db: PostgresConnection, old: PostgresSnapshot, new: String,
+    static func batchRows(on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool,
                           after: Int64, through: Int64? = nil, limit: Int? = nil) throws -> [[String?]] {
         try db.execute("""
-            SELECT version, xid::text, op, type, id, data FROM tandem_changes
-            WHERE version > $4 AND ($5::bigint IS NULL OR version <= $5) AND \(inBatch)
+            SELECT version, xid::text, op, type, id, data FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
             ORDER BY version\(limit == nil ? "" : " LIMIT $6")
             """, [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? []))
     }
@@ -118,8 +137,9 @@ enum PostgresFeed {
     static func page(on db: PostgresConnection, cursor: PostgresCursor, position: Position, limit: Int) throws -> ChangeBatch {
         let old = cursor.settled
         let target = cursor.target ?? position.snapshot.text
-        let after = try cursor.after ?? batchStart(on: db, old: old, new: target)
-        var rows = try batchRows(on: db, old: old, new: target, after: after, limit: max(1, limit))
+        let scoped = position.scoped
+        let after = try cursor.after ?? batchStart(on: db, old: old, new: target, scoped: scoped)
+        var rows = try batchRows(on: db, old: old, new: target, scoped: scoped, after: after, limit: max(1, limit))
         let full = rows.count >= max(1, limit)
         while full, let last = rows.last, let lastVersion = Int64(last[0] ?? "") {
             // Whole transactions: take the rest of every transaction the page holds part of, and
@@ -128,11 +148,11 @@ enum PostgresFeed {
             let end = Int64(try db.execute("SELECT max(version) FROM (SELECT version FROM tandem_changes WHERE xid = ANY($1::xid8[]) OFFSET 0) page",
                                            [xids]).first?.first.flatMap { $0 } ?? "") ?? 0
             guard end > lastVersion else { break }
-            rows += try batchRows(on: db, old: old, new: target, after: lastVersion, through: end)
+            rows += try batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, through: end)
         }
         let changes = try rows.map(change)
         guard full, let last = rows.last, let lastVersion = Int64(last[0] ?? ""),
-              try !batchRows(on: db, old: old, new: target, after: lastVersion, limit: 1).isEmpty else {
+              try !batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, limit: 1).isEmpty else {
             let settled = PostgresCursor(history: cursor.history, snapshot: target, grants: cursor.grants ?? 0)
             return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: false)
         }

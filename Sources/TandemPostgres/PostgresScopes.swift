@@ -5,7 +5,8 @@ import Tandem
 /// security, whatever the role runs (Tandem or `psql`). See DESIGN.md, "Scoped sync".
 ///
 /// - `tandem_grants(role, scope)` holds the scope values each role may use (`tandem backend
-///   grant`); `tandem_scopes()` gives the current role's, as the policies read them. Each change
+///   grant`); `tandem_scopes()` gives the current role's, as the policies read them (in a
+///   subquery, so that it runs once per statement, not once per row). Each change
 ///   of a role's grants moves `tandem_grant_versions`, which its clients' cursors carry, so a
 ///   client whose scopes changed does a full sync of its new slice (pending uploads kept).
 /// - A scoped table's policy: its scope column's value is one of the role's scopes, or (a table
@@ -66,7 +67,7 @@ enum PostgresScopes {
         "DROP POLICY IF EXISTS tandem_scope ON tandem_changes",
         """
         CREATE POLICY tandem_scope ON tandem_changes FOR SELECT
-            USING (scope IS NULL OR scope = ANY (tandem_scopes()) OR scope = 'role:' || current_user)
+            USING (scope IS NULL OR scope = ANY ((SELECT tandem_scopes())::text[]) OR scope = 'role:' || current_user)
         """,
         """
         CREATE OR REPLACE FUNCTION tandem_log_missing(t text, row_id text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
@@ -115,7 +116,7 @@ enum PostgresScopes {
         case nil:
             return nil
         case .column(let column):
-            return "(\(name).\(SQLText.identifier(column)))::text = ANY (tandem_scopes())"
+            return "(\(name).\(SQLText.identifier(column)))::text = ANY ((SELECT tandem_scopes())::text[])"
         case .parent(let parent, let via):
             let index = SQLText.identifier(PostgresSetup.objectName("tandem_via_", table.name))
             try connection.execute("CREATE INDEX IF NOT EXISTS \(index) ON \(name)(\(SQLText.identifier(via)))")
