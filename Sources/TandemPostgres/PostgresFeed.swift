@@ -98,14 +98,16 @@ enum PostgresFeed {
 
     /// The batch's changes for a role under row-level security: each kind of scope it reads on
     /// the `(scope, xid)` index, so that it reads its own changes and the global ones, not every
-    /// tenant's (`tandem_scopes()` taken once, as an InitPlan). The administrator's read goes by
+    /// tenant's (`tandem_scopes()` and the role's own marker taken once, as InitPlans; the
+    /// marker in the default collation, as the index has it, since `current_user` is a `name` in
+    /// "C"). The administrator's read goes by
     /// ``inBatch`` on one table, where the version key can serve a large batch's pages in order.
     private static let scopedBatch: String = {
         let range = "xid >= $2::xid8 AND xid < pg_snapshot_xmax($3::pg_snapshot) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)"
         return ["SELECT * FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)",
                 "SELECT * FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(range)",
                 "SELECT * FROM tandem_changes WHERE scope IS NULL AND \(range)",
-                "SELECT * FROM tandem_changes WHERE scope = 'role:' || current_user AND \(range)"].joined(separator: " UNION ALL ")
+                "SELECT * FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(range)"].joined(separator: " UNION ALL ")
     }()
 
     /// The batch's changes as a FROM item, with `extra` conditions.

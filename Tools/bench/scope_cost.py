@@ -43,7 +43,7 @@ def scoped_batch(old_xmax):
     arms = ["SELECT * FROM tandem_changes WHERE xid = ANY('{}'::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot())",
             "SELECT * FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND " + SCOPED_RANGE.format(xmax=old_xmax),
             "SELECT * FROM tandem_changes WHERE scope IS NULL AND " + SCOPED_RANGE.format(xmax=old_xmax),
-            "SELECT * FROM tandem_changes WHERE scope = 'role:' || current_user AND " + SCOPED_RANGE.format(xmax=old_xmax)]
+            "SELECT * FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND " + SCOPED_RANGE.format(xmax=old_xmax)]
     union = " UNION ALL ".join(arms)
     start = f"SELECT min(version) - 1 FROM (SELECT version FROM ({union}) batch OFFSET 0) start"
     rows = f"SELECT version, op, type, id, data FROM ({union}) batch WHERE version > 0 ORDER BY version LIMIT 1000"
