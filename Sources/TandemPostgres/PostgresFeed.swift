@@ -43,6 +43,7 @@ enum PostgresFeed {
     /// change (``Position/hasChanges``): one statement, so the position is at or after every
     /// change it saw.
     static func position(on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil) throws -> Position {
+        let newer = "xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())"
         let row = try db.execute("""
             SELECT pg_current_snapshot()::text,
                    (SELECT value FROM tandem_meta WHERE key = 'history'),
@@ -53,7 +54,12 @@ enum PostgresFeed {
                    row_security_active('tandem_changes'),
                    $1::text IS NOT NULL AND (
                        EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
-                       OR EXISTS (SELECT 1 FROM tandem_changes WHERE xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())))
+                       OR CASE WHEN row_security_active('tandem_changes') THEN
+                           -- A role reads its scopes', the global and its own changes, each on (scope, xid).
+                           EXISTS (SELECT 1 FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(newer))
+                           OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope IS NULL AND \(newer))
+                           OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(newer))
+                       ELSE EXISTS (SELECT 1 FROM tandem_changes WHERE \(newer)) END)
             """, [old?.inProgressArray, old.map { String($0.xmax) }]).first ?? []
         guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run `tandem backend setup` with the schema")
