@@ -8,17 +8,23 @@ import Foundation
 ///                                   sortBy: [SortDescriptor(\.due), SortDescriptor(\.title)], limit: 20)
 /// ```
 ///
-/// Translated to SQL with bound arguments: comparisons; `==`/`!=` with Swift's optional
-/// semantics (`IS`/`IS NOT`, never three-valued); Bool key paths; `&&`, `||`, `!`; `contains` over
-/// a constant collection (`IN`); ranges (`...`, `..<`); `starts(with:)` and `contains` on strings,
-/// case-sensitive as in Swift; `??`; captured constants of every mapped type; to-one chains
-/// (`$0.folder?.name == x`, a subquery that is NULL when Swift's `?.` gives nil; one level deep,
-/// deeper chains throw). `hasSuffix` is rejected by the `#Predicate` macro itself. Anything else
-/// (a key path through another value, string methods `#Predicate` does not translate): ``fetch``
-/// evaluates the predicate in Swift over the table, and `count`, `ids` and delete-where throw
-/// naming the expression. Sorting: numbers, dates, Bools, UUIDs and strings (code-point order,
-/// which is Swift's `String` order for text in NFC) sort in SQL; other keys, and string
-/// descriptors with a localized comparator, sort in Swift. Ties are broken by `id`.
+/// Translated to SQL with bound arguments, each with Swift's meaning for every value, so that a
+/// predicate selects exactly the records `filter` selects from what ``SharedDatabase/fetch(_:)``
+/// returns: comparisons; `==`/`!=` with Swift's optional semantics; Bool key paths; `&&`, `||`,
+/// `!` (never three-valued); `contains` over a constant collection; ranges (`...`, `..<`);
+/// `starts(with:)` and `contains` on strings; `??`; captured constants of every mapped type and
+/// expressions of them (`-1`, `-0.0`); to-one chains (`$0.folder?.name == x`, a subquery that is
+/// NULL when Swift's `?.` gives nil; one level deep, deeper chains throw). Text compares as
+/// Swift's `String` does (canonical equivalence; Characters in `starts(with:)` and `contains`),
+/// dates as the `Date`s a fetch reads, a NaN constant as equal to nothing; enums by their raw
+/// values when their `==` and `<` are the raw values', and values stored as JSON text (with
+/// `Data`, `Float`, and enums ordered otherwise) decoded and compared by Swift inside the query.
+/// `hasSuffix` is rejected by the `#Predicate` macro itself. Anything else (a key path through
+/// another value, `$0.title.count`): ``fetch`` evaluates the predicate in Swift over the table,
+/// and `count`, `ids` and delete-where throw naming the expression. Sorting: numbers, dates,
+/// Bools, UUIDs and strings (in the order of their NFC forms, which is Swift's `String` order
+/// wherever that is a consistent order) sort in SQL; other keys, and string descriptors with a
+/// localized comparator, sort in Swift. Ties are broken by `id`.
 public struct RecordQuery<R: Record>: @unchecked Sendable {
     // @unchecked: Predicate and SortDescriptor hold key paths of R, which are immutable values.
     public var predicate: Predicate<R>?
@@ -60,9 +66,9 @@ struct RecordSQL {
         var orders: [SQLFragment] = []
         var sortInSwift = filterInSwift
         for descriptor in query.sortBy where !sortInSwift {
-            guard let keyPath = descriptor.keyPath, sortsInSQL(descriptor, keyPath: keyPath),
-                  let column = try? layout.column(for: keyPath) else { sortInSwift = true; break }
-            orders.append(layout.readExpression(of: column, qualifiedBy: nil) + SQLFragment(text: descriptor.order == .forward ? " ASC" : " DESC"))
+            guard let keyPath = descriptor.keyPath, let column = try? layout.column(for: keyPath),
+                  let order = sqlOrder(descriptor, keyPath: keyPath, column: layout.readExpression(of: column, qualifiedBy: nil)) else { sortInSwift = true; break }
+            orders.append(order + SQLFragment(text: descriptor.order == .forward ? " ASC" : " DESC"))
         }
         if sortInSwift {
             for keyPath in query.sortBy.compactMap(\.keyPath) where !layout.relations.isEmpty {
@@ -80,21 +86,24 @@ struct RecordSQL {
         return RecordSQL(select: sql, filterInSwift: filterInSwift, sortInSwift: sortInSwift)
     }
 
-    /// Only value types whose SQL order is Swift's order sort in SQL.
-    private static func sortsInSQL<R>(_ descriptor: SortDescriptor<R>, keyPath: AnyKeyPath) -> Bool {
+    /// The SQL that orders as Swift's sort does, for the value types that have one: numbers and
+    /// Bools as stored, dates as a fetch reads them (``DateSemantics``), UUIDs lower-cased, text
+    /// by ``SwiftStringFunctions/collation`` (NFC order, Swift's `<` wherever that is a
+    /// consistent order). Nil for other keys, and string descriptors with a localized
+    /// comparator: those sort in Swift.
+    private static func sqlOrder<R>(_ descriptor: SortDescriptor<R>, keyPath: AnyKeyPath, column: SQLFragment) -> SQLFragment? {
         if var comparator = descriptor.stringComparator {
             comparator.order = .forward
-            if comparator != .lexical { return false }  // localized orders are Swift's only
+            if comparator != .lexical { return nil }  // localized orders are Swift's only
         }
-        var valueType: Any.Type = type(of: keyPath).valueType
-        if let optional = valueType as? any OptionalProtocol.Type { valueType = optional.wrappedType }
-        switch valueType {
-        case is String.Type, is Bool.Type, is Double.Type, is Float.Type, is Date.Type, is UUID.Type,
-             is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type:
-            return true
+        switch OptionalType.unwrapped(type(of: keyPath).valueType) {
+        case is String.Type: return column + SQLFragment(text: " COLLATE \(SwiftStringFunctions.collation)")
+        case is Date.Type: return DateSemantics.asRead(column)
+        case is UUID.Type: return SQLFragment(text: "lower(") + column + SQLFragment(text: ")")
+        case is Bool.Type, is Double.Type, is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type:
+            return column
         default:
-            return false
+            return nil
         }
     }
 }
-
