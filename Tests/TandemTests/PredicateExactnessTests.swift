@@ -258,6 +258,20 @@ import Testing
         #expect(Set(found.map { String(Unicode.Scalar($0)!)._nfcCodeUnits[0] }) == TextEquality.asciiWithOtherSpellings)
     }
 
+    /// Text of scalars below U+0300 is compared by its bytes: every such scalar, and every pair
+    /// of them, is in NFC already (nothing decomposes, reorders or composes).
+    @Test func scalarsBelowU0300AreInNFC() {
+        let scalars = (UInt32(0)..<0x300).compactMap(Unicode.Scalar.init)
+        var changed = 0
+        for a in scalars {
+            for b in scalars {
+                let text = String(String.UnicodeScalarView([a, b]))
+                if text._nfcCodeUnits != Array(text.utf8) { changed += 1 }
+            }
+        }
+        #expect(changed == 0)
+    }
+
     @Test func untranslatablePredicatesAreEvaluatedInSwift() throws {
         let dir = try TemporaryDirectory()
         let (db, fetched) = try Self.database(dir)
@@ -277,7 +291,14 @@ import Testing
     /// canonically equivalent text tying (and then by id, as Swift's stable sort keeps it).
     @Test func sortsGiveSwiftsOrder() throws {
         let dir = try TemporaryDirectory()
-        let (db, fetched) = try Self.database(dir)
+        let (db, _) = try Self.database(dir)
+        // Another program's values: two seconds since 1970 that read as one Date (before 1985
+        // they are finer than a Date), in the opposite order of their ids.
+        try db.write { tx in
+            try tx.execute("UPDATE sample SET at = ?, due = ? WHERE id = 's010'", [DatabaseValue.real(0.1.nextUp), .real(0.1.nextUp)])
+            try tx.execute("UPDATE sample SET at = ?, due = ? WHERE id = 's020'", [DatabaseValue.real(0.1), .real(0.1)])
+        }
+        let fetched = try db.fetch(RecordQuery<Sample>())
         let isNFC = { (text: String) in Array(text.utf8) == text._nfcCodeUnits }
         let sorts: [(String, [SortDescriptor<Sample>])] = [
             ("at", [SortDescriptor(\.at)]), ("due reverse", [SortDescriptor(\.due, order: .reverse)]), ("tag", [SortDescriptor(\.tag)]),
@@ -294,6 +315,15 @@ import Testing
             #expect(try db.ids(RecordQuery(sortBy: sortBy)) == sorted, "\(name): ids")
             #expect(try db.ids(RecordQuery(sortBy: sortBy, limit: 10, offset: 7)) == Array(sorted.dropFirst(7).prefix(10)), "\(name): a page of ids")
             #expect(try db.count(RecordQuery(sortBy: sortBy, limit: 10, offset: fetched.count - 4)) == 4, "\(name): count of the last page")
+        }
+        // A page whose last row ties with the next one as read.
+        let byDate = fetched.sorted(using: [SortDescriptor(\.at)]).map(\.id)
+        let tied = try #require(byDate.firstIndex(of: "s010"))
+        #expect(byDate[tied + 1] == "s020")
+        for (limit, offset) in [(tied + 1, 0), (1, tied), (2, tied), (3, tied + 1), (tied + 2, 0)] {
+            let query = RecordQuery<Sample>(sortBy: [SortDescriptor(\.at)], limit: limit, offset: offset)
+            #expect(try db.fetch(query).map(\.id) == Array(byDate.dropFirst(offset).prefix(limit)), "limit \(limit), offset \(offset)")
+            #expect(try db.ids(query) == Array(byDate.dropFirst(offset).prefix(limit)), "ids, limit \(limit), offset \(offset)")
         }
         // Every record, text in any form: by the NFC forms, then by id.
         let byNFC = fetched.sorted { a, b in

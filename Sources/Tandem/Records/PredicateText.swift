@@ -1,11 +1,18 @@
 import Foundation
 
 /// `starts(with:)` on strings, as a `#Predicate` evaluates it: by Characters, each compared by
-/// canonical equivalence (`"e\u{301}"` does not start with `"e"`; a prefix may hold NUL).
+/// canonical equivalence (`"e\u{301}"` does not start with `"e"`; a prefix may hold NUL). A
+/// column with an ASCII prefix that has no other spelling (``TextEquality``) must start with the
+/// prefix's bytes, so the range of those bytes comes first, which an index serves.
 extension PredicateExpressions.SequenceStartsWith: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
         guard Base.Output.self == String.self, Prefix.Output.self == String.self else { throw Untranslatable(node: self) }
-        return context.function(SwiftStringFunctions.startsWith, try context.translate(base), try context.translate(prefix))
+        let (text, start) = (try context.operand(base), try context.operand(prefix))
+        let exact = context.function(SwiftStringFunctions.startsWith, text.sql, start.sql)
+        guard let column = text.column, case .text(let p)? = start.constant?.argument, !p.isEmpty, TextEquality.hasNoOtherSpelling(p) else { return exact }
+        var range = SQLFragment(text: "(") + column + SQLFragment(text: " >= ?", arguments: [.text(p)])
+        if let above = TextEquality.bytesAbove(prefix: p) { range = range + SQLFragment(text: " AND ") + column + SQLFragment(text: " < ?", arguments: [.text(above)]) }
+        return range + SQLFragment(text: " AND ") + exact + SQLFragment(text: ")")
     }
 }
 
@@ -26,6 +33,16 @@ enum TextEquality {
     /// U+1FEF GREEK VARIA is `` ` ``). Every other string equivalent to ASCII text holds one of those.
     static func hasNoOtherSpelling(_ text: String) -> Bool {
         text.utf8.allSatisfy { $0 < 0x80 && !asciiWithOtherSpellings.contains($0) }
+    }
+
+    /// The least ASCII text greater than every text that starts with the bytes of `prefix`
+    /// (ASCII): its last character below DEL incremented, what follows dropped; nil when every
+    /// character is DEL.
+    static func bytesAbove(prefix: String) -> String? {
+        var bytes = Array(prefix.utf8)
+        guard let last = bytes.lastIndex(where: { $0 < 0x7F }) else { return nil }
+        bytes[last] += 1
+        return String(decoding: bytes[...last], as: UTF8.self)
     }
 
     /// The ASCII characters with a canonically equivalent non-ASCII character.

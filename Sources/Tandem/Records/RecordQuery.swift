@@ -49,6 +49,9 @@ struct RecordSQL {
     var filterInSwift: Bool
     /// Sorting, limit and offset happen in Swift (a sort did not translate, or filtering does).
     var sortInSwift: Bool
+    /// For a sort by dates, the check that the stored order of `select` is the order of the
+    /// dates as read (``DateOrderCheck``).
+    var dateOrder: DateOrderCheck?
 
     /// The SELECT for `query` over `layout`'s table.
     static func make<R: Record>(_ query: RecordQuery<R>, layout: RecordLayout, columns: String = "*") throws -> RecordSQL {
@@ -63,31 +66,52 @@ struct RecordSQL {
                 filterInSwift = true
             }
         }
-        var orders: [SQLFragment] = []
+        var orders: [SQLFragment] = [], readOrders: [SQLFragment] = [], dates: [String] = []
         var sortInSwift = filterInSwift
         for descriptor in query.sortBy where !sortInSwift {
             guard let keyPath = descriptor.keyPath, let column = try? layout.column(for: keyPath),
                   let order = sqlOrder(descriptor, keyPath: keyPath, column: layout.readExpression(of: column, qualifiedBy: nil)) else { sortInSwift = true; break }
-            orders.append(order + SQLFragment(text: descriptor.order == .forward ? " ASC" : " DESC"))
+            let direction = SQLFragment(text: descriptor.order == .forward ? " ASC" : " DESC")
+            orders.append(order + direction)
+            let isDate = OptionalType.unwrapped(type(of: keyPath).valueType) == Date.self
+            readOrders.append((isDate ? DateSemantics.asRead(order) : order) + direction)
+            if isDate { dates.append(column) }
         }
+        var dateOrder: DateOrderCheck?
         if sortInSwift {
             for keyPath in query.sortBy.compactMap(\.keyPath) where !layout.relations.isEmpty {
                 try RelationshipDepth.check(sortKeyPath: keyPath, layout: layout)
             }
             sql.text += " ORDER BY id"
+        } else if dates.isEmpty {
+            sql = ordered(sql, by: orders, limit: query.limit, offset: query.offset)
         } else {
-            sql.text += " ORDER BY "
-            for order in orders { sql = sql + order + SQLFragment(text: ", ") }
-            sql.text += "id"
-            if query.limit != nil || query.offset > 0 {
-                sql = sql + SQLFragment(text: " LIMIT ? OFFSET ?", arguments: [.integer(Int64(query.limit ?? -1)), .integer(Int64(query.offset))])
-            }
+            // The stored order first, which an index on the column serves, with one row more to
+            // check the last one against; the order of the dates as read where that differs.
+            var stored = sql
+            if columns != "*" { stored.text = stored.text.replacingOccurrences(of: "SELECT \(columns) ", with: "SELECT \(columns), \(dates.map(SQLText.identifier).joined(separator: ", ")) ") }
+            dateOrder = DateOrderCheck(columns: dates, exact: ordered(sql, by: readOrders, limit: query.limit, offset: query.offset),
+                                       limit: query.limit, offset: query.offset)
+            sql = ordered(stored, by: orders, limit: query.limit.map { $0 + query.offset + 1 }, offset: 0)
         }
-        return RecordSQL(select: sql, filterInSwift: filterInSwift, sortInSwift: sortInSwift)
+        return RecordSQL(select: sql, filterInSwift: filterInSwift, sortInSwift: sortInSwift, dateOrder: dateOrder)
+    }
+
+    /// `sql ORDER BY orders…, id LIMIT ? OFFSET ?`.
+    private static func ordered(_ sql: SQLFragment, by orders: [SQLFragment], limit: Int?, offset: Int) -> SQLFragment {
+        var sql = sql
+        sql.text += " ORDER BY "
+        for order in orders { sql = sql + order + SQLFragment(text: ", ") }
+        sql.text += "id"
+        if limit != nil || offset > 0 {
+            sql = sql + SQLFragment(text: " LIMIT ? OFFSET ?", arguments: [.integer(Int64(limit ?? -1)), .integer(Int64(offset))])
+        }
+        return sql
     }
 
     /// The SQL that orders as Swift's sort does, for the value types that have one: numbers and
-    /// Bools as stored, dates as a fetch reads them (``DateSemantics``), UUIDs lower-cased, text
+    /// Bools as stored, dates as stored (in the order of the dates read, checked by
+    /// ``DateOrderCheck``), UUIDs lower-cased, text
     /// by ``SwiftStringFunctions/collation`` (NFC order, Swift's `<` wherever that is a
     /// consistent order). Nil for other keys, and string descriptors with a localized
     /// comparator: those sort in Swift.
@@ -98,7 +122,7 @@ struct RecordSQL {
         }
         switch OptionalType.unwrapped(type(of: keyPath).valueType) {
         case is String.Type: return column + SQLFragment(text: " COLLATE \(SwiftStringFunctions.collation)")
-        case is Date.Type: return DateSemantics.asRead(column)
+        case is Date.Type: return column  // as stored; see ``DateOrderCheck``
         case is UUID.Type: return SQLFragment(text: "lower(") + column + SQLFragment(text: ")")
         case is Bool.Type, is Double.Type, is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type:
             return column

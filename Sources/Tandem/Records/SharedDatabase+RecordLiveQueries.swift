@@ -35,7 +35,7 @@ extension SharedDatabase {
         let tables = try read { tx in try tx.connection.tablesRead(by: plan.select.text).union(layout.relations.map { try RecordLayout.of($0.target).tableName }) }
         let last = Mutex<[Row]?>(nil)
         let load: @Sendable (Transaction) throws -> LoadedRecords<R> = { tx in
-            let rows = try tx.fetchAll(plan.select.text, plan.select.arguments)
+            let rows = try tx.rows(plan)
             let related = try RelatedRecords.load(for: rows, layout: layout, in: tx)
             // A row that does not decode is reported, and the live query goes on.
             let records = Result { try related.decode(R.self, rows: rows, layout: layout) }

@@ -9,7 +9,7 @@ extension Transaction {
     public func fetch<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [R] {
         let layout = try checkedLayout(R.self)
         let plan = try RecordSQL.make(query, layout: layout)
-        var records = try decodeRecords(R.self, rows: try fetchAll(plan.select.text, plan.select.arguments), layout: layout)
+        var records = try decodeRecords(R.self, rows: try rows(plan), layout: layout)
         if plan.filterInSwift, let predicate = query.predicate { records = try records.filter { try predicate.evaluate($0) } }
         if plan.sortInSwift {
             if !query.sortBy.isEmpty { records.sort(using: query.sortBy) }
@@ -41,7 +41,7 @@ extension Transaction {
         let layout = try checkedLayout(R.self)
         let plan = try translated(query, layout: layout, columns: "id")
         if plan.sortInSwift && !query.sortBy.isEmpty { return try fetch(query).map(\.id) }
-        return try fetchAll(plan.select.text, plan.select.arguments).compactMap { $0[0].stringValue }
+        return try rows(plan).compactMap { $0[0].stringValue }
     }
 
     /// Inserts `record`; an empty id is minted as a lowercase UUID. Returns the record as stored.

@@ -15,8 +15,11 @@ import Foundation
 ///   collation must be); canonically equivalent text ties.
 ///
 /// Each is exactly what a `#Predicate` evaluates: the general case runs the predicate's own
-/// expression node on Swift strings; text that is ASCII on both sides takes a byte path with the
-/// same answer (ASCII text is in NFC, and its only Character of two scalars is CR LF).
+/// expression node on Swift strings, and byte paths give the same answer where they can tell:
+/// text of scalars below U+0300 (every byte below 0xCC) is in NFC, and no two such scalars
+/// compose, so two such texts are equal when their bytes are and order as their bytes do; ASCII
+/// text equals only text whose other scalars are the three canonically equivalent to ASCII ones
+/// (U+037E, U+1FEF, U+212A); and ASCII text's only Character of two scalars is CR LF.
 ///
 /// They are registered `SQLITE_DIRECTONLY`: no view, trigger, index or stored object can use
 /// them, so a file stays readable by programs without them (the `sqlite3` shell).
@@ -83,6 +86,24 @@ enum SwiftStringFunctions {
         bytes.allSatisfy { $0 < 0x80 }
     }
 
+    /// True when every scalar is below U+0300 (every byte below 0xCC): such text is in NFC.
+    static func isSimple(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.allSatisfy { $0 < 0xCC }
+    }
+
+    /// True when the text has a scalar that is neither ASCII nor one of U+037E, U+1FEF and
+    /// U+212A: its NFC form is then not ASCII, so it equals no ASCII text.
+    private static func hasNonASCIIScalar(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let spellings: [[UInt8]] = [[0xCD, 0xBE], [0xE1, 0xBF, 0xAF], [0xE2, 0x84, 0xAA]]
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] < 0x80 { i += 1; continue }
+            guard let spelling = spellings.first(where: { i + $0.count <= bytes.count && bytes[i..<i + $0.count].elementsEqual($0) }) else { return true }
+            i += spelling.count
+        }
+        return false
+    }
+
     private static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(decoding: bytes, as: UTF8.self)
     }
@@ -101,14 +122,15 @@ enum SwiftStringFunctions {
 
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         if sameBytes(a, b) { return true }
-        if isASCII(a) && isASCII(b) { return false }
+        if isSimple(a) && isSimple(b) { return false }
+        if (isASCII(a) && hasNonASCIIScalar(b)) || (isASCII(b) && hasNonASCIIScalar(a)) { return false }
         return evaluate(PredicateExpressions.Equal(lhs: PredicateExpressions.Value(string(a)), rhs: PredicateExpressions.Value(string(b))))
     }
 
     static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, _ op: Int32) -> Bool {
         let operators: [PredicateExpressions.ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         guard op >= 0 && op < 4 else { return false }
-        if isASCII(a) && isASCII(b) {
+        if isSimple(a) && isSimple(b) {
             let order = byteOrder(a, b)
             switch op {
             case 0: return order < 0
@@ -148,7 +170,7 @@ enum SwiftStringFunctions {
     /// The collation's order: the NFC forms' UTF-8 bytes (scalar order), as the standard
     /// library normalizes for `==`.
     static func order(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int32 {
-        if isASCII(a) && isASCII(b) { return byteOrder(a, b) }
+        if isSimple(a) && isSimple(b) { return byteOrder(a, b) }
         let (x, y) = (string(a)._nfcCodeUnits, string(b)._nfcCodeUnits)
         return x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in byteOrder(x, y) } }
     }
