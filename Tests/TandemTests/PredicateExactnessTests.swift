@@ -272,6 +272,21 @@ import Testing
         #expect(changed == 0)
     }
 
+    /// The functions with Swift's semantics answer Tandem's queries, and nothing stored in the
+    /// file can use them (SQLITE_DIRECTONLY), so the `sqlite3` shell reads every object.
+    @Test func swiftFunctionsStayOutOfStoredObjects() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("direct.db"), schema: sampleSchema)
+        #expect(try db.fetchAll("SELECT tandem_string_equal('é', 'e\u{301}') AS same")[0]["same"] == .integer(1))
+        try db.write { tx in try tx.execute("CREATE VIEW uses_swift AS SELECT tandem_string_equal('é', 'e\u{301}') AS same") }
+        do {
+            _ = try db.fetchAll("SELECT * FROM uses_swift")
+            Issue.record("a view used a function registered from Swift")
+        } catch let error as SQLiteError {
+            #expect(error.message.contains("unsafe use of tandem_string_equal()"), "\(error)")
+        }
+    }
+
     @Test func untranslatablePredicatesAreEvaluatedInSwift() throws {
         let dir = try TemporaryDirectory()
         let (db, fetched) = try Self.database(dir)

@@ -6,8 +6,8 @@ import Synchronization
 /// `tandem_value_compare(a, b, type, op)` decodes both values as the Swift type registered
 /// under `type` (a number from ``token(for:make:)``) and compares them with Swift's operators
 /// (`op` 0 to 3: `<`, `<=`, `>`, `>=`; 4: `==`). A value that does not decode compares false,
-/// as does NULL unless the type is optional. A value bound as an argument is decoded once per
-/// statement (SQLite keeps it with the argument).
+/// as does NULL unless the type is optional. A bound argument (the constant, the type) is
+/// decoded or looked up once per statement (SQLite keeps it with the argument).
 ///
 /// Registered `SQLITE_DIRECTONLY`, as ``SwiftStringFunctions`` are.
 enum SwiftValueFunctions {
@@ -40,28 +40,37 @@ enum SwiftValueFunctions {
         registry.withLock { $0.types.indices.contains(Int(token)) ? $0.types[Int(token)] : nil }
     }
 
-    /// A decoded value kept with a constant argument.
-    private final class Decoded {
+    /// What is kept with a bound argument for the statement: its decoded value, or the type.
+    private final class Kept {
         let value: Any?
         init(_ value: Any?) { self.value = value }
+    }
+
+    /// `make()` for argument `index`; for a bound argument, made once per statement and kept.
+    private static func kept(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>, _ index: Int32,
+                             _ make: () -> Any?) -> Any? {
+        if let kept = sqlite3_get_auxdata(context, index) { return Unmanaged<Kept>.fromOpaque(kept).takeUnretainedValue().value }
+        let value = make()
+        if sqlite3_value_frombind(arguments[Int(index)]) != 0 {
+            sqlite3_set_auxdata(context, index, Unmanaged.passRetained(Kept(value)).toOpaque()) { Unmanaged<Kept>.fromOpaque($0!).release() }
+        }
+        return value
     }
 
     static func register(on db: OpaquePointer) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY
         sqlite3_create_function_v2(db, compare, 4, flags, nil, { context, _, arguments in
-            guard let type = SwiftValueFunctions.valueType(sqlite3_value_int64(arguments![2])) else {
+            let arguments = arguments!
+            let found = SwiftValueFunctions.kept(context, arguments, 2) { SwiftValueFunctions.valueType(sqlite3_value_int64(arguments[2])) }
+            guard let type = found as? ValueType else {
                 sqlite3_result_error(context, "\(SwiftValueFunctions.compare): unknown type", -1)
                 return
             }
-            let decoded = [Int32(0), 1].map { index -> Any? in
-                if let kept = sqlite3_get_auxdata(context, index) { return Unmanaged<Decoded>.fromOpaque(kept).takeUnretainedValue().value }
-                let value = type.decode(DatabaseValue(arguments![Int(index)]))
-                // SQLite keeps it only for an argument that is the same for every row.
-                sqlite3_set_auxdata(context, index, Unmanaged.passRetained(Decoded(value)).toOpaque()) { Unmanaged<Decoded>.fromOpaque($0!).release() }
-                return value
+            let decode = { (index: Int32) -> Any? in
+                SwiftValueFunctions.kept(context, arguments, index) { type.decode(DatabaseValue(arguments[Int(index)])) }
             }
-            guard let a = decoded[0], let b = decoded[1] else { return sqlite3_result_int(context, 0) }
-            sqlite3_result_int(context, type.compare(a, b, sqlite3_value_int(arguments![3])) ? 1 : 0)
+            guard let a = decode(0), let b = decode(1) else { return sqlite3_result_int(context, 0) }
+            sqlite3_result_int(context, type.compare(a, b, sqlite3_value_int(arguments[3])) ? 1 : 0)
         }, nil, nil, nil)
     }
 }

@@ -11,12 +11,18 @@ enum PredicateBenchCommand {
             Usage: tandem predicate-bench DB [--rows N] [--repeats K]
 
             Creates DB (which must not exist) with N records (default 100000) of the table
-            bench_item (title, count, at, tags; title, count and at indexed), then runs each
+            bench_item (title, count, at, tags, size; title, count and at indexed), then runs each
             query K times (default 15), the plain SQL, the typed ids and the typed fetch in turn,
             and prints one JSON object per query: {"name", "rows", "plain_us", "ids_us",
             "fetch_us"} (medians, microseconds). The rows each way selects are compared first.
 
             """, hidden: true, run: run)
+
+    /// Sizes in declaration order, which is not their raw values' order.
+    enum BenchSize: String, Codable, CaseIterable, Comparable, Sendable {
+        case small = "s", medium = "m", large = "l"
+        static func < (a: BenchSize, b: BenchSize) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
+    }
 
     struct BenchItem: Record {
         var id = ""
@@ -24,6 +30,7 @@ enum PredicateBenchCommand {
         var count: Int
         var at: Date
         var tags: [String]
+        var size: BenchSize
     }
 
     struct Query {
@@ -38,7 +45,7 @@ enum PredicateBenchCommand {
     static func queries() -> [Query] {
         let ascii = "item-004242", accented = "é-004243", decomposed = "e\u{301}-004244", prefix = "item-0042", part = "-0042"
         let date = Date(timeIntervalSince1970: base + 4242 * 0.37), tags = ["t7"]
-        let low = -1, high = 10
+        let low = -1, high = 10, large = BenchSize.large
         return [
             Query(name: "title == ASCII", typed: RecordQuery(#Predicate { $0.title == ascii }),
                   sql: "SELECT * FROM bench_item WHERE title = ?", arguments: [.text(ascii)]),
@@ -60,6 +67,8 @@ enum PredicateBenchCommand {
                   sql: "SELECT * FROM bench_item WHERE count > ? AND count < ? ORDER BY id", arguments: [.integer(Int64(low)), .integer(Int64(high))]),
             Query(name: "tags == JSON", typed: RecordQuery(#Predicate { $0.tags == tags }),
                   sql: "SELECT * FROM bench_item WHERE tags = ?", arguments: [.text("[\"t7\"]")]),
+            Query(name: "size < .large (own order)", typed: RecordQuery(#Predicate { $0.size < large }),
+                  sql: "SELECT * FROM bench_item WHERE size IN ('s', 'm') ORDER BY id", arguments: []),
             Query(name: "sort by title, 20", typed: RecordQuery(sortBy: [SortDescriptor(\.title)], limit: 20),
                   sql: "SELECT * FROM bench_item ORDER BY title, id LIMIT 20", arguments: []),
             Query(name: "sort by at, 20", typed: RecordQuery(sortBy: [SortDescriptor(\.at)], limit: 20),
@@ -80,7 +89,8 @@ enum PredicateBenchCommand {
         try db.write { tx in
             try tx.insert(contentsOf: (0..<rows).map { i in
                 let title = i % 10 == 3 ? String(format: "é-%06d", i) : i % 10 == 4 ? String(format: "e\u{301}-%06d", i) : String(format: "item-%06d", i)
-                return BenchItem(id: String(format: "b%07d", i), title: title, count: i % 1000, at: Date(timeIntervalSince1970: base + Double(i) * 0.37), tags: ["t\(i % 50)"])
+                return BenchItem(id: String(format: "b%07d", i), title: title, count: i % 1000, at: Date(timeIntervalSince1970: base + Double(i) * 0.37), tags: ["t\(i % 50)"],
+                                 size: BenchSize.allCases[i % 3])
             })
         }
         for query in queries() {
