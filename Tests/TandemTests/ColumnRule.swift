@@ -7,7 +7,7 @@ enum ColumnRule {
     static func stored(_ value: DatabaseValue, in type: ColumnSchema.ColumnType) -> DatabaseValue? {
         switch (value, type) {
         case (.null, _): return .null
-        case (.real(let d), _) where d.isNaN: return .null  // SQLite binds NaN as NULL
+        case (.real(let d), _) where d.isNaN: return nil  // SQLite would store NULL: refused
         case (.blob, _): return nil
         case (.real(let d), _) where !d.isFinite: return nil
         case (.integer, .integer), (.real, .real), (.text, .text): return value

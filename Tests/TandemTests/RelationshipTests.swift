@@ -171,6 +171,34 @@ struct Wing: Record {
         try waitUntil("the renamed shelf") { seen.withLock { $0.last } == ["verse"] }
         withExtendedLifetime(observation) {}
     }
+
+    /// A live query filtered in Swift compares what its records show: a row that does not match,
+    /// and the related record of one, change nothing it delivers. Each round ends with a change
+    /// it does deliver, so every change before it has been seen.
+    @Test func aLiveQueryFilteredInSwiftDeliversOnlyChangedResults() throws {
+        let shown = try db.insert(Shelf(name: "shown")), hidden = try db.insert(Shelf(name: "hidden"))
+        try db.insert(Book(id: "long", title: String(repeating: "x", count: 20), shelf_id: shown.id))
+        try db.insert(Book(id: "short", title: "x", shelf_id: hidden.id))
+        let seen = Mutex<[[String]]>([])
+        let observation = try db.observe(RecordQuery<Book>(#Predicate { $0.title.count > 10 })) { result in
+            if case .success(let books) = result { seen.withLock { $0.append(books.map { "\($0.id) \($0.shelf?.name ?? "-")" }) } }
+        }
+        try waitUntil("the first result") { seen.withLock { $0 } == [["long shown"]] }
+        var expected = [["long shown"]]
+        for round in 1...5 {
+            var renamed = hidden
+            renamed.name = "hidden \(round)"
+            try db.update(renamed)
+            try db.insert(Book(id: "short \(round)", title: "y", shelf_id: hidden.id))
+            var visible = shown
+            visible.name = "shown \(round)"
+            try db.update(visible)
+            expected.append(["long shown \(round)"])
+            try waitUntil("round \(round)") { seen.withLock { $0.last } == expected.last }
+        }
+        #expect(seen.withLock { $0 } == expected, "only the renames of the shown shelf change the result")
+        withExtendedLifetime(observation) {}
+    }
 }
 
 /// The first version of a record type, and a later one with a property added.

@@ -94,7 +94,7 @@ struct RowJSON {
             bytes[start...].reverse()
         case .text(let s): append(string: s)
         case .real(let d):
-            precondition(d.isFinite, "StoredValue refuses infinite reals and turns NaN into NULL")
+            precondition(d.isFinite, "StoredValue refuses infinite reals and NaN")
             bytes.append(contentsOf: Self.real(d))
         case .blob:
             preconditionFailure("StoredValue refuses BLOBs")

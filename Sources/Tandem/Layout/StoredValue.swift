@@ -4,7 +4,7 @@ import CSQLite
 /// triggers (the bulk path, ``RowInserter``) or that compare before writing (imports), by the
 /// triggers' own rule (``TableSchema/storedValue(_:_:in:)``).
 ///
-/// A value of the column's type, NULL, a BLOB or an infinite real (nearly every value) is
+/// A value of the column's type, NULL, a BLOB, a NaN or an infinite real (nearly every value) is
 /// decided here; a value of another type is converted by SQLite running the triggers' expression,
 /// so both ways convert, and refuse, alike.
 enum StoredValue {
@@ -14,7 +14,7 @@ enum StoredValue {
     static func of(_ value: DatabaseValue, column: ColumnSchema, table: TableSchema, on connection: Connection) throws -> DatabaseValue {
         switch (value, column.type) {
         case (.null, _): return .null
-        case (.real(let d), _) where d.isNaN: return .null  // SQLite binds NaN as NULL
+        case (.real(let d), _) where d.isNaN: throw TandemError.invalidArguments(table.nanMessage(column.name))
         case (.real(let d), _) where !d.isFinite: throw TandemError.invalidArguments(table.infiniteMessage(column.name))
         case (.blob, _): throw TandemError.invalidArguments(table.blobMessage(column.name))
         case (.integer, .integer), (.real, .real), (.text, .text): return value

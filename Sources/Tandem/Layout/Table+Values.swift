@@ -154,6 +154,24 @@ extension TableSchema {
         "\(name).\(column): an infinite real cannot be stored (JSON has no representation for it)"
     }
 
+    /// The message refusing a NaN in `column`. SQLite has no NaN (it binds one as NULL), so no
+    /// trigger sees one: Tandem refuses it where it binds values (``StoredValue``, and
+    /// `Statement`, which names the column by the BLOB refusal of ``blobMessage(_:)``).
+    func nanMessage(_ column: String) -> String { Self.nanMessage(table: name, column: column) }
+
+    static func nanMessage(table: String, column: String) -> String {
+        "\(table).\(column): NaN (not a number) cannot be stored (JSON has no representation for it; SQLite would store NULL)"
+    }
+
+    /// The table and column a BLOB refusal (``blobMessage(_:)``) names, nil for another message.
+    static func blobRefusal(in message: String) -> (table: String, column: String)? {
+        let tail = ": a BLOB cannot be stored in a Tandem table"
+        guard let end = message.range(of: tail), end.upperBound <= message.endIndex else { return nil }
+        let head = message[..<end.lowerBound]
+        guard let dot = head.firstIndex(of: "."), !head[..<dot].isEmpty, !head[head.index(after: dot)...].isEmpty else { return nil }
+        return (String(head[..<dot]), String(head[head.index(after: dot)...]))
+    }
+
     private func blobRefusal(_ column: ColumnSchema, _ context: ExpressionContext) -> String {
         fixedRefusal(blobMessage(column.name), context)
     }

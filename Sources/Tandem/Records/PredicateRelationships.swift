@@ -37,10 +37,6 @@ extension PredicateExpressions.OptionalFlatMap: OptionalChainNode {
     var variableKey: PredicateExpressions.VariableID { variable.key }
 }
 
-/// A constant in a predicate; a walk does not look inside it.
-protocol PredicateConstant {}
-extension PredicateExpressions.Value: PredicateConstant {}
-
 /// Relationships are followed one level deep: a fetch loads related records without their own
 /// relationships. A predicate that follows a relationship of a related record
 /// (`$0.folder?.parent?.name`) would be wrong wherever it is evaluated in Swift, so it is refused
@@ -48,7 +44,7 @@ extension PredicateExpressions.Value: PredicateConstant {}
 enum RelationshipDepth {
     /// - Throws: ``TandemError/invalidRecord(_:)`` naming the relationship followed too deep.
     static func check(_ node: Any, _ context: PredicateContext) throws {
-        if node is any PredicateConstant { return }
+        if node is any ConstantNode { return }  // a walk does not look inside a constant
         if let path = node as? any RelationshipKeyPath, let (binding, relation) = path.relation(context), binding.isRelated {
             throw context.followedTooDeep(binding, relation)
         }

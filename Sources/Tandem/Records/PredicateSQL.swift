@@ -55,8 +55,10 @@ struct PredicateContext {
         try SQLFragment(text: "(") + translate(lhs) + SQLFragment(text: " \(op) ") + translate(rhs) + SQLFragment(text: ")")
     }
 
-    /// The SQL of a child node, or an error naming it.
+    /// The SQL of a child node, or an error naming it. A part that refers to no record
+    /// (`-1`, `-0.0`) is evaluated in Swift and bound (``constant(_:)``).
     func translate(_ node: Any) throws -> SQLFragment {
+        if !(node is any ConstantNode), let constant = constant(node) { return try bind(constant, node: node) }
         guard let node = node as? any SQLPredicateExpression else { throw Untranslatable(node: node) }
         return try node.sql(self)
     }
@@ -129,7 +131,8 @@ extension PredicateExpressions.KeyPath: SQLPredicateExpression {
             return try context.subquery(relation, from: binding, binding: nil) { _, alias in SQLFragment(text: alias + ".\"id\"") }
         }
         do {
-            return binding.layout.readExpression(of: try binding.layout.column(for: keyPath), qualifiedBy: binding.alias)
+            let column = binding.layout.readExpression(of: try binding.layout.column(for: keyPath), qualifiedBy: binding.alias)
+            return OptionalType.unwrapped(Output.self) == Date.self ? DateSemantics.asRead(column) : column
         } catch let error as TandemError {
             // A key path through another value (`$0.meta.tags`) is evaluated in Swift.
             if String(reflecting: keyPath).dropFirst(binding.layout.typeName.count + 2).contains(".") { throw Untranslatable(node: self) }
@@ -140,42 +143,12 @@ extension PredicateExpressions.KeyPath: SQLPredicateExpression {
 
 extension PredicateExpressions.Value: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment {
-        // A record compares as a whole value, which only Swift can do.
-        guard let encodable = value as? any Encodable, !(value is any Record) else { throw Untranslatable(node: self) }
-        if let optional = value as? any OptionalProtocol, optional.isNone { return SQLFragment(text: "NULL") }
-        return SQLFragment(text: "?", arguments: [try RecordValue.databaseValue(encodable)])
+        try context.bind(PredicateConstantValue(value: value), node: self)
     }
 }
 
 extension PredicateExpressions.NilLiteral: SQLPredicateExpression {
     func sql(_ context: PredicateContext) throws -> SQLFragment { SQLFragment(text: "NULL") }
-}
-
-/// `==` and `!=` are NULL-safe, as Swift's optional comparison is (`nil == nil`).
-extension PredicateExpressions.Equal: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try context.infix(lhs, "IS", rhs)
-    }
-}
-
-extension PredicateExpressions.NotEqual: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try context.infix(lhs, "IS NOT", rhs)
-    }
-}
-
-extension PredicateExpressions.Comparison: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        let op: String
-        switch self.op {
-        case .lessThan: op = "<"
-        case .lessThanOrEqual: op = "<="
-        case .greaterThan: op = ">"
-        case .greaterThanOrEqual: op = ">="
-        @unknown default: throw Untranslatable(node: self)
-        }
-        return try SQLFragment(text: "coalesce(") + context.translate(lhs) + SQLFragment(text: " \(op) ") + context.translate(rhs) + SQLFragment(text: ", 0)")
-    }
 }
 
 extension PredicateExpressions.Conjunction: SQLPredicateExpression {
@@ -202,89 +175,17 @@ extension PredicateExpressions.NilCoalesce: SQLPredicateExpression {
     }
 }
 
-/// `starts(with:)` compares characters exactly (case-sensitive), as Swift does.
-extension PredicateExpressions.SequenceStartsWith: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        let prefix = try context.translate(self.prefix)
-        return try SQLFragment(text: "(substr(") + context.translate(base) + SQLFragment(text: ", 1, length(") + prefix
-            + SQLFragment(text: ")) = ") + prefix + SQLFragment(text: ")")
-    }
-}
-
-/// `contains` on strings is case-sensitive (`instr`); an empty needle is contained, as in Swift.
-extension PredicateExpressions.CollectionContainsCollection: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        try SQLFragment(text: "(instr(") + context.translate(base) + SQLFragment(text: ", ") + context.translate(other) + SQLFragment(text: ") > 0)")
-    }
-}
-
-/// `[a, b].contains($0.x)` over a constant collection: `x IN (a, b)`.
-extension PredicateExpressions.SequenceContains: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        guard let constant = sequence as? any ConstantSequence else { throw Untranslatable(node: self) }
-        let values = try constant.databaseValues()
-        if values.isEmpty { return SQLFragment(text: "0") }
-        let element = try context.translate(self.element)
-        let list = SQLFragment(text: " IN (" + Array(repeating: "?", count: values.count).joined(separator: ", ") + "))", arguments: values)
-        // Swift's contains matches nil to nil; SQL's IN never matches NULL.
-        let matchesNil = values.contains(where: \.isNull) ? element + SQLFragment(text: " IS NULL OR ") : SQLFragment(text: "")
-        return SQLFragment(text: "(") + matchesNil + element + list
-    }
-}
-
-/// `(a...b).contains($0.x)` and `(a..<b).contains($0.x)`.
-extension PredicateExpressions.RangeExpressionContains: SQLPredicateExpression {
-    func sql(_ context: PredicateContext) throws -> SQLFragment {
-        guard let bounds = range as? any RangeBounds else { throw Untranslatable(node: self) }
-        let element = try context.translate(self.element)
-        let (lower, upper) = try bounds.bounds(context)
-        return SQLFragment(text: "(") + element + SQLFragment(text: " >= ") + lower + SQLFragment(text: " AND ") + element
-            + SQLFragment(text: bounds.isClosed ? " <= " : " < ") + upper + SQLFragment(text: ")")
-    }
-}
-
-protocol RangeBounds {
-    var isClosed: Bool { get }
-    func bounds(_ context: PredicateContext) throws -> (SQLFragment, SQLFragment)
-}
-
-extension PredicateExpressions.ClosedRange: RangeBounds {
-    var isClosed: Bool { true }
-    func bounds(_ context: PredicateContext) throws -> (SQLFragment, SQLFragment) {
-        (try context.translate(lower), try context.translate(upper))
-    }
-}
-
-extension PredicateExpressions.Range: RangeBounds {
-    var isClosed: Bool { false }
-    func bounds(_ context: PredicateContext) throws -> (SQLFragment, SQLFragment) {
-        (try context.translate(lower), try context.translate(upper))
-    }
-}
-
-/// A constant collection in a predicate (`Value<[T]>`), as bound values.
-protocol ConstantSequence {
-    func databaseValues() throws -> [DatabaseValue]
-}
-
-extension PredicateExpressions.Value: ConstantSequence where Output: Sequence {
-    func databaseValues() throws -> [DatabaseValue] {
-        try value.map { element in
-            if let optional = element as? any OptionalProtocol, optional.isNone { return .null }
-            guard let encodable = element as? any Encodable else { throw Untranslatable(node: self) }
-            return try RecordValue.databaseValue(encodable)
-        }
-    }
-}
-
 /// Lets code see through `Optional` without knowing its wrapped type: whether a value is nil,
 /// and which type an optional type wraps.
 protocol OptionalProtocol {
     var isNone: Bool { get }
+    /// The wrapped value, nil for nil.
+    var wrappedValue: Any? { get }
     static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalProtocol {
     var isNone: Bool { self == nil }
+    var wrappedValue: Any? { self.map { $0 } }
     static var wrappedType: Any.Type { Wrapped.self }
 }

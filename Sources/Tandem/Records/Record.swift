@@ -20,9 +20,12 @@ import Foundation
 ///   type and property at first use, never a wrong column.
 /// - Types (as PowerSync's SwiftData store maps them): String → text; Bool → integer 0/1;
 ///   Int, Int64, Int32 (and the other fixed-width integers) → integer; Double, Float → real;
-///   Date → real seconds since 1970; UUID → lowercase text; Data → base64 text; RawRepresentable
-///   enums → their raw value's column; any other Codable → JSON text (sorted keys, dates as
-///   ISO 8601 text in UTC with the fraction of a second they need); Optional of any → nullable.
+///   Date → real seconds since 1970 (read back as `Date(timeIntervalSince1970:)`, see
+///   ``RecordQuery``); UUID → lowercase text; Data → base64 text; URL → its absolute string;
+///   RawRepresentable enums → their raw value's column; any other Codable → JSON text (sorted
+///   keys, dates as ISO 8601 text in UTC with the fraction of a second they need; `Decimal` as its
+///   number; enums with associated values); Optional of any → nullable. NaN and infinite reals
+///   are refused naming the column.
 /// - To-one relationships: an optional property whose type is another record (`var folder:
 ///   Folder?`) is not a column. It is stored as the related record's id in the text column
 ///   `{property}_id`, which the type declares (`var folder_id: String?`) and the derived schema

@@ -59,8 +59,9 @@ struct RecordDecoder: Decoder {
             }
             do {
                 return try ColumnValueDecoder.decode(type, from: value)
-            } catch let error as TandemError {
-                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue)\(row): \(error.description.replacingOccurrences(of: "invalid record: ", with: ""))")
+            } catch {
+                let place = "table \(decoder.layout.tableName), column \(key.stringValue)" + (decoder.values["id"]?.stringValue.map { ", row '\($0)'" } ?? "")
+                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue) (\(place)): \(RecordValue.reason(error))")
             }
         }
 
@@ -157,14 +158,26 @@ struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
         case is Data.Type:
             guard case .text(let s) = value, let data = Data(base64Encoded: s) else { throw mismatch("base64 text") }
             return data as! T
+        case is URL.Type:
+            guard case .text(let s) = value, let url = URL(string: s) else { throw mismatch("a URL") }
+            return url as! T
         case is any RawRepresentable.Type:
-            return try T(from: self)
+            do { return try T(from: self) } catch is DecodingError {
+                throw TandemError.invalidRecord("\(value.isNull ? "NULL" : SQLText.literal(value.description)) is not a raw value of \(T.self)\(Self.rawValues(of: T.self))")
+            }
         default:
             guard case .text(let json) = value else { throw mismatch("JSON text") }
             do { return try RecordValue.jsonDecoder.decode(T.self, from: Data(json.utf8)) } catch {
                 throw TandemError.invalidRecord("the JSON text does not decode as \(T.self): \(error)")
             }
         }
+    }
+
+    /// ` (its raw values: a, b, c)` for a `CaseIterable` type, else nothing.
+    private static func rawValues(of type: Any.Type) -> String {
+        guard let cases = (type as? any CaseIterable.Type)?.allCasesAsAny else { return "" }
+        let raws = cases.prefix(20).compactMap { ($0 as? any RawRepresentable).map { "\($0.rawValue)" } }
+        return " (its raw values: \(raws.joined(separator: ", "))\(cases.count > 20 ? ", …" : ""))"
     }
 
     func decode(_ type: Bool.Type) throws -> Bool { try decodeValue(type) }

@@ -8,9 +8,14 @@ final class RecordEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] = [:]
     fileprivate(set) var columns: [String: DatabaseValue] = [:]
     fileprivate var failure: Error?
+    /// The record type, for errors.
+    fileprivate var typeName = ""
 
+    /// - Throws: ``TandemError/invalidRecord(_:)`` naming the type and property of a value that
+    ///   does not encode as its column (a NaN inside a JSON value, an integer past 64 bits).
     static func columns<R: Record>(of record: R) throws -> [String: DatabaseValue] {
         let encoder = RecordEncoder()
+        encoder.typeName = String(describing: R.self)
         try record.encode(to: encoder)
         if let failure = encoder.failure { throw failure }
         return encoder.columns
@@ -38,7 +43,11 @@ final class RecordEncoder: Encoder {
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if value is any Record { return }  // a to-one relationship: its `…_id` column holds it
-            encoder.columns[key.stringValue] = try RecordValue.databaseValue(value)
+            do {
+                encoder.columns[key.stringValue] = try RecordValue.databaseValue(value)
+            } catch {
+                throw TandemError.invalidRecord("\(encoder.typeName).\(key.stringValue): \(RecordValue.reason(error))")
+            }
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {

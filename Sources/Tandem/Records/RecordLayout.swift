@@ -43,8 +43,10 @@ struct RecordLayout: Sendable {
         let recorder = PlaceholderDecoder(depth: 0)
         do {
             _ = try R(from: recorder)
+        } catch let failure as PlaceholderDecoder.PropertyFailure {
+            throw TandemError.invalidRecord("\(R.self).\(failure.key): \(failure.type) cannot be laid out as a column: \(failure.reason)")
         } catch {
-            throw TandemError.invalidRecord("\(R.self) cannot be laid out as a table: \(error)")
+            throw TandemError.invalidRecord("\(R.self) cannot be laid out as a table: \(PlaceholderDecoder.reason(error))")
         }
         let columns = recorder.recorded.columns.filter { $0.name != "id" }
         guard recorder.recorded.columns.contains(where: { $0.name == "id" }) else {
@@ -144,6 +146,23 @@ final class PlaceholderDecoder: Decoder {
         var relations: [(property: String, target: any Record.Type)] = []
     }
 
+    /// A property's type that could not be laid out, and why.
+    struct PropertyFailure: Error {
+        let key: String
+        let type: Any.Type
+        let reason: String
+    }
+
+    /// Values nest at most this deep (a type that contains itself through a non-optional value
+    /// could not be made at all).
+    static let maximumDepth = 32
+
+    /// An error of a type's own `init(from:)` while laid out, said briefly.
+    static func reason(_ error: any Error) -> String {
+        if error is TandemError { return RecordValue.reason(error) }
+        return "its init(from:) failed on a placeholder value: \(RecordValue.reason(error))"
+    }
+
     let depth: Int
     let recorded = Recorded()
     var codingPath: [any CodingKey] = []
@@ -179,7 +198,12 @@ final class PlaceholderDecoder: Decoder {
         case is Date.Type: return Date(timeIntervalSince1970: 0) as! T
         case is UUID.Type: return UUID() as! T
         case is Data.Type: return Data() as! T
+        case is URL.Type: return URL(string: "about:blank")! as! T
+        case is Decimal.Type: return Decimal() as! T
         default:
+            guard depth < Self.maximumDepth else {
+                throw TandemError.invalidRecord("\(T.self) nests values more than \(Self.maximumDepth) levels deep (a type that contains itself?)")
+            }
             if let iterable = type as? any CaseIterable.Type {
                 guard let first = iterable.firstCase as? T else {
                     throw TandemError.invalidRecord("\(T.self) has no cases; a record property needs a type with values")
@@ -203,7 +227,17 @@ final class PlaceholderDecoder: Decoder {
     private struct Keys<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let decoder: PlaceholderDecoder
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { [] }
+        /// One key, for an enum with associated values, whose synthesized `init(from:)` asks
+        /// which case the container holds: the first case of its `CodingKeys`, an enum without
+        /// payloads (trivial, of at most one byte, its first case all zero bits). Other key types
+        /// list no key.
+        var allKeys: [Key] {
+            guard _isPOD(Key.self), MemoryLayout<Key>.size <= 1 else { return [] }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { buffer in
+                buffer[0] = 0
+                return [UnsafeRawPointer(buffer.baseAddress!).load(as: Key.self)]
+            }
+        }
         func contains(_ key: Key) -> Bool { true }
         func decodeNil(forKey key: Key) throws -> Bool { false }
 
@@ -219,11 +253,18 @@ final class PlaceholderDecoder: Decoder {
                 decoder.recorded.relations.append((key.stringValue, target))
                 return nil
             }
+            // Inside a value only the value is needed, and nil ends a type that holds itself (`URL.baseURL`).
+            if decoder.depth > 0 { return nil }
             return try record(type, key: key, nullable: true)
         }
 
         private func record<T: Decodable>(_ type: T.Type, key: Key, nullable: Bool) throws -> T {
-            let value = try decoder.placeholder(type)
+            let value: T
+            do {
+                value = try decoder.placeholder(type)
+            } catch where decoder.depth == 0 {
+                throw PropertyFailure(key: key.stringValue, type: T.self, reason: PlaceholderDecoder.reason(error))
+            }
             if decoder.depth == 0 {
                 decoder.recorded.columns.append(RecordLayout.Column(name: key.stringValue, type: decoder.columnType(type, placeholder: value), nullable: nullable))
             }

@@ -35,7 +35,7 @@ enum RecordValue {
     /// The column type a Swift type is stored as.
     static func columnType(of type: Any.Type) -> ColumnSchema.ColumnType {
         switch type {
-        case is String.Type, is UUID.Type, is Data.Type: return .text
+        case is String.Type, is UUID.Type, is Data.Type, is URL.Type: return .text
         case is Bool.Type, is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type,
              is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type: return .integer
         case is Double.Type, is Float.Type, is Date.Type: return .real
@@ -63,12 +63,33 @@ enum RecordValue {
         case let v as Date: return .real(v.timeIntervalSince1970)
         case let v as UUID: return .text(v.uuidString.lowercased())
         case let v as Data: return .text(v.base64EncodedString())
+        case let v as URL: return .text(v.absoluteString)
         case let v as any RawRepresentable:
             guard let raw = v.rawValue as? any Encodable else { return .text("\(v.rawValue)") }
             return try databaseValue(raw)
         default:
             return .text(String(decoding: try jsonEncoder.encode(value), as: UTF8.self))
         }
+    }
+
+    /// An error of Codable or of the mapping, said briefly: where in the value, and why.
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as TandemError:
+            return error.description.replacingOccurrences(of: "invalid record: ", with: "")
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+             DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
+            return described(context.debugDescription, at: context.codingPath)
+        case EncodingError.invalidValue(_, let context):
+            return described(context.debugDescription, at: context.codingPath)
+        default:
+            return "\(error)"
+        }
+    }
+
+    private static func described(_ text: String, at path: [any CodingKey]) -> String {
+        let path = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        return path.isEmpty ? text : "at \(path): \(text)"
     }
 
     private static func exactInteger<I: BinaryInteger>(_ value: I) throws -> DatabaseValue {

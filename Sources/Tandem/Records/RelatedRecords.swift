@@ -5,8 +5,10 @@ import Foundation
 struct RelatedRecords {
     /// Relationship property → related id → the related record.
     var records: [String: [String: any Record]] = [:]
-    /// Every related row loaded, in load order (a live query compares them too).
+    /// Every related row loaded, in load order.
     var rows: [Row] = []
+    /// Relationship column → related id → its row.
+    private var rowsByID: [String: [String: Row]] = [:]
 
     /// Loads the records `rows` refer to through `layout`'s relationships.
     static func load(for rows: [Row], layout: RecordLayout, in tx: Transaction) throws -> RelatedRecords {
@@ -21,12 +23,21 @@ struct RelatedRecords {
             let (records, targetRows) = try tx.records(relation.target, ids: ids)
             loaded.records[relation.property] = records
             loaded.rows += targetRows
+            loaded.rowsByID[relation.column] = Dictionary(targetRows.compactMap { row in row["id"]?.stringValue.map { ($0, row) } }, uniquingKeysWith: { a, _ in a })
         }
         return loaded
     }
 }
 
 extension RelatedRecords {
+    /// The related rows of `rows` (some of those they were loaded for), relationship by
+    /// relationship, in the rows' order: what those records show of other tables.
+    func rows(relatedTo rows: [Row]) -> [Row] {
+        rowsByID.sorted { $0.key < $1.key }.flatMap { column, byID in
+            rows.compactMap { $0[column]?.stringValue.flatMap { byID[$0] } }
+        }
+    }
+
     /// Records of `R` from `rows` of its table, their relationships taken from these.
     func decode<R: Record>(_ type: R.Type, rows: [Row], layout: RecordLayout) throws -> [R] {
         try rows.map { try RecordDecoder.decode(R.self, from: $0, layout: layout, related: records) }

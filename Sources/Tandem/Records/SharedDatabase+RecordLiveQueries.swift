@@ -35,18 +35,18 @@ extension SharedDatabase {
         let tables = try read { tx in try tx.connection.tablesRead(by: plan.select.text).union(layout.relations.map { try RecordLayout.of($0.target).tableName }) }
         let last = Mutex<[Row]?>(nil)
         let load: @Sendable (Transaction) throws -> LoadedRecords<R> = { tx in
-            let rows = try tx.fetchAll(plan.select.text, plan.select.arguments)
+            let rows = try tx.rows(plan)
             let related = try RelatedRecords.load(for: rows, layout: layout, in: tx)
             // A row that does not decode is reported, and the live query goes on.
             let records = Result { try related.decode(R.self, rows: rows, layout: layout) }
-            return LoadedRecords(rows: rows, related: related.rows, records: records)
+            return LoadedRecords(rows: rows, related: related, records: records)
         }
         return try observe(readSet: tables, load: load) { result in
             switch result {
             case .failure(let error): onChange(.failure(error))
             case .success(let loaded):
                 do {
-                    let (rows, records, related) = (loaded.rows, try loaded.records.get(), loaded.related)
+                    let (rows, records) = (loaded.rows, try loaded.records.get())
                     var pairs = zip(rows, records).map { ($0, $1) }
                     if plan.filterInSwift, let predicate = query.predicate { pairs = try pairs.filter { try predicate.evaluate($0.1) } }
                     if plan.sortInSwift {
@@ -57,7 +57,8 @@ extension SharedDatabase {
                         }
                         pairs = Array(pairs.dropFirst(query.offset).prefix(query.limit ?? .max))
                     }
-                    let shown = pairs.map(\.0) + related
+                    // What the delivered records show: their rows and their related rows only.
+                    let shown = pairs.map(\.0) + loaded.related.rows(relatedTo: pairs.map(\.0))
                     let isNew = last.withLock { previous -> Bool in
                         defer { previous = shown }
                         return previous != shown
@@ -72,12 +73,13 @@ extension SharedDatabase {
 }
 
 /// Records with the rows they came from; equal when the rows and the related rows are.
-struct LoadedRecords<R: Record>: Equatable, Sendable {
+struct LoadedRecords<R: Record>: Equatable, @unchecked Sendable {
+    // @unchecked: `related` holds records of Sendable types and rows, immutable once loaded.
     let rows: [Row]
-    let related: [Row]
+    let related: RelatedRecords
     let records: Result<[R], any Error>
 
-    static func == (a: LoadedRecords, b: LoadedRecords) -> Bool { a.rows == b.rows && a.related == b.related }
+    static func == (a: LoadedRecords, b: LoadedRecords) -> Bool { a.rows == b.rows && a.related.rows == b.related.rows }
 }
 
 /// Delivers at most one value per interval: the first at once, later ones no sooner than

@@ -9,7 +9,7 @@ extension Transaction {
     public func fetch<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [R] {
         let layout = try checkedLayout(R.self)
         let plan = try RecordSQL.make(query, layout: layout)
-        var records = try decodeRecords(R.self, rows: try fetchAll(plan.select.text, plan.select.arguments), layout: layout)
+        var records = try decodeRecords(R.self, rows: try rows(plan), layout: layout)
         if plan.filterInSwift, let predicate = query.predicate { records = try records.filter { try predicate.evaluate($0) } }
         if plan.sortInSwift {
             if !query.sortBy.isEmpty { records.sort(using: query.sortBy) }
@@ -29,16 +29,19 @@ extension Transaction {
     /// - Throws: ``TandemError/invalidRecord(_:)`` naming a predicate expression that has no SQL form.
     public func count<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> Int {
         let layout = try checkedLayout(R.self)
-        let plan = try translated(query, layout: layout, columns: "id")
-        return Int(try scalar("SELECT count(*) FROM (\(plan.text))", plan.arguments).int64Value ?? 0)
+        let matching = try translated(RecordQuery(query.predicate), layout: layout, columns: "id").select
+        let total = Int(try scalar("SELECT count(*) FROM (\(matching.text))", matching.arguments).int64Value ?? 0)
+        return max(0, min(query.limit ?? .max, total - query.offset))
     }
 
-    /// The ids `query` selects, in its order.
+    /// The ids `query` selects, in its order (a sort that does not translate to SQL sorts the
+    /// records in Swift, as ``fetch(_:)`` does).
     /// - Throws: ``TandemError/invalidRecord(_:)`` naming a predicate expression that has no SQL form.
     public func ids<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [String] {
         let layout = try checkedLayout(R.self)
         let plan = try translated(query, layout: layout, columns: "id")
-        return try fetchAll(plan.text, plan.arguments).compactMap { $0[0].stringValue }
+        if plan.sortInSwift && !query.sortBy.isEmpty { return try fetch(query).map(\.id) }
+        return try rows(plan).compactMap { $0[0].stringValue }
     }
 
     /// Inserts `record`; an empty id is minted as a lowercase UUID. Returns the record as stored.
@@ -103,7 +106,7 @@ extension Transaction {
     @discardableResult
     public func delete<R: Record>(_ type: R.Type, where predicate: Predicate<R>) throws -> Int {
         let layout = try checkedLayout(R.self)
-        let ids = try translated(RecordQuery(predicate), layout: layout, columns: "id")
+        let ids = try translated(RecordQuery(predicate), layout: layout, columns: "id").select
         let matching = Int(try scalar("SELECT count(*) FROM (\(ids.text))", ids.arguments).int64Value ?? 0)
         try execute("DELETE FROM \(SQLText.identifier(layout.tableName)) WHERE id IN (\(ids.text))", ids.arguments)
         return matching
@@ -129,17 +132,15 @@ extension Transaction {
         return [.text(record.id)] + layout.columns.map { encoded[$0.name] ?? .null }
     }
 
-    private func translated<R: Record>(_ query: RecordQuery<R>, layout: RecordLayout, columns: String) throws -> SQLFragment {
+    /// The plan of `query`, whose predicate must translate to SQL.
+    private func translated<R: Record>(_ query: RecordQuery<R>, layout: RecordLayout, columns: String) throws -> RecordSQL {
         let plan = try RecordSQL.make(query, layout: layout, columns: columns)
         if plan.filterInSwift, let predicate = query.predicate {
             do { _ = try PredicateContext(layout: layout, predicate: predicate).translate(predicate.expression) } catch let error as Untranslatable {
                 throw TandemError.invalidRecord("\(layout.typeName): \(error.description); count, ids and delete need an SQL predicate")
             }
         }
-        if plan.sortInSwift && (query.limit != nil || query.offset > 0) && !query.sortBy.isEmpty {
-            throw TandemError.invalidRecord("\(layout.typeName): a sort that does not translate to SQL cannot be combined with a limit or offset here")
-        }
-        return plan.select
+        return plan
     }
 
     /// The layout of `R`, checked once per connection against the table the file declares.

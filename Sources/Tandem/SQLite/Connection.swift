@@ -389,5 +389,7 @@ final class Connection {
             let text = UUID().uuidString.lowercased()
             sqlite3_result_text(context, text, -1, tandem_sqlite_transient())
         }, nil, nil, nil)
+        SwiftStringFunctions.register(on: handle)
+        SwiftValueFunctions.register(on: handle)
     }
 }

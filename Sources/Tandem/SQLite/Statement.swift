@@ -51,8 +51,15 @@ final class Statement {
     }
 
     /// Resets the statement and binds `arguments` to its `?` parameters, in order.
-    /// - Throws: ``TandemError/invalidArguments`` when the count does not match the SQL.
+    /// - Throws: ``TandemError/invalidArguments`` when the count does not match the SQL; for a
+    ///   NaN given to a statement that writes, the error naming its column (``nanRefusal(_:)``).
     func bind(_ arguments: [DatabaseValue]) throws {
+        if !isReadOnly, arguments.contains(where: \.isNaN) { throw nanRefusal(arguments) }
+        try bindValues(arguments)
+    }
+
+    /// ``bind(_:)`` without the check for NaN.
+    func bindValues(_ arguments: [DatabaseValue]) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         self.arguments = arguments
