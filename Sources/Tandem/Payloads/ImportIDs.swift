@@ -8,12 +8,16 @@ import Foundation
 /// close, with a 16 MiB page cache), not in memory and not in the database being imported into:
 /// memory stays bounded whatever the payload's size, and an import that changes no row writes
 /// nothing to the database. Ids are appended as they come; at the end one index over them (built
-/// by SQLite's external sort) answers both questions in order of id.
+/// by SQLite's external sort) answers both questions in order of id. Ids that came in increasing
+/// order (an export imported again) need no index: none can repeat, and they are in order already.
 final class ImportIDs {
     private let connection: Connection
     private var pending: [DatabaseValue] = []
     private static let batch = 128
     private var indexed = false
+    /// True while every id came after the one before, in SQLite's order of text.
+    private var inOrder = true
+    private var last: [UInt8] = []
 
     init() throws {
         connection = try Connection(path: "", readOnly: false, busyTimeoutMilliseconds: 0)
@@ -27,6 +31,14 @@ final class ImportIDs {
 
     /// Records the id of the element at `position`.
     func add(_ id: String, position: Int) throws {
+        if inOrder {
+            var id = id
+            inOrder = id.withUTF8 { utf8 in
+                let after = position == 0 || last.withUnsafeBufferPointer { Self.compare($0, utf8) < 0 }
+                last.replaceSubrange(last.indices, with: utf8)
+                return after
+            }
+        }
         pending.append(.text(id))
         pending.append(.integer(Int64(position)))
         if pending.count == 2 * Self.batch { try flush() }
@@ -44,7 +56,7 @@ final class ImportIDs {
 
     private func index() throws {
         try flush()
-        guard !indexed else { return }
+        guard !indexed, !inOrder else { return }
         try connection.execute("CREATE INDEX ids_in_order ON ids(id, position)")
         indexed = true
     }
@@ -52,6 +64,7 @@ final class ImportIDs {
     /// The first element (by position) whose id an earlier element had, or nil.
     func firstRepeat() throws -> (id: String, position: Int)? {
         try index()
+        if inOrder { return nil }
         // One pass in id order finds whether any id repeats; only then the first repeat by position.
         var repeats = false
         try connection.withCachedStatement("SELECT id FROM ids ORDER BY id") { statement in
@@ -85,7 +98,7 @@ final class ImportIDs {
             try connection.execute("INSERT INTO missing(id) VALUES " + Array(repeating: "(?)", count: batch.count).joined(separator: ", "), batch)
             batch.removeAll(keepingCapacity: true)
         }
-        try connection.withCachedStatement("SELECT id FROM ids ORDER BY id") { payload in
+        try connection.withCachedStatement(inOrder ? "SELECT id FROM ids ORDER BY rowid" : "SELECT id FROM ids ORDER BY id") { payload in
             payload.reset()
             defer { payload.reset() }
             var payloadID = try payload.step() ? payload.textBytes(at: 0) : nil

@@ -10,7 +10,7 @@ enum ImportCommand {
 
             Syncs a JSON array of objects (from FILE, or standard input), or with --ndjson
             newline-delimited objects (one per line, as jq -c writes them), into TABLE in one write
-            transaction, reading it as it goes: memory stays bounded (about 100 MB) whatever the
+            transaction, reading it as it goes: memory stays bounded (about 140 MB) whatever the
             payload's size. Keys map to columns by name, then by convention (createdAt ↔ created_at),
             after --map KEY=COLUMN (KEY=id takes the id from KEY). A --map to no column, two keys
             of one element for one column (created_at and createdAt) and a key twice in one object
