@@ -5,6 +5,7 @@
    reports changes to WITHOUT ROWID tables. */
 #define SQLITE_ENABLE_PREUPDATE_HOOK 1
 #include <sqlite3.h>
+#include <stdio.h>
 
 /// SQLITE_TRANSIENT is a macro over a function-pointer cast that Swift cannot import.
 static inline sqlite3_destructor_type tandem_sqlite_transient(void) {
@@ -14,6 +15,11 @@ static inline sqlite3_destructor_type tandem_sqlite_transient(void) {
 /// sqlite3_db_config is variadic; this wraps the integer-flag form.
 static inline int tandem_db_config_int(sqlite3 *db, int op, int value, int *result) {
     return sqlite3_db_config(db, op, value, result);
+}
+
+/// snprintf is variadic; this is `%.*g` of one double, as the bulk path writes reals.
+static inline int tandem_format_double(char *buffer, int size, int precision, double value) {
+    return snprintf(buffer, (size_t)size, "%.*g", precision, value);
 }
 
 #endif

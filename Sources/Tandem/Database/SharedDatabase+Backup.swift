@@ -9,11 +9,14 @@ extension SharedDatabase {
     /// The copy gets the database file's permission bits (a 0600 database gives a 0600 copy,
     /// whatever the umask); while it is written, only its owner can read it.
     ///
+    /// `progress` hears, about ten times a second from the copying thread, the bytes written so
+    /// far and the size the copy will have (the database's pages in use).
+    ///
     /// Related SQLite documentation: https://www.sqlite.org/lang_vacuum.html#vacuuminto
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` when `destination` exists or its
     ///   directory does not; ``SystemError`` when it cannot be created; ``SQLiteError`` on a
     ///   write failure (a partial copy is removed).
-    public func backup(to destination: String) throws {
+    public func backup(to destination: String, progress: ((BackupProgress) -> Void)? = nil) throws {
         let target = URL(fileURLWithPath: destination).standardizedFileURL.path
         let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
@@ -33,12 +36,37 @@ extension SharedDatabase {
         do {
             defer { close(fd) }
             try readers.read { connection in
-                try connection.execute("VACUUM INTO ?", [.text(target)])
+                if let progress {
+                    let pages = try connection.scalar("SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")
+                    let pageSize = try connection.scalar("PRAGMA page_size")
+                    let total = (pages.int64Value ?? 0) * (pageSize.int64Value ?? 4096)
+                    try connection.reportingProgress({
+                        var written = stat()
+                        if fstat(fd, &written) == 0 { progress(BackupProgress(bytesWritten: Int64(written.st_size), totalBytes: total)) }
+                    }) {
+                        try connection.execute("VACUUM INTO ?", [.text(target)])
+                    }
+                } else {
+                    try connection.execute("VACUUM INTO ?", [.text(target)])
+                }
             }
             try syscall("fchmod(2)", path: target) { fchmod(fd, source.st_mode & 0o7777) }
         } catch {
             try? FileManager.default.removeItem(atPath: target)
             throw error
         }
+    }
+}
+
+/// How far ``SharedDatabase/backup(to:progress:)`` has got.
+public struct BackupProgress: Sendable, Equatable {
+    /// Bytes of the copy written so far.
+    public var bytesWritten: Int64
+    /// About the size the copy will have: the database's pages in use.
+    public var totalBytes: Int64
+
+    public init(bytesWritten: Int64, totalBytes: Int64) {
+        self.bytesWritten = bytesWritten
+        self.totalBytes = totalBytes
     }
 }

@@ -42,12 +42,7 @@ struct RowInserter {
         var name = RowJSON()
         name.append(string: table.name)
         nameJSON = name.bytes
-        keys = table.columns.map { column in
-            var key = RowJSON()
-            key.append(string: column.name)
-            key.append(raw: ":")
-            return key.bytes
-        }
+        keys = RowJSON.keys(of: table)
     }
 
     /// Inserts `rows`; returns their ids in order.

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Row values as JSON text, written the way a view's INSERT trigger writes them
@@ -95,33 +96,49 @@ struct RowJSON {
         case .text(let s): append(string: s)
         case .real(let d):
             precondition(d.isFinite, "StoredValue refuses infinite reals and NaN")
-            bytes.append(contentsOf: Self.real(d))
+            Self.appendReal(d, to: &bytes)
         case .blob:
             preconditionFailure("StoredValue refuses BLOBs")
         }
     }
 
-    /// A finite real as the trigger writes it.
-    static func real(_ d: Double) -> [UInt8] {
-        if d == 0 { return Array((d.sign == .minus ? "-0.0" : "0.0").utf8) }
-        var digits = formatted(d, significant: 15)
-        if Double(String(decoding: digits, as: UTF8.self)) != d { digits = formatted(d, significant: 18) }
-        // Always a decimal point in the mantissa, as SQLite's `%!g` writes it: `2` → `2.0`.
-        if !digits.contains(UInt8(ascii: ".")) {
-            let exponent = digits.firstIndex(of: UInt8(ascii: "e")) ?? digits.endIndex
-            digits.insert(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0")], at: exponent)
+    /// `"name":` for each of the table's columns, ready to append.
+    static func keys(of table: TableSchema) -> [[UInt8]] {
+        table.columns.map { column in
+            var key = RowJSON()
+            key.append(string: column.name)
+            key.append(raw: ":")
+            return key.bytes
         }
-        return digits
     }
 
-    /// `%.<n>g` of `d` (the C library's correctly rounded conversion), in the C locale whatever
-    /// the process's `LC_NUMERIC` says (a decimal comma would make the JSON invalid).
-    private static func formatted(_ d: Double, significant: Int32) -> [UInt8] {
-        CNumericLocale.run {
-            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
-                let count = withVaList([significant, d]) { vsnprintf(buffer.baseAddress, 40, "%.*g", $0) }
-                return (0..<Int(count)).map { UInt8(bitPattern: buffer[$0]) }
-            }
+    /// A finite real as the trigger writes it, appended to `bytes`.
+    static func appendReal(_ d: Double, to bytes: inout [UInt8]) {
+        if d == 0 {
+            bytes.append(contentsOf: d.sign == .minus ? [UInt8(ascii: "-"), UInt8(ascii: "0"), UInt8(ascii: "."), UInt8(ascii: "0")] : [UInt8(ascii: "0"), UInt8(ascii: "."), UInt8(ascii: "0")])
+            return
         }
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
+            var count = formatted(d, significant: 15, into: buffer)
+            if CNumericLocale.strtod(buffer.baseAddress!) != d { count = formatted(d, significant: 18, into: buffer) }
+            // Always a decimal point in the mantissa, as SQLite's `%!g` writes it: `2` → `2.0`.
+            var exponent = count
+            var point = false
+            for index in 0..<count {
+                let byte = UInt8(bitPattern: buffer[index])
+                if byte == UInt8(ascii: ".") { point = true }
+                if byte == UInt8(ascii: "e") { exponent = index; break }
+            }
+            for index in 0..<exponent { bytes.append(UInt8(bitPattern: buffer[index])) }
+            if !point { bytes.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0")]) }
+            for index in exponent..<count { bytes.append(UInt8(bitPattern: buffer[index])) }
+        }
+    }
+
+    /// `%.<n>g` of `d` (the C library's correctly rounded conversion) into `buffer`, NUL-terminated,
+    /// in the C locale whatever the process's `LC_NUMERIC` says (a decimal comma would make the
+    /// JSON invalid); returns its length.
+    private static func formatted(_ d: Double, significant: Int32, into buffer: UnsafeMutableBufferPointer<CChar>) -> Int {
+        CNumericLocale.run { Int(tandem_format_double(buffer.baseAddress, Int32(buffer.count), significant, d)) }
     }
 }

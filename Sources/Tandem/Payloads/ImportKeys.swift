@@ -8,19 +8,43 @@
 struct ImportKeys {
     let table: TableSchema
     let options: ImportOptions
-    private let columns: [String: ColumnSchema]
+    private let columns: [String: (index: Int, column: ColumnSchema)]
 
     init(table: TableSchema, options: ImportOptions) {
         self.table = table
         self.options = options
-        columns = Dictionary(table.columns.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        columns = Dictionary(table.columns.enumerated().map { ($1.name, ($0, $1)) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// One element's keys, sorted, by where they go.
     struct Element {
         var id: (key: String, value: JSONValue)?
-        var columns: [(key: String, value: JSONValue, column: ColumnSchema)] = []
+        /// Each key for a column, with the column's index in the table.
+        var columns: [(key: String, value: JSONValue, index: Int)] = []
         var nested: [(key: String, value: JSONValue)] = []
+    }
+
+    /// Where one key goes, whatever element it is in.
+    enum Place: Hashable {
+        case id
+        /// The column at this index of the table's columns.
+        case column(Int)
+        case nested
+        /// No column takes it; it is left alone.
+        case ignored
+        /// Mapped to a column this table lacks, or unknown with ``ImportOptions/strict``.
+        case refused
+    }
+
+    func place(of key: String) -> Place {
+        if options.nested[key] != nil { return .nested }
+        if let mapped = options.keyMap[key] {
+            if mapped == "id" { return .id }
+            return columns[mapped].map { .column($0.index) } ?? .refused
+        }
+        if key == "id" { return .id }
+        if let found = columns[key] ?? columns[KeyConvention.snake(key)] ?? columns[KeyConvention.camel(key)] { return .column(found.index) }
+        return options.strict ? .refused : .ignored
     }
 
     /// - Throws: ``TandemError/invalidJSON(_:)`` naming the element (`at`) and the key: two keys
@@ -31,29 +55,29 @@ struct ImportKeys {
         var claimed: [String: String] = [:]  // column name, or "id" → the key that went there
         for key in object.keys.sorted() {
             let value = object[key]!
-            if options.nested[key] != nil {
+            let name: String
+            let place = place(of: key)
+            switch place {
+            case .nested:
                 element.nested.append((key, value))
                 continue
-            }
-            let place: String
-            if let mapped = options.keyMap[key] {
-                guard mapped == "id" || columns[mapped] != nil else {
+            case .ignored:
+                continue
+            case .refused:
+                if let mapped = options.keyMap[key] {
                     throw TandemError.invalidJSON("element \(at), key '\(key)': it is mapped to \(mapped), which is not a column of \(table.name)")
                 }
-                place = mapped
-            } else if key == "id" {
-                place = "id"
-            } else if let column = columns[key] ?? columns[KeyConvention.snake(key)] ?? columns[KeyConvention.camel(key)] {
-                place = column.name
-            } else {
-                if options.strict { throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(table.name) matches it") }
-                continue
+                throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(table.name) matches it")
+            case .id:
+                name = "id"
+            case .column(let index):
+                name = table.columns[index].name
             }
-            if let other = claimed[place] {
-                throw TandemError.invalidJSON("element \(at): the keys '\(other)' and '\(key)' both go to \(place == "id" ? "the id" : "column \(place)"); keep one, or map one of them to another column")
+            if let other = claimed[name] {
+                throw TandemError.invalidJSON("element \(at): the keys '\(other)' and '\(key)' both go to \(name == "id" ? "the id" : "column \(name)"); keep one, or map one of them to another column")
             }
-            claimed[place] = key
-            if place == "id" { element.id = (key, value) } else { element.columns.append((key, value, columns[place]!)) }
+            claimed[name] = key
+            if case .column(let index) = place { element.columns.append((key, value, index)) } else { element.id = (key, value) }
         }
         return element
     }

@@ -17,14 +17,49 @@ public struct ImportOptions: Sendable {
     public var nested: [String: String] = [:]
     /// A key that maps to no column is an error (by default it is left alone).
     public var strict = false
+    /// How the payload's objects are framed: one JSON array (the default), or newline-delimited.
+    public var format = PayloadFormat.array
 
     public init(keyMap: [String: String] = [:], deleteMissing: Bool = false, scope: (column: String, value: String)? = nil,
-                nested: [String: String] = [:], strict: Bool = false) {
+                nested: [String: String] = [:], strict: Bool = false, format: PayloadFormat = .array) {
         self.keyMap = keyMap
         self.deleteMissing = deleteMissing
         self.scope = scope
         self.nested = nested
         self.strict = strict
+        self.format = format
+    }
+}
+
+/// How a payload's objects follow one another.
+public enum PayloadFormat: String, Sendable {
+    /// One JSON array of objects: `[{"id":"a"},{"id":"b"}]`.
+    case array
+    /// Newline-delimited JSON (NDJSON, JSON Lines): one object per line, as `jq -c` writes them
+    /// and many export endpoints serve them. Objects may also span lines; only white space may
+    /// come between them.
+    case ndjson
+}
+
+/// How far an import has read, handed to its progress callback.
+public struct ImportProgress: Sendable, Equatable {
+    /// Elements read (and written) so far.
+    public var elements: Int
+    /// Bytes of the payload read so far.
+    public var bytesRead: Int64
+    /// The payload's size, when the source knows it (a file, bytes in memory; not a pipe).
+    public var totalBytes: Int64?
+
+    public init(elements: Int, bytesRead: Int64, totalBytes: Int64?) {
+        self.elements = elements
+        self.bytesRead = bytesRead
+        self.totalBytes = totalBytes
+    }
+
+    /// The part of the payload read, from 0 to 1, when its size is known.
+    public var fractionRead: Double? {
+        guard let totalBytes, totalBytes > 0 else { return nil }
+        return min(1, Double(bytesRead) / Double(totalBytes))
     }
 }
 

@@ -21,3 +21,11 @@ enum CNumericLocale {
         return try body()
     }
 }
+
+extension CNumericLocale {
+    /// `strtod(3)` of a NUL-terminated number in the C locale: the correctly rounded nearest
+    /// double, as `Double(String)` reads it.
+    static func strtod(_ text: UnsafePointer<CChar>) -> Double {
+        run { Glibc.strtod(text, nil) }
+    }
+}

@@ -16,9 +16,10 @@ struct JSONDuplicateKey: Equatable, CustomStringConvertible {
 
     /// The first duplicate key in `text`, which must be valid JSON (parse it first), or nil.
     /// Nesting is as deep as the parser allowed (`JSONSerialization` stops at 512 levels).
-    static func first(in text: String) -> JSONDuplicateKey? {
+    /// - Parameter path: where `text` stands in a larger document (`[3]`), prefixed to the path.
+    static func first(in text: String, path: String = "") -> JSONDuplicateKey? {
         var walker = Walker(bytes: Array(text.utf8))
-        return walker.value(path: "")
+        return walker.value(path: path)
     }
 
     private struct Walker {

@@ -30,7 +30,9 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// ``init(parsing:)``; for JSON Tandem wrote itself (CRUD entries, whose keys are distinct
     /// column names) a key twice is not searched for, even where the parser saw one.
-    init(parsing text: String, refusingDuplicateKeys: Bool) throws {
+    /// - Parameter keyPath: where `text` stands in a larger document (`[3]`, an element of a
+    ///   payload), for the message naming the object that holds a key twice.
+    init(parsing text: String, refusingDuplicateKeys: Bool, keyPath: String = "") throws {
         var text = text
         var duplicateKey = false
         let parsed = text.withUTF8 { bytes -> JSONValue? in
@@ -39,7 +41,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             return parser.document()
         }
         guard let parsed else { throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))") }
-        if refusingDuplicateKeys, duplicateKey, let duplicate = JSONDuplicateKey.first(in: text) { throw TandemError.invalidJSON(duplicate.description) }
+        if refusingDuplicateKeys, duplicateKey, let duplicate = JSONDuplicateKey.first(in: text, path: keyPath) { throw TandemError.invalidJSON(duplicate.description) }
         self = parsed
     }
 

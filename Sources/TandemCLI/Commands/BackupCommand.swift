@@ -11,7 +11,8 @@ enum BackupCommand {
             snapshot) while other processes keep writing. Restoring it (copying DEST over a lost DB)
             keeps every queued write exactly once. DEST must not exist. The copy gets DB's permission
             bits whatever the umask (a 0600 database gives a 0600 copy) and only its owner can read
-            it while it is written.
+            it while it is written. On a terminal a progress line (MB written, MB/s, time, time
+            left) is redrawn on standard error; off a terminal nothing is.
 
             Example: tandem backup app.db /backups/app-$(date +%F).db
 
@@ -21,7 +22,10 @@ enum BackupCommand {
         let args = try Arguments(words)
         try args.require(["DB", "DEST"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        try db.backup(to: args.positionals[1])
+        let line = ProgressLine("backup", unit: .bytes)
+        defer { line.finish() }
+        try db.backup(to: args.positionals[1], progress: { line.update($0.bytesWritten, total: $0.totalBytes) })
+        line.finish()
         Output.write("backed up \(db.path) to \(URL(fileURLWithPath: args.positionals[1]).standardizedFileURL.path)\n")
         return 0
     }

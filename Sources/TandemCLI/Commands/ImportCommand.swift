@@ -3,13 +3,15 @@ import Tandem
 
 enum ImportCommand {
     static let command = CommandLineTool.Command(
-        name: "import", summary: "sync a JSON array of objects into a table",
+        name: "import", summary: "sync a JSON array of objects (or NDJSON) into a table",
         usage: """
-            Usage: tandem import DB TABLE [FILE | -] [--map KEY=COLUMN]… [--delete-missing]
+            Usage: tandem import DB TABLE [FILE | -] [--ndjson] [--map KEY=COLUMN]… [--delete-missing]
                    [--scope COLUMN=VALUE] [--nested KEY=TABLE]… [--strict] [--json]
 
-            Syncs a JSON array of objects (from FILE, or standard input) into TABLE in one write
-            transaction: keys map to columns by name, then by convention (createdAt ↔ created_at),
+            Syncs a JSON array of objects (from FILE, or standard input), or with --ndjson
+            newline-delimited objects (one per line, as jq -c writes them), into TABLE in one write
+            transaction, reading it as it goes: memory stays bounded (about 140 MB) whatever the
+            payload's size. Keys map to columns by name, then by convention (createdAt ↔ created_at),
             after --map KEY=COLUMN (KEY=id takes the id from KEY). A --map to no column, two keys
             of one element for one column (created_at and createdAt) and a key twice in one object
             are refused, naming the key. New ids are inserted; rows whose values changed are updated (only those
@@ -20,39 +22,45 @@ enum ImportCommand {
             (2024-01-02, 2024-01-02T03:04:05.25+02:00, 2024-W01-2; a time without a zone is UTC;
             other text, such as 2024-01-02T25:00 or a date followed by anything, is refused). A
             payload that does not fit (missing or duplicate ids, wrong types, unknown keys with
-            --strict) is rejected whole, naming the first bad element's index and key, and nothing
-            is written.
+            --strict, text that is not JSON) is rejected whole, naming the bad element's index and
+            key, and nothing is written; an import killed half way leaves nothing either (the one
+            transaction rolls back). Other writers wait for the import to end.
             An insert-only table keeps no local rows to compare with: every element is inserted (a
             PUT queued for upload, at every import), and --delete-missing and --scope are refused.
-            Prints what it inserted, updated, deleted and left alone.
+            Prints what it inserted, updated, deleted and left alone. On a terminal a progress line
+            (rows, rows/s, time, and the time left when the payload is a file) is redrawn on
+            standard error; with --json, or off a terminal, nothing is.
 
             Example: curl -s https://api.example.com/notes | tandem import app.db notes - --delete-missing
 
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["delete-missing", "strict", "json"], options: ["scope"], repeatable: ["map", "nested"])
+        let args = try Arguments(words, flags: ["delete-missing", "strict", "json", "ndjson"], options: ["scope"], repeatable: ["map", "nested"])
         try args.require(["DB", "TABLE"], more: true)
         guard args.positionals.count <= 3 else { throw Arguments.UsageError(message: "unexpected argument '\(args.positionals[3])'") }
         var options = ImportOptions(keyMap: try pairs(args.repeated["map"] ?? [], option: "map"),
                                     deleteMissing: args.has("delete-missing"),
-                                    nested: try pairs(args.repeated["nested"] ?? [], option: "nested"), strict: args.has("strict"))
+                                    nested: try pairs(args.repeated["nested"] ?? [], option: "nested"), strict: args.has("strict"),
+                                    format: args.has("ndjson") ? .ndjson : .array)
         if let scope = args.options["scope"] {
             guard let pair = try pairs([scope], option: "scope").first else { throw Arguments.UsageError(message: "--scope takes COLUMN=VALUE") }
             options.scope = (pair.key, pair.value)
         }
         let source = args.positionals.count == 3 ? args.positionals[2] : "-"
-        let data: Data
-        if source == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: source) else {
-                throw Arguments.UsageError(message: "cannot read the payload file '\(source)'")
-            }
-            data = contents
+        var isDirectory: ObjCBool = false
+        if source != "-", !FileManager.default.isReadableFile(atPath: source)
+            || !FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) || isDirectory.boolValue {
+            throw Arguments.UsageError(message: "cannot read the payload file '\(source)'")
         }
         let db = try openDatabase(args.positionals[0])
-        let result = try db.importJSON(data, into: args.positionals[1], options: options)
+        let table = args.positionals[1]
+        let line = ProgressLine("import \(table)", unit: .rows, quiet: args.has("json"))
+        defer { line.finish() }
+        let result = try db.importJSON(from: source == "-" ? .standardInput : .file(source), into: table, options: options) { progress in
+            line.update(Int64(progress.elements), fraction: progress.fractionRead)
+        }
+        line.finish()
         if args.has("json") {
             Output.write(Output.object(result.tables.keys.sorted().map { name in
                 let c = result.tables[name]!
@@ -79,32 +87,5 @@ enum ImportCommand {
             result[parts[0]] = parts[1]
         }
         return result
-    }
-}
-
-enum ExportCommand {
-    static let command = CommandLineTool.Command(
-        name: "export", summary: "print a table as a JSON array that import takes back",
-        usage: """
-            Usage: tandem export DB TABLE [--where SQL] [--keys snake|camel]
-
-            Prints the rows of TABLE (those matching the SQL condition of --where) as a JSON array
-            of objects, ordered by id, that `tandem import` takes back unchanged: importing it again
-            changes nothing and queues nothing. --keys camel writes createdAt for created_at.
-
-            Example: tandem export app.db notes --where "done = 0" --keys camel > open.json
-
-            """, hidden: false, run: run)
-
-    static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["where", "keys"])
-        try args.require(["DB", "TABLE"])
-        let keys = try args.options["keys"].map { text -> KeyStyle in
-            guard let style = KeyStyle(rawValue: text) else { throw Arguments.UsageError(message: "--keys takes snake or camel, not '\(text)'") }
-            return style
-        } ?? .snake
-        let db = try openDatabase(args.positionals[0], readOnly: true)
-        Output.write(String(decoding: try db.exportJSON(table: args.positionals[1], where: args.options["where"], keys: keys), as: UTF8.self) + "\n")
-        return 0
     }
 }

@@ -22,7 +22,9 @@ enum StressCommand {
             no partial transactions; each row left one CRUD entry (or, with a backend, reached the
             second client once with equal state); every watcher converged; integrity_check is ok.
             Reports throughput, commit latency (lock wait + commit) and commit-to-watcher latency.
-            Exits 1 naming each failed check. --verify re-checks DB from its saved stress log.
+            Exits 1 naming each failed check. --verify re-checks DB from its saved stress log. On a
+            terminal a progress line (transactions, tx/s, time, time left, kills) is redrawn on
+            standard error; with --json, or off a terminal, nothing is.
 
             Example: tandem stress /tmp/stress.db --writers 8 --transactions 500 --kill-every 50 --backend sqlite:/tmp/stress-server.db
 
@@ -43,7 +45,7 @@ enum StressCommand {
         options.watchers = try args.integer("watchers", default: 2, range: 0...64)
         options.killEveryMilliseconds = args.options["kill-every"] != nil ? try args.integer("kill-every", default: 0, range: 1...3_600_000) : nil
         options.backend = args.options["backend"]
-        options.showProgress = isatty(STDERR_FILENO) != 0
+        options.showProgress = !args.has("json")
 
         // Every check comes before anything is created.
         if let url = options.backend {

@@ -30,19 +30,24 @@ struct StressExecution {
             run.state.withLock { s in s.watchers.allSatisfy { !$0.lastLine.isEmpty } && (peer == nil || !s.peerWatcher.lastLine.isEmpty) }
         }
 
-        let start = monotonicMicroseconds()
+        let line = ProgressLine("stress", unit: .transactions, quiet: !options.showProgress)
         for index in 0..<options.writers {
             let thread = Thread { run.superviseWriter(index) }
             thread.name = "tandem.stress-writer-\(index)"
             thread.start()
         }
         let chaos = options.killEveryMilliseconds.map { ms in Task { await run.chaos(every: ms, database: database) } }
+        func showProgress() {
+            let (committed, kills) = run.progress()
+            line.update(Int64(committed), total: Int64(options.writers * options.transactions),
+                        detail: options.killEveryMilliseconds == nil ? nil : "\(kills) kill\(kills == 1 ? "" : "s")")
+        }
         while run.state.withLock({ $0.writersDone < options.writers }) {
             try await Task.sleep(nanoseconds: 200_000_000)
-            if options.showProgress { Output.error("\r\u{1B}[2K" + run.progress(start: start)) }
+            showProgress()
         }
         await chaos?.value
-        if options.showProgress { Output.error("\r\u{1B}[2K" + run.progress(start: start) + "\n") }
+        line.finish()
 
         var settleProblems: [String] = []
         if let peer {

@@ -15,6 +15,7 @@ final class StressRun: Sendable {
         /// The writers' `synchronous` setting (Tandem's default NORMAL; FULL for SQLite's default durability).
         var synchronous = "normal"
         var peerPath: String?
+        /// A progress line on a terminal (off with `--json`).
         var showProgress = false
     }
 
@@ -156,11 +157,9 @@ final class StressRun: Sendable {
         }
     }
 
-    func progress(start: Int64) -> String {
-        let (committed, kills) = state.withLock { ($0.commits.reduce(0) { $0 + $1.count }, $0.kills + $0.ownerKills) }
-        let seconds = Double(monotonicMicroseconds() - start) / 1e6
-        return String(format: "committed %d/%d transactions, %.0f tx/s, %d kills", committed, options.writers * options.transactions,
-                      Double(committed) / max(seconds, 0.001), kills)
+    /// Transactions committed so far, and kills.
+    func progress() -> (committed: Int, kills: Int) {
+        state.withLock { ($0.commits.reduce(0) { $0 + $1.count }, $0.kills + $0.ownerKills) }
     }
 
     // MARK: Figures

@@ -9,16 +9,24 @@ enum Output {
         if !writeAll(STDOUT_FILENO, text) { exit(141) }
     }
 
+    /// ``write(_:)`` of bytes.
+    static func write(bytes: UnsafeRawBufferPointer) {
+        if !writeAll(STDOUT_FILENO, bytes) { exit(141) }
+    }
+
     static func error(_ text: String) {
         _ = writeAll(STDERR_FILENO, text)
     }
 
     /// write(2) until done; false on EPIPE or another error.
     private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
-        var bytes = Array(text.utf8)
+        Array(text.utf8).withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return false }
             offset += n
