@@ -5,7 +5,7 @@ import Testing
 @Suite struct StatementCacheTests {
     @Test func theCacheIsBoundedAndDropsFailedStatements() throws {
         let dir = try TemporaryDirectory()
-        let connection = try Connection(path: dir.path("c.db"), readOnly: false, busyTimeoutMilliseconds: 1000)
+        let connection = try Connection(path: dir.path("c.db"), readOnly: false, busyTimeoutMilliseconds: 1000, rules: LayoutRules())
         try connection.execute("CREATE TABLE t(a INTEGER PRIMARY KEY)")
         for i in 0..<300 { _ = try connection.scalar("SELECT \(i)") }
         #expect(connection.cachedStatementCount <= 256)

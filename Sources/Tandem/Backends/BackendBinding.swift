@@ -33,28 +33,6 @@ extension SharedDatabase {
         guard let kind = BackendRegistry.kind(for: url.scheme) else { throw TandemError.invalidBackend("unknown backend scheme '\(url.scheme)'") }
         let id = try kind.existingIdentifier(url)
         if id == boundID { return }
-        throw refusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
-    }
-
-    /// Records the backend this database syncs with, or refuses a different one.
-    /// - Throws: ``TandemError/invalidBackend(_:)`` when the database already syncs with another backend.
-    func bind(to backend: any SyncBackend, name: String) throws {
-        let id = backend.identifier
-        try write { tx in
-            let bound = try tx.stored(.backendID).stringValue
-            if let bound, bound != id {
-                let boundName = try tx.stored(.backendName).stringValue ?? ""
-                throw refusal(boundName: boundName, name: name, detail: "")
-            }
-            if bound == nil {
-                try tx.store(.backendID, id)
-                try tx.store(.backendName, name)
-            }
-        }
-    }
-
-    private func refusal(boundName: String, name: String, detail: String) -> TandemError {
-        .invalidBackend(
-            "'\(path)' syncs with another backend\(boundName.isEmpty ? "" : " (\(boundName))") and cannot switch to \(name.isEmpty ? "this one" : "'\(name)'")\(detail): its download cursor and uploaded transaction ids belong to the first; sync a new client database instead")
+        throw bindingRefusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
     }
 }

@@ -16,7 +16,7 @@ extension EmbeddedBackend {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard Opening.fileSize(path) > 0 else { return "" }
         do {
-            let immutable = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: 0, immutable: true)
+            let immutable = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: 0, immutable: true, rules: LayoutRules())
             if let id = try storedIdentifier(immutable) { return id }
             guard FileManager.default.fileExists(atPath: path + "-wal") else { return "" }
             let connection = try Opening.openReader(path: path, configuration: Configuration())

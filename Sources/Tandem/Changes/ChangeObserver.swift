@@ -35,12 +35,15 @@ final class ChangeObserver: @unchecked Sendable {
     private let state = Mutex(State())
     private let path: String
     private let notifyPath: String
-    private let configuration: Configuration
+    private let busyTimeoutMilliseconds: Int32
+    /// Seconds between polls when inotify is unavailable (`Configuration.changePollInterval`).
+    private let pollInterval: Double
 
-    init(path: String, notifyPath: String, configuration: Configuration) {
+    init(path: String, notifyPath: String, busyTimeoutMilliseconds: Int32, pollInterval: Double) {
         self.path = path
         self.notifyPath = notifyPath
-        self.configuration = configuration
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.pollInterval = pollInterval
     }
 
     /// Adds a subscriber; starts the observer thread on first use.
@@ -58,14 +61,15 @@ final class ChangeObserver: @unchecked Sendable {
         state.withLock { _ = $0.subscribers.removeValue(forKey: token) }
     }
 
-    /// Delivers a commit of this process to subscribers at once.
-    func localCommit(_ commit: Writer.Commit) {
+    /// Delivers a commit of this process to subscribers at once: the tables it changed, and the
+    /// sequence it stamped.
+    func localCommit(tables: Set<String>, sequence: Int64) {
         let handlers = state.withLock { s -> [Handler] in
             guard s.started else { return [] }
-            s.ledger.recordOwn(commit.sequence)
+            s.ledger.recordOwn(sequence)
             return Array(s.subscribers.values)
         }
-        let change = commit.tables.contains(InternalTables.anyTable) ? .unknown : DatabaseChange(rawTables: commit.tables)
+        let change = tables.contains(InternalTables.anyTable) ? .unknown : DatabaseChange(rawTables: tables)
         for handler in handlers { handler(change, false) }
     }
 
@@ -85,7 +89,7 @@ final class ChangeObserver: @unchecked Sendable {
         }
         guard needsStart else { return }
         do {
-            let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds)
+            let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds, rules: LayoutRules())
             let wakeup = try FileWakeup(path: notifyPath)
             let counter = WALCommitCounter(databasePath: path)
             state.withLock { $0.wakeup = wakeup; $0.commitCounter = counter }
@@ -102,7 +106,7 @@ final class ChangeObserver: @unchecked Sendable {
     }
 
     private func run(connection: Connection, wakeup: FileWakeup) {
-        let interval = configuration.changePollInterval * 1000
+        let interval = pollInterval * 1000
         let timeout = interval.isFinite ? Int32(max(1, min(interval, 86_400_000))) : 86_400_000
         while true {
             let event = wakeup.wait(timeoutMilliseconds: timeout)

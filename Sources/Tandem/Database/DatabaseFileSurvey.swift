@@ -40,7 +40,8 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
             // it is on disk, so that a WAL-mode file gains no -wal or -shm from the survey.
             let sidecars = ["-wal", "-journal"].contains { FileManager.default.fileExists(atPath: resolved + $0) }
             connection = sidecars ? try Opening.openReader(path: resolved, configuration: Configuration())
-                : try Connection(path: resolved, readOnly: true, busyTimeoutMilliseconds: Configuration().busyTimeoutMilliseconds, immutable: true)
+                : try Connection(path: resolved, readOnly: true, busyTimeoutMilliseconds: Configuration().busyTimeoutMilliseconds, immutable: true,
+                                   rules: LayoutRules())
             try Opening.configureReader(connection)
         } catch let error as SQLiteError {
             throw TandemError.cannotOpen(path: resolved, reason: error.message)

@@ -109,7 +109,7 @@ enum Opening {
                 let now = DispatchTime.now().uptimeNanoseconds
                 let remaining = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 : 0)
                 let connection = try Connection(path: path, readOnly: configuration.readOnly,
-                                                busyTimeoutMilliseconds: min(configuration.busyTimeoutMilliseconds, remaining))
+                                                busyTimeoutMilliseconds: min(configuration.busyTimeoutMilliseconds, remaining), rules: LayoutRules())
                 try configure(connection)
                 connection.setBusyTimeout(configuration.busyTimeoutMilliseconds)
                 return connection
@@ -127,7 +127,7 @@ enum Opening {
                 // which only a read-write connection can roll back: do that once, as any SQLite
                 // client opening the file would, then read.
                 recovered = true
-                if let writer = try? Connection(path: path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds) {
+                if let writer = try? Connection(path: path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds, rules: LayoutRules()) {
                     _ = try? writer.scalar("SELECT count(*) FROM sqlite_master")
                 }
             } catch let error as SQLiteError where error.code == .notADatabase || error.code == .corrupt {

@@ -129,7 +129,8 @@ public final class SharedDatabase: Sendable {
         self.path = path
         self.configuration = configuration
         self.openedFile = FileIdentity(path: path)
-        self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", configuration: configuration)
+        self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+                                        pollInterval: configuration.changePollInterval)
     }
 
     /// Opens the writer (unless read-only) and the reader pool, and runs `setUp`. Everything it
@@ -185,7 +186,7 @@ public final class SharedDatabase: Sendable {
     func write<T>(marking marked: Set<String>, cancellation: LockWatchdog.Cancellation?, _ body: (Transaction) throws -> T) throws -> T {
         guard let writer else { throw TandemError.readOnly(path: path) }
         let (value, commit) = try writer.write(marking: marked, cancellation: cancellation, body)
-        if let commit { observer.localCommit(commit) }
+        if let commit { observer.localCommit(tables: commit.tables, sequence: commit.sequence) }
         return value
     }
 

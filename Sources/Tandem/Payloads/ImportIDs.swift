@@ -20,7 +20,7 @@ final class ImportIDs {
     private var last: [UInt8] = []
 
     init() throws {
-        connection = try Connection(path: "", readOnly: false, busyTimeoutMilliseconds: 0)
+        connection = try Connection(path: "", readOnly: false, busyTimeoutMilliseconds: 0, rules: nil)
         try connection.executeScript("""
             PRAGMA cache_size = -16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
             CREATE TABLE ids(id TEXT NOT NULL, position INTEGER NOT NULL);

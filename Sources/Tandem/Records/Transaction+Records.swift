@@ -146,15 +146,20 @@ extension Transaction {
     /// The layout of `R`, checked once per connection against the table the file declares.
     func checkedLayout<R: Record>(_ type: R.Type) throws -> RecordLayout {
         let layout = try RecordLayout.of(R.self)
-        if connection.checkedRecordTypes.contains(layout.typeName) { return layout }
+        if connection[CheckedRecordTypes.self].contains(layout.typeName) { return layout }
         try layout.check(against: try SchemaInstaller.storedSchema(self), path: connection.path)
-        connection.checkedRecordTypes.insert(layout.typeName)
+        connection[CheckedRecordTypes.self].insert(layout.typeName)
         do {
             for relation in layout.relations { _ = try checkedLayout(relation.target) }
         } catch {
-            connection.checkedRecordTypes.remove(layout.typeName)
+            connection[CheckedRecordTypes.self].remove(layout.typeName)
             throw error
         }
         return layout
     }
+}
+
+/// The record types a connection checked against its file's schema (see `checkedLayout`).
+enum CheckedRecordTypes: ConnectionAttachmentKey {
+    static var defaultValue: Set<String> { [] }
 }

@@ -14,7 +14,7 @@ enum AuthorizerRefusal: Equatable {
 }
 
 /// The connection's authorizer: it records read sets, refuses transaction control inside a
-/// transaction Tandem owns, and keeps Tandem's own tables (``InternalTables``) to Tandem.
+/// transaction Tandem owns, and keeps the tables its ``ConnectionRules`` protect to their owner.
 ///
 /// Every statement is judged when it is prepared, the statements of the triggers it fires
 /// included (SQLite names the trigger in the authorizer's fourth argument):
@@ -62,9 +62,9 @@ extension Connection {
             if trigger == nil, preparedWriteTarget == nil, let first {
                 preparedWriteTarget = Statement.WriteTarget(action: action, table: String(cString: first))
             }
-            guard let first, InternalTables.isInternal(first) else { return SQLITE_OK }
+            guard let first, let rules, rules.isProtected(first) else { return SQLITE_OK }
             if let trigger {
-                if InternalTables.isViewTrigger(trigger) { return SQLITE_OK }
+                if rules.isOwnTrigger(trigger) { return SQLITE_OK }
                 return refuse(.foreignTrigger(trigger: String(cString: trigger), table: String(cString: first)))
             }
             return runsUserSQL ? refuse(.write(table: String(cString: first))) : SQLITE_OK
@@ -75,11 +75,11 @@ extension Connection {
             // The object's name, and for an index or a trigger the table it is on.
             guard runsUserSQL else { return SQLITE_OK }
             for name in [first, second] {
-                if let name, InternalTables.isInternal(name) { return refuse(.schemaChange(object: String(cString: name))) }
+                if let name, let rules, rules.isProtected(name) { return refuse(.schemaChange(object: String(cString: name))) }
             }
             return SQLITE_OK
         case SQLITE_ALTER_TABLE:
-            guard runsUserSQL, let second, InternalTables.isInternal(second) else { return SQLITE_OK }
+            guard runsUserSQL, let second, let rules, rules.isProtected(second) else { return SQLITE_OK }
             return refuse(.schemaChange(object: String(cString: second)))
         case SQLITE_PRAGMA:
             // writable_schema would let the user's SQL edit the schema table itself.
@@ -125,17 +125,8 @@ extension Connection {
         self.refusal = nil
         guard error is SQLiteError else { return error }
         if inReadTransaction, refusal != .transactionControl { return TandemError.readOnly(path: path) }
-        let reason: String
-        switch refusal {
-        case .transactionControl:
-            reason = "BEGIN, COMMIT, END and ROLLBACK are not allowed inside a Tandem transaction; it commits when the block returns and rolls back when it throws (SAVEPOINT works)"
-        case .write(let table):
-            reason = InternalTables.writeRefusal(table)
-        case .schemaChange(let object):
-            reason = InternalTables.schemaRefusal(object)
-        case .foreignTrigger(let trigger, let table):
-            reason = "the trigger \(trigger), which Tandem did not make, writes \(InternalTables.describe(table)), which only Tandem writes: drop the trigger (tandem check lists such triggers)"
-        }
+        let reason = rules?.reason(for: refusal)
+            ?? "BEGIN, COMMIT, END and ROLLBACK are not allowed inside a transaction the connection owns (SAVEPOINT works)"
         return TandemError.invalidSQL(sql: sql, reason: reason)
     }
 

@@ -8,6 +8,8 @@ import Foundation
 final class Connection {
     let handle: OpaquePointer
     let path: String
+    /// What the layer that owns the file's tables says of them (see ``ConnectionRules``).
+    let rules: (any ConnectionRules)?
     /// Prepared statements, one cache for Tandem's own SQL and one for the user's: the
     /// authorizer judges a statement when it is prepared, so a user's SQL must never be served a
     /// statement prepared as Tandem's (see ``runsUserSQL``).
@@ -18,11 +20,8 @@ final class Connection {
             if runsUserSQL { yield &caches.user } else { yield &caches.own }
         }
     }
-    /// Record types already checked against this file's schema (see `Transaction.checkedLayout`).
-    var checkedRecordTypes: Set<String> = []
-    /// The stored schema as last read, with the `schema_version` it was read at (see
-    /// `SchemaInstaller.storedSchema(_:cached:)`).
-    var storedSchemaCache: (version: Int64, schema: Schema?)?
+    /// Values the layers above keep with this connection (see ``ConnectionAttachmentKey``).
+    var attachments: [ObjectIdentifier: Any] = [:]
     /// Row changes the preupdate hook saw in data tables (the rows behind the views), a delete
     /// left out while ``replacesRows`` (see ``RowCount``).
     private(set) var dataTableRowChanges = 0
@@ -66,16 +65,15 @@ final class Connection {
     /// SQLite passed their names, and whether they hold user rows: a change to one of them (a
     /// bulk insert, a view's trigger writing its three tables) then costs a pointer and a string
     /// comparison instead of a String and a set insertion.
-    private var recentlyChanged: [(name: UnsafePointer<CChar>, copy: UnsafeMutablePointer<CChar>, kind: ChangedTable)] = []
-
-    /// What a row change in a table counts for (see ``RowCount``).
-    private enum ChangedTable { case data, queue, other }
+    private var recentlyChanged: [(name: UnsafePointer<CChar>, copy: UnsafeMutablePointer<CChar>, kind: ChangedTableKind)] = []
 
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
     /// With `immutable`, the file is read as it is on disk: read-only, no locks, no `-wal` or
     /// `-shm` read or created (commits still in a WAL are not seen).
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false) throws {
+    /// `rules` are what the layer that owns the file's tables says of them (nil: plain SQLite).
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false,
+         rules: (any ConnectionRules)?) throws {
         var db: OpaquePointer?
         var flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -95,6 +93,7 @@ final class Connection {
         }
         self.handle = db
         self.path = path
+        self.rules = rules
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         registerFunctions()
@@ -117,18 +116,14 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
-    /// The connection's last error; a constraint message is put in the user's terms (see
-    /// ``ConstraintMessage``), using the statement's `arguments` to name a duplicate id.
+    /// The connection's last error, in the user's terms where the ``rules`` say (Tandem's name
+    /// the user's tables and a duplicate id, from the statement's `arguments`).
     func error(_ rc: Int32, sql: String?, arguments: [DatabaseValue] = []) -> SQLiteError {
         let extended = sqlite3_extended_errcode(handle)
         var code = (extended & 0xff) == (rc & 0xff) ? extended : rc
         var message = String(cString: sqlite3_errmsg(handle))
-        if code & 0xff == SQLITE_CONSTRAINT {
-            message = ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: self)
-        } else if code == SQLITE_ERROR, let refusal = ConstraintMessage.typeRefusal(in: message) {
-            // A value a view's trigger refused for its column's type (see `TableSchema.storedValue`).
-            code = SQLiteError.constraintDatatype
-            message = refusal
+        if let rules, let terms = rules.userTerms(code: code, message: message, sql: sql, arguments: arguments, on: self) {
+            (code, message) = terms
         }
         // "unable to open database file" says nothing of why; out of descriptors, say so.
         if [SQLITE_CANTOPEN, SQLITE_IOERR].contains(code & 0xff), let hint = DescriptorLimit.hint(errno: sqlite3_system_errno(handle)) {
@@ -349,7 +344,7 @@ final class Connection {
         let counts = operation != SQLITE_DELETE || !replacesRows
         // The same pointer may name another table after a schema change frees the first: the
         // copy of the name is compared too.
-        var kind: ChangedTable?
+        var kind: ChangedTableKind?
         for recent in recentlyChanged where recent.name == table && strcmp(recent.copy, table) == 0 {
             kind = recent.kind
             break
@@ -357,7 +352,7 @@ final class Connection {
         if kind == nil {
             let name = String(cString: table)
             changedTables.insert(name)
-            kind = InternalTables.declaredTable(ofDataTable: name) != nil ? .data : name == InternalTables.crud ? .queue : .other
+            kind = rules?.kind(ofTable: name) ?? .other
             if recentlyChanged.count == 4 { free(recentlyChanged.removeFirst().copy) }
             if let copy = strdup(table), let kind { recentlyChanged.append((table, copy, kind)) }
         }

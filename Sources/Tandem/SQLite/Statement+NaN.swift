@@ -26,8 +26,8 @@ extension Statement {
             defer { sqlite3_reset(handle) }
             while try step() {}
         } catch let error as SQLiteError {
-            if let (table, column) = TableSchema.blobRefusal(in: error.message) {
-                return SQLiteError(extendedCode: error.extendedCode, message: TableSchema.nanMessage(table: table, column: column),
+            if let message = connection.rules?.nanRefusal(in: error.message) {
+                return SQLiteError(extendedCode: error.extendedCode, message: message,
                                    sql: sql, path: error.path, arguments: arguments)
             }
         } catch {}

@@ -62,7 +62,7 @@ public struct Transaction {
             var sets: [ResultSet] = []
             connection.rowCount = RowCount()
             defer { connection.rowCount = nil }
-            try connection.executeScript(sql, arguments: values, results: { sets.append($0) }, rows: storedRows)
+            try connection.executeScript(sql, arguments: values, results: { sets.append($0) }, rows: returnedRows)
             return ScriptResult(resultSets: sets, rowsChanged: connection.rowCount?.total ?? 0)
         }
     }
@@ -73,7 +73,7 @@ public struct Transaction {
         try connection.asUser {
             try connection.withCachedStatement(sql) { statement in
                 if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
-                return try storedRows(statement, arguments.map(\.databaseValue))
+                return try returnedRows(statement, arguments.map(\.databaseValue))
             }
         }
     }
@@ -89,11 +89,18 @@ public struct Transaction {
             try connection.withCachedStatement(sql) { statement in
                 if isReadOnly && !statement.isReadOnly { throw TandemError.readOnly(path: connection.path) }
                 if statement.writeTarget != nil, statement.columnCount > 0 {
-                    return try storedRows(statement, arguments.map(\.databaseValue)).first?[0] ?? .null
+                    return try returnedRows(statement, arguments.map(\.databaseValue)).first?[0] ?? .null
                 }
                 return try statement.scalar(arguments.map(\.databaseValue))
             }
         }
+    }
+
+    /// The rows `statement` returns: as the ``ConnectionRules`` give them for a statement that
+    /// writes through a view (its `RETURNING` clause's rows as stored), otherwise SQLite's.
+    func returnedRows(_ statement: Statement, _ arguments: [DatabaseValue]) throws -> [Row] {
+        if let rules = connection.rules, let rows = try rules.rowsReturned(by: statement, arguments, in: self) { return rows }
+        return try statement.fetchAll(arguments)
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE (`sqlite3_changes64`).

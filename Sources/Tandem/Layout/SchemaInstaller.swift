@@ -18,9 +18,9 @@ enum SchemaInstaller {
     /// upgrade regenerates views, which moves it).
     static func cachedStoredSchema(_ tx: Transaction) throws -> Schema? {
         let version = try tx.connection.scalar("PRAGMA schema_version").int64Value ?? 0
-        if let cached = tx.connection.storedSchemaCache, cached.version == version { return cached.schema }
+        if let cached = tx.connection[StoredSchemaCache.self], cached.version == version { return cached.schema }
         let schema = try storedSchema(tx)
-        tx.connection.storedSchemaCache = (version, schema)
+        tx.connection[StoredSchemaCache.self] = (version, schema)
         return schema
     }
 
@@ -164,4 +164,9 @@ enum SchemaInstaller {
             return ([parts[0]] + (parts[1].isEmpty ? [] : [parts[1]]) + (parts[2] == "0" ? [] : ["PRIMARY KEY"])).joined(separator: " ")
         }.joined(separator: ", ")
     }
+}
+
+/// The stored schema as a connection last read it, with the `schema_version` it was read at.
+enum StoredSchemaCache: ConnectionAttachmentKey {
+    static var defaultValue: (version: Int64, schema: Schema?)? { nil }
 }
