@@ -51,11 +51,11 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         do {
             serverID = try PostgresBackend.serverID(on: connection)
         } catch let error as PostgresError where error.sqlState == "42501" {
-            throw PostgresError("\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with `tandem backend grant` (\(error.message))")
+            throw PostgresError("\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with \(Remedy.grantScopes.apiTerms) (\(error.message))")
         }
         guard let id = serverID else {
             // Unavailable until set up: an app waits for it, as for a server that is down.
-            throw PostgresError("\(name) is not set up as a Tandem backend; run `tandem backend setup` with the schema first", isConnectionFailure: true)
+            throw PostgresError("\(name) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", isConnectionFailure: true)
         }
         identifier = id
         try connection.execute("SET enable_seqscan = off")  // as connect() does
@@ -182,8 +182,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
 
     // MARK: Push
 
-    public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+    public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         var drained: UInt8 = 0
         while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
         while true {

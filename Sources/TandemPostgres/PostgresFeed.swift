@@ -62,10 +62,10 @@ enum PostgresFeed {
                        ELSE EXISTS (SELECT 1 FROM tandem_changes WHERE \(newer)) END)
             """, [old?.inProgressArray, old.map { String($0.xmax) }]).first ?? []
         guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
-            throw PostgresError("\(name) has no Tandem change feed; run `tandem backend setup` with the schema")
+            throw PostgresError("\(name) has no Tandem change feed; run \(Remedy.setUpServer.apiTerms) with the schema")
         }
         guard row[4] == PostgresSetup.layout else {
-            throw PostgresError("\(name) was set up by an older Tandem; run `tandem backend setup` with the schema again to upgrade it")
+            throw PostgresError("\(name) was set up by an older Tandem; run \(Remedy.setUpServer.apiTerms) with the schema again to upgrade it")
         }
         let recorded = history.split(separator: "/").first.flatMap { UInt64($0) }
         let xmin = row[2].flatMap { $0 }.flatMap { UInt64($0) }
@@ -84,7 +84,7 @@ enum PostgresFeed {
             return "the server's history changed (it was restored from a dump or replaced): this client's cursor belongs to the old one"
         }
         if (cursor.grants ?? 0) != position.grants {
-            return "this client's scopes changed (tandem backend grant or revoke): syncing its new slice"
+            return "this client's scopes changed (granted or revoked on the server): syncing its new slice"
         }
         let settled = cursor.settled
         if settled.xmax > position.snapshot.xmax {

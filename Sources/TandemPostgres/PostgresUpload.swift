@@ -52,7 +52,7 @@ struct PostgresUpload {
 
     private func applyEntry(_ entry: CrudEntry) throws {
         guard let declared = columns[entry.table] else {
-            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run `tandem backend setup` with the current schema")
+            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run \(Remedy.setUpServer.apiTerms) with the current schema")
         }
         let types = Dictionary(declared.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
         let table = SQLText.identifier(entry.table)

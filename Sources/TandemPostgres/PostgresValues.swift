@@ -29,6 +29,6 @@ enum PostgresValues {
 
     static func unknownColumn(_ column: String, entry: CrudEntry) throws -> Never {
         throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID,
-                                         reason: "column \(column) is not in the server's table; run `tandem backend setup` with the current schema")
+                                         reason: "column \(column) is not in the server's table; run \(Remedy.setUpServer.apiTerms) with the current schema")
     }
 }

@@ -146,7 +146,7 @@ import Testing
         let backend = try kind.make(in: dir)
         let start = try origin(backend)
         let woke = Mutex<String??>(nil)
-        let waiter = Thread { woke.withLock { $0 = .some(try? backend.waitForChanges(after: start, timeout: 10)) } }
+        let waiter = Thread { woke.withLock { $0 = .some(try? backend.waitForChanges(after: start, timeout: .seconds(10))) } }
         waiter.start()
         try backend.upload([transaction(1, [(.put, "a", [:])])], clientID: "a", epoch: 1)
         try waitUntil(timeout: 5, "the waiter to wake") { woke.withLock { $0 } != nil }
@@ -213,11 +213,11 @@ import Testing
             try backend.upload([transaction(Int64(i + 1), [(.put, "n\(i)", ["title": .string("while open")])])], clientID: "a", epoch: 1)
             let batch = try backend.fetchChanges(after: cursor, limit: 100)
             #expect(batch.changes.map(\.rowID) == ["n\(i)"], "a committed change arrives while older transactions stay open")
-            #expect(try backend.waitForChanges(after: batch.nextCursor, timeout: 0) == nil, "nothing more is announced")
+            #expect(try backend.waitForChanges(after: batch.nextCursor, timeout: .zero) == nil, "nothing more is announced")
             cursor = batch.nextCursor
         }
         try open.execute("COMMIT")
-        #expect(try backend.waitForChanges(after: cursor, timeout: 5) != nil, "the held transaction's commit is announced")
+        #expect(try backend.waitForChanges(after: cursor, timeout: .seconds(5)) != nil, "the held transaction's commit is announced")
         #expect(try backend.fetchChanges(after: cursor, limit: 100).changes.map(\.rowID) == ["held"])
     }
 

@@ -11,9 +11,9 @@ import Testing
         var matched = false
         do {
             try db.execute("INSERT INTO notes(id, title) VALUES ('x', 'b')")
-        } catch SQLiteError.Code.busy {
+        } catch ResultCode.busy {
             Issue.record("a constraint failure matched SQLITE_BUSY")
-        } catch SQLiteError.Code.constraint {
+        } catch ResultCode.constraint {
             matched = true
         }
         #expect(matched)

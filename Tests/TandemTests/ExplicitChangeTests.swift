@@ -10,7 +10,7 @@ import Testing
     @Test func notifyChangedReachesOtherObservers() throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()
-        configuration.changePollInterval = 3600
+        configuration.changePollInterval = .seconds(3600)
         let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
         let other = try SharedDatabase(path: db.path, configuration: configuration)
         let seen = Mutex<[DatabaseChange]>([])

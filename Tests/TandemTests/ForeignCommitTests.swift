@@ -10,7 +10,7 @@ import Testing
     @Test func aForeignCommitFollowedByATandemCommitIsReported() throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()
-        configuration.changePollInterval = 3600  // no backstop poll during the test
+        configuration.changePollInterval = .seconds(3600)  // no backstop poll during the test
         let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
         let seen = Mutex<[DatabaseChange]>([])
         let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }

@@ -68,8 +68,8 @@ final class MemoryBackend: SyncBackend {
         }
     }
 
-    func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+    func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         while true {
             let newest = state.withLock { $0.log.last?.version ?? 0 }
             if newest > Int64(cursor) ?? 0 { return String(newest) }

@@ -96,7 +96,7 @@ import Testing
         let longHolder = try pythonLockHolder(path: path2, seconds: 4)
         let locked2 = try longHolder.waitForLine("locked") { $0 == "locked" }
         var configuration = Configuration()
-        configuration.openTimeout = 1
+        configuration.openTimeout = .seconds(1)
         do {
             _ = try SharedDatabase(path: path2, schema: notesSchema, configuration: configuration)
             Issue.record("opened a file locked past the deadline")

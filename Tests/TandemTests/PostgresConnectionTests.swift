@@ -87,7 +87,7 @@ struct PostgresConnectionTests {
         try a.execute("INSERT INTO notes(id, title) VALUES ('offline', 'written while the server was down')")
         #expect(owner.isRunning && standBy.isRunning)
         // The status says how long the row has waited for upload, and that count grows.
-        try waitUntil("the upload lag in the status") { try a.syncStatus().uploadLagSeconds > 0.3 }
+        try waitUntil("the upload lag in the status") { try a.syncStatus().uploadLag > .milliseconds(300) }
         let status = try runTandem(["status", a.path, "--json"]).stdout
         #expect(status.contains(#""pending_uploads":1"#) && !status.contains(#""upload_lag_seconds":"0.000""#), "\(status)")
         try server.start()
@@ -95,7 +95,7 @@ struct PostgresConnectionTests {
             (try? PostgresConnection(server.url).execute("SELECT title FROM notes WHERE id = 'offline'").first?.first) == "written while the server was down"
         }
         try waitUntil("the status to clear") { try a.syncStatus().lastFailure == nil }
-        try waitUntil("the upload lag to end") { try a.syncStatus().uploadLagSeconds == 0 }
+        try waitUntil("the upload lag to end") { try a.syncStatus().uploadLag == .zero }
         for app in [owner, standBy] { app.signal(SIGTERM); #expect(try app.wait() == 0) }
     }
 }

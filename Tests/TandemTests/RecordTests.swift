@@ -161,7 +161,7 @@ let recordSchema: Schema = {
     @Test func aThrottledLiveQueryDeliversTheLatestAtMostOncePerInterval() throws {
         let counts = Mutex<[Int]>([])
         let start = nowMicroseconds()
-        let observation = try db.observe(RecordQuery<TodoItem>(), throttle: 0.2) { result in
+        let observation = try db.observe(RecordQuery<TodoItem>(), throttle: .milliseconds(200)) { result in
             if case .success(let items) = result { counts.withLock { $0.append(items.count) } }
         }
         for n in 0..<20 { try db.insert(TodoItem(title: "t\(n)")) }

@@ -14,7 +14,7 @@ private final class RefusingBackend: SyncBackend {
         try inner.upload(transactions, clientID: clientID, epoch: epoch)
     }
     func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch { try inner.fetchChanges(after: cursor, limit: limit) }
-    func waitForChanges(after cursor: String, timeout: Double) throws -> String? { try inner.waitForChanges(after: cursor, timeout: timeout) }
+    func waitForChanges(after cursor: String, timeout: Duration) throws -> String? { try inner.waitForChanges(after: cursor, timeout: timeout) }
     func interruptWaits() { inner.interruptWaits() }
 }
 

@@ -9,7 +9,7 @@ import Testing
     @Test func aShellWriterQueuesWithTandemWritersAndWakesWatchers() throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()
-        configuration.changePollInterval = 3600
+        configuration.changePollInterval = .seconds(3600)
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema, configuration: configuration)
         let seen = Mutex<[DatabaseChange]>([])
         let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }

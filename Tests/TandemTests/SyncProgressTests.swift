@@ -9,7 +9,7 @@ import Testing
     @Test func aDrainingBacklogReportsProgress() async throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()
-        configuration.syncProgressInterval = 0.02
+        configuration.syncProgressInterval = .milliseconds(20)
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema, configuration: configuration)
         let count = 4000
         for i in 0..<count { try db.execute("INSERT INTO notes(id, title) VALUES (?, 'x')", ["n\(i)"]) }
@@ -20,12 +20,12 @@ import Testing
             return reports
         }
         // Progress is reported before the status that says the backlog is gone is written.
-        try waitUntil(timeout: 60, "the backlog to drain") { try db.pendingUploadCount() == 0 && db.syncStatus().uploadLagSeconds == 0 }
+        try waitUntil(timeout: 60, "the backlog to drain") { try db.pendingUploadCount() == 0 && db.syncStatus().uploadLag == .zero }
         session.stop()
         let reports = await collected.value
         #expect(!reports.isEmpty, "a backlog of \(count) transactions reports its progress")
         for report in reports {
-            #expect(report.uploadedEntries > 0 && report.uploadedEntries + report.pendingEntries <= count && report.seconds > 0, "\(report)")
+            #expect(report.uploadedEntries > 0 && report.uploadedEntries + report.pendingEntries <= count && report.elapsed > .zero, "\(report)")
         }
         #expect(reports.map(\.uploadedEntries) == reports.map(\.uploadedEntries).sorted(), "progress only moves forward")
         let line = AppCommand.jsonLine(.progress(try #require(reports.last)))

@@ -206,7 +206,7 @@ import Testing
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('x', 'from a')")
         #expect(try runTandem(["sync", f.a.path, "--backend", f.backendURL]).status == 0)
         let session = try f.b.sync(with: try openBackend(url: f.backendURL), backendName: f.backendURL)
-        #expect(try await f.b.waitForFirstSync(timeout: 10))
+        #expect(try await f.b.waitForFirstSync(timeout: .seconds(10)))
         #expect(try count(f.b, "SELECT count(*) FROM notes") == 1)
         var events = session.events.makeAsyncIterator()
         let first = await events.next()

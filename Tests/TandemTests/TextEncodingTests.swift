@@ -84,7 +84,7 @@ import Testing
         let db = try SharedDatabase(path: path, schema: notesSchema)
         try db.write { tx in
             try tx.execute("CREATE TABLE source(n INTEGER PRIMARY KEY, b BLOB)")
-            for (n, bytes) in samples.enumerated() { try tx.execute("INSERT INTO source(n, b) VALUES (?, ?)", [n, Data(bytes)]) }
+            for (n, bytes) in samples.enumerated() { try tx.execute("INSERT INTO source(n, b) VALUES (?, ?)", [n, DatabaseValue.blob(Data(bytes))]) }
         }
         let script = samples.indices.map { "INSERT INTO notes(id, title) SELECT 's' || n, CAST(b AS TEXT) FROM source WHERE n = \($0);" }.joined(separator: "\n")
         try script.write(toFile: dir.path("s.sql"), atomically: true, encoding: .utf8)

@@ -11,7 +11,7 @@ import Testing
         let holder = try Spawned(["hold", dir.path("a.db"), "--seconds", "3"])
         try holder.waitForLine("locked") { $0 == "locked" }
         var configuration = Configuration()
-        configuration.busyTimeoutMilliseconds = 500
+        configuration.busyTimeout = .milliseconds(500)
         let db = try SharedDatabase(path: dir.path("a.db"), configuration: configuration)
         let start = nowMicroseconds()
         do {

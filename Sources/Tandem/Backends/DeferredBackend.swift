@@ -45,7 +45,7 @@ final class DeferredBackend: SyncBackend, @unchecked Sendable {
         try backend().fetchChanges(after: cursor, limit: limit)
     }
 
-    func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
+    func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         try backend().waitForChanges(after: cursor, timeout: timeout)
     }
 

@@ -9,7 +9,7 @@ extension EmbeddedBackend {
         parse: { url, directory in try parse(url, relativeTo: directory) },
         open: { url in
             var configuration = Configuration()
-            if let ms = url.options["busy_timeout_ms"].flatMap({ Int32($0) }) { configuration.busyTimeoutMilliseconds = ms }
+            if let ms = url.options["busy_timeout_ms"].flatMap({ Int32($0) }) { configuration.busyTimeout = .milliseconds(ms) }
             return try EmbeddedBackend(path: url.location, configuration: configuration)
         },
         existingIdentifier: { url in try identifier(ofFileAt: url.location) })

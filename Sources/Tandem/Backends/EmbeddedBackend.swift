@@ -34,7 +34,6 @@ public final class EmbeddedBackend: SyncBackend {
         CREATE TABLE IF NOT EXISTS server_uploads(client_id TEXT NOT NULL, tx_id INTEGER NOT NULL, txn INTEGER NOT NULL,
             digest TEXT NOT NULL, PRIMARY KEY(client_id, tx_id));
         CREATE TABLE IF NOT EXISTS server_clients(client_id TEXT PRIMARY KEY NOT NULL, epoch INTEGER NOT NULL);
-        INSERT OR IGNORE INTO ps_kv(key, value) VALUES ('\(StoredKey.role.rawValue)', 'backend');
         """
 
     /// Opens or creates the server database at `path`.
@@ -70,6 +69,7 @@ public final class EmbeddedBackend: SyncBackend {
                     created = true
                 }
                 try tx.executeOwn(EmbeddedBackend.ddl)
+                if try tx.stored(.role).isNull { try tx.store(.role, "backend") }
                 // Server files from before upload digests: add the column (unknown digests count as retries).
                 let hasDigest = try tx.scalar("SELECT count(*) FROM pragma_table_info('server_uploads') WHERE name = 'digest'").int64Value ?? 0
                 if hasDigest == 0 { try tx.execute("ALTER TABLE server_uploads ADD COLUMN digest TEXT NOT NULL DEFAULT ''") }
@@ -195,11 +195,11 @@ public final class EmbeddedBackend: SyncBackend {
         }
     }
 
-    /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout` seconds, or
+    /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout`, or
     /// until ``interruptWaits()``.
-    public func waitForChanges(after cursor: String, timeout: Double) throws -> String? {
+    public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         let after = try parse(cursor)
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         let generation = interruptions.load(ordering: .relaxed)
         while interruptions.load(ordering: .relaxed) == generation {
             let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }

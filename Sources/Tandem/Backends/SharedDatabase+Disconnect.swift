@@ -13,7 +13,7 @@ extension SharedDatabase {
     @discardableResult
     public func disconnectAndClear(discardPending: Bool = false) throws -> ClearedData {
         if FileLock.isHeld(path: ownerLockPath) {
-            throw TandemError.invalidBackend("a process owns sync for '\(path)'; stop it (tandem app) before resetting the backend")
+            throw TandemError.invalidBackend("a process owns sync for '\(path)'; stop its sync (\(Remedy.stopSyncOwner.apiTerms)) before resetting the backend")
         }
         return try write { tx in
             let pending = try UploadQueueRows.count(in: tx)
@@ -26,7 +26,7 @@ extension SharedDatabase {
                 cleared.deletedRows[table.name] = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable)").int64Value ?? 0)
                 try tx.executeOwn("DELETE FROM \(table.quotedDataTable)")
             }
-            cleared.deletedWaitingRows = Int(try tx.scalar("SELECT count(*) FROM ps_untyped").int64Value ?? 0)
+            cleared.deletedWaitingRows = try UntypedRows.count(in: tx)
             try UntypedRows.clear(in: tx)
             try DownloadStage.clear(in: tx)
             for key in [StoredKey.cursor, .backendID, .backendName, .syncStatus, .downloading] { try tx.removeStored(key) }

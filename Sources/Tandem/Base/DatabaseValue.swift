@@ -94,8 +94,19 @@ extension Double: DatabaseValueConvertible {
 extension Bool: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
 }
+/// Bytes bind as base64 text, as records store `Data` (Tandem's tables take no BLOB); bind
+/// ``DatabaseValue/blob(_:)`` for a BLOB in a table of your own.
 extension Data: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .blob(self) }
+    public var databaseValue: DatabaseValue { .text(base64EncodedString()) }
+}
+/// A date binds as records store it: real seconds since 1970 (what `Date(timeIntervalSince1970:)`
+/// reads back, and PostgreSQL's `to_timestamp` takes).
+extension Date: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .real(timeIntervalSince1970) }
+}
+/// A UUID binds as records store it: lowercase text (RFC 9562's form).
+extension UUID: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { .text(uuidString.lowercased()) }
 }
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }

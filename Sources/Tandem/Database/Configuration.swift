@@ -9,12 +9,14 @@ public struct Configuration: Sendable {
 
     /// Open the file read-only: reads and live queries work, every write throws ``TandemError/readOnly(path:)``.
     public var readOnly = false
-    /// How long opening may retry `SQLITE_BUSY` (the WAL switch and WAL recovery skip the busy handler), in seconds. Default 5 s.
-    public var openTimeout: Double = 5
-    /// SQLite's busy timeout in milliseconds, the safety net against writers that do not use Tandem. Default 5000 ms.
+    /// How long opening may retry `SQLITE_BUSY` (the WAL switch and WAL recovery skip the busy
+    /// handler). Default 5 s; at most a day.
+    public var openTimeout: Duration = .seconds(5)
+    /// SQLite's busy timeout, the safety net against writers that do not use Tandem, in whole
+    /// milliseconds (a fraction rounds up; at most `Int32.max` ms). Default 5 s.
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/busy_timeout.html
-    public var busyTimeoutMilliseconds: Int32 = 5000
+    public var busyTimeout: Duration = .seconds(5)
     /// Default `.normal`: a commit is durable across process crashes, and across power loss once the WAL is checkpointed.
     public var synchronous: Synchronous = .normal
     /// File mode for the database and its sidecar files. Default 0600; use 0660 for a group-shared database.
@@ -25,10 +27,11 @@ public struct Configuration: Sendable {
     public var journalSizeLimit: Int64 = 64 << 20
     /// The owner truncates the WAL (`wal_checkpoint(TRUNCATE)`) when it grows past this many bytes. Default 16 MiB.
     public var walCheckpointThreshold: Int64 = 16 << 20
-    /// Backstop poll interval for changes made without a wake-up (e.g. by the `sqlite3` shell), in seconds. Default 1 s.
-    public var changePollInterval: Double = 1
-    /// Seconds between ``SyncEvent/progress(_:)`` reports while the owner drains a backlog.
-    public var syncProgressInterval: Double = 1
+    /// Backstop poll interval for changes made without a wake-up (e.g. by the `sqlite3` shell).
+    /// Default 1 s; at most a day.
+    public var changePollInterval: Duration = .seconds(1)
+    /// The time between ``SyncEvent/progress(_:)`` reports while the owner drains a backlog. Default 1 s.
+    public var syncProgressInterval: Duration = .seconds(1)
 
     /// How many write transactions in a row a process may take the cross-process write lock
     /// before it yields to waiting writers of other processes. Lower is fairer (lower tail
@@ -54,4 +57,12 @@ public struct Configuration: Sendable {
 
     /// The defaults: read-write, 5 s open timeout, 5000 ms busy timeout, `synchronous=NORMAL`, mode 0600.
     public init() {}
+}
+
+extension Configuration {
+    /// ``busyTimeout`` as SQLite takes it.
+    var busyTimeoutMilliseconds: Int32 {
+        get { busyTimeout.clampedMilliseconds }
+        set { busyTimeout = .milliseconds(newValue) }
+    }
 }

@@ -99,7 +99,7 @@ enum Opening {
     /// Related SQLite documentation: https://www.sqlite.org/wal.html#sometimes_queries_return_sqlite_busy_in_wal_mode
     static func open(path: String, configuration: Configuration, configure: (Connection) throws -> Void) throws -> Connection {
         let start = DispatchTime.now().uptimeNanoseconds
-        let seconds = configuration.openTimeout.isFinite ? min(max(configuration.openTimeout, 0), 86_400) : 86_400
+        let seconds = min(max(configuration.openTimeout.seconds, 0), 86_400)
         let deadline = start + UInt64(seconds * 1e9)
         var delay: UInt64 = 10_000_000
         var recovered = false

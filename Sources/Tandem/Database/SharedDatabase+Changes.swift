@@ -48,7 +48,7 @@ extension SharedDatabase {
     /// ``changeWakeupUnavailableReason`` as a sentence for a log: "inotify is unavailable
     /// (reason); other processes' commits are noticed every N s", or nil.
     public var changePollingNotice: String? {
-        changeWakeupUnavailableReason.map { "inotify is unavailable (\($0)); other processes' commits are noticed every \(configuration.changePollInterval) s" }
+        changeWakeupUnavailableReason.map { "inotify is unavailable (\($0)); other processes' commits are noticed every \(configuration.changePollInterval.seconds) s" }
     }
 
     /// Stops calling the handler registered with ``addChangeHandler(_:)`` under `token`.

@@ -23,12 +23,14 @@ extension SharedDatabase {
     }
 
     /// Checkpoints the WAL, holding the write lock meanwhile. Waits for readers at most
-    /// `maximumWaitMilliseconds` (ms), so a long reader delays writers only that long; a
+    /// `maximumWait` (whole milliseconds, a fraction rounded up), so a long reader delays
+    /// writers only that long; a
     /// checkpoint this process's writer runs in the background (SQLite runs one checkpoint at a
     /// time) is waited for first, as long again.
     /// - Throws: ``TandemError/readOnly(path:)``; ``SQLiteError``.
     @discardableResult
-    public func checkpoint(_ mode: CheckpointMode, maximumWaitMilliseconds: Int32 = 100) throws -> CheckpointResult {
+    public func checkpoint(_ mode: CheckpointMode, maximumWait: Duration = .milliseconds(100)) throws -> CheckpointResult {
+        let maximumWaitMilliseconds = maximumWait.clampedMilliseconds
         guard let writer else { throw TandemError.readOnly(path: path) }
         return try writer.withExclusiveAccess { connection in
             _ = writer.checkpointing.waitForPasses(milliseconds: maximumWaitMilliseconds)

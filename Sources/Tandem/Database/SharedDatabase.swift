@@ -130,7 +130,7 @@ public final class SharedDatabase: Sendable {
         self.configuration = configuration
         self.openedFile = FileIdentity(path: path)
         self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
-                                        pollInterval: configuration.changePollInterval)
+                                        pollInterval: configuration.changePollInterval.seconds)
     }
 
     /// Opens the writer (unless read-only) and the reader pool, and runs `setUp`. Everything it
@@ -212,7 +212,7 @@ public final class SharedDatabase: Sendable {
     ///   uploaded under an empty id.
     public func clientID() throws -> String {
         guard case .text(let id) = try read({ try $0.stored(.clientID) }), !id.isEmpty else {
-            throw TandemError.damagedLayout(path: path, problems: ["Tandem's client id is missing or empty (tandem init DB --schema FILE makes a new one)"])
+            throw TandemError.damagedLayout(path: path, problems: ["Tandem's client id is missing or empty (\(Remedy.storeSchema.apiTerms) makes a new one)"])
         }
         return id
     }

@@ -70,7 +70,7 @@ enum InternalTables {
         let what = describe(table)
         switch table.lowercased() {
         case crud: return "\(what) is written by Tandem only: writes to the tables' views queue their changes, and a sync removes them once uploaded"
-        case keyValue: return "\(what) are written by Tandem only (change the schema with tandem init DB --schema FILE)"
+        case keyValue: return "\(what) are written by Tandem only (change the schema with \(Remedy.storeSchema.apiTerms))"
         default:
             if let name = declaredTable(ofDataTable: table.lowercased()) {
                 return "\(what) are written by Tandem only: write them through the view \(name) (INSERT INTO, UPDATE or DELETE FROM \(name)), which queues them for upload"
@@ -83,7 +83,7 @@ enum InternalTables {
     static func schemaRefusal(_ object: String) -> String {
         if object == "sqlite_schema" { return "writable_schema would let the statements edit the schema itself, Tandem's views and triggers included" }
         if declaredTable(ofDataTable: object.lowercased()) != nil {
-            return "\(describe(object)) belong to Tandem: change the table with tandem init DB --schema FILE"
+            return "\(describe(object)) belong to Tandem: change the table with \(Remedy.storeSchema.apiTerms)"
         }
         return "\(describe(object)) belongs to Tandem: only Tandem creates, changes or drops its objects and the objects on its tables"
     }

@@ -52,7 +52,7 @@ enum LayoutCheck {
                                            action: .storeSchema))
                 schema = declared
             } else {
-                found.append(LayoutFinding("no Tandem schema is stored in it (store one with tandem init DB --schema FILE)"))
+                found.append(LayoutFinding("no Tandem schema is stored in it (store one with \(Remedy.storeSchema.apiTerms))"))
                 return found
             }
         } catch {

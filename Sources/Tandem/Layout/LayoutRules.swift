@@ -22,7 +22,7 @@ struct LayoutRules: ConnectionRules {
         case .schemaChange(let object):
             return InternalTables.schemaRefusal(object)
         case .foreignTrigger(let trigger, let table):
-            return "the trigger \(trigger), which Tandem did not make, writes \(InternalTables.describe(table)), which only Tandem writes: drop the trigger (tandem check lists such triggers)"
+            return "the trigger \(trigger), which Tandem did not make, writes \(InternalTables.describe(table)), which only Tandem writes: drop the trigger (\(Remedy.listLayoutProblems.apiTerms) lists such triggers)"
         }
     }
 

@@ -1,6 +1,11 @@
 /// `ps_untyped`: downloaded rows of tables this database does not keep locally (not declared,
 /// local-only or insert-only), kept current by downloads until a schema declares the table synced.
 enum UntypedRows {
+    /// How many rows wait in the store.
+    static func count(in tx: Transaction) throws -> Int {
+        Int(try tx.connection.scalar("SELECT count(*) FROM ps_untyped").int64Value ?? 0)
+    }
+
     static func put(_ table: String, id: String, data: String?, in tx: Transaction) throws {
         try tx.executeOwn("INSERT OR REPLACE INTO ps_untyped(type, id, data) VALUES (?, ?, ?)", [table, id, data])
     }

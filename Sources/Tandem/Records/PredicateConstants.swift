@@ -31,7 +31,7 @@ struct PredicateConstantValue {
         case let d as Double: return d.isNaN ? nil : .real(d)
         case let d as Date: return d.timeIntervalSinceReferenceDate.isNaN ? nil : .real(d.timeIntervalSinceReferenceDate)
         case let s as String: return .text(s)
-        case let u as UUID: return .text(u.uuidString.lowercased())
+        case let u as UUID: return u.databaseValue
         case let b as Bool: return .integer(b ? 1 : 0)
         case let raw as any RawRepresentable where PredicateSemantics.builtIn(type(of: raw.rawValue)) != nil:
             return PredicateConstantValue(value: raw.rawValue).argument

@@ -60,9 +60,9 @@ enum RecordValue {
         case let v as UInt8: return .integer(Int64(v))
         case let v as Double: return .real(v)
         case let v as Float: return .real(Double(v))
-        case let v as Date: return .real(v.timeIntervalSince1970)
-        case let v as UUID: return .text(v.uuidString.lowercased())
-        case let v as Data: return .text(v.base64EncodedString())
+        case let v as Date: return v.databaseValue
+        case let v as UUID: return v.databaseValue
+        case let v as Data: return v.databaseValue
         case let v as URL: return .text(v.absoluteString)
         case let v as any RawRepresentable:
             guard let raw = v.rawValue as? any Encodable else { return .text("\(v.rawValue)") }

@@ -11,9 +11,9 @@ extension SharedDatabase {
     /// ```swift
     /// for try await open in db.watch(RecordQuery<TodoItem>(#Predicate { !$0.done })) { render(open) }
     /// ```
-    /// - Parameter throttle: at most one result per this many seconds (the latest wins); nil
+    /// - Parameter throttle: at most one result per this interval (the latest wins); nil
     ///   delivers every changed result at once.
-    public func watch<R: Record>(_ query: RecordQuery<R>, throttle: Double? = nil) -> AsyncThrowingStream<[R], Error> {
+    public func watch<R: Record>(_ query: RecordQuery<R>, throttle: Duration? = nil) -> AsyncThrowingStream<[R], Error> {
         LiveObservation.stream { try observe(query, throttle: throttle, onChange: $0) }
     }
 
@@ -27,9 +27,9 @@ extension SharedDatabase {
     /// A record query as a live query with a callback (on the query's own queue); a result equal
     /// to the last one delivered (same rows, same related rows, same order) is not delivered
     /// again. Changes to the tables of related records (to-one relationships) wake it too.
-    public func observe<R: Record>(_ query: RecordQuery<R>, throttle: Double? = nil,
+    public func observe<R: Record>(_ query: RecordQuery<R>, throttle: Duration? = nil,
                                    onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> LiveObservation {
-        let onChange = throttle.map { Throttle(interval: $0, deliver: onChange).callAsFunction } ?? onChange
+        let onChange = throttle.map { Throttle(interval: $0.seconds, deliver: onChange).callAsFunction } ?? onChange
         let layout = try read { try $0.checkedLayout(R.self) }
         let plan = try RecordSQL.make(query, layout: layout)
         let tables = try read { tx in try tx.connection.tablesRead(by: plan.select.text).union(layout.relations.map { try RecordLayout.of($0.target).tableName }) }

@@ -23,10 +23,10 @@ public protocol SyncBackend: Sendable {
     /// with a ``ChangeBatch/fullSyncReason`` starts a full sync.
     func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch
 
-    /// Blocks until the backend holds changes after `cursor`, or `timeout` seconds pass.
+    /// Blocks until the backend holds changes after `cursor`, or `timeout` passes.
     /// - Returns: a cursor at or after the newest change now known (so the next wait can start
     ///   from it), or nil on timeout.
-    func waitForChanges(after cursor: String, timeout: Double) throws -> String?
+    func waitForChanges(after cursor: String, timeout: Duration) throws -> String?
 
     /// Ends pending ``waitForChanges(after:timeout:)`` calls early. The backend stays usable.
     func interruptWaits()

@@ -126,7 +126,7 @@ final class SyncEngine: Sendable {
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
             let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: started))
             if let progress = try lag.passed(began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.pendingUploadCount() },
-                                             busy: result.moreToUpload, interval: database.configuration.syncProgressInterval) {
+                                             busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds) {
                 onEvent(.progress(progress))
             }
             try recordSuccess(fullSync: result.fullSyncReason, lags: lags)
@@ -200,7 +200,7 @@ final class SyncEngine: Sendable {
                 if known == nil {
                     known = try database.read { try $0.stored(.cursor).stringValue } ?? ""
                 }
-                if let newest = try backend.waitForChanges(after: known ?? "", timeout: 10) {
+                if let newest = try backend.waitForChanges(after: known ?? "", timeout: .seconds(10)) {
                     known = newest
                     lag.announced()
                     signal.raise()

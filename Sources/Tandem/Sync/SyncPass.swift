@@ -95,7 +95,7 @@ struct SyncPass {
                 pendingRows.remove(transaction.entries.map(\.id))
                 result.setAside += 1
                 var failure = SyncFailure(error, databasePath: database.path)
-                failure.message = "set aside transaction \(transaction.transactionID) (retry or discard it with tandem crud): \(failure.message)"
+                failure.message = "set aside transaction \(transaction.transactionID) (resolve it with \(Remedy.resolveRejectedUpload.apiTerms)): \(failure.message)"
                 onEvent(.error(failure))
                 continue
             }

@@ -10,17 +10,18 @@ public struct SyncProgress: Sendable, Hashable, CustomStringConvertible {
     public var pendingEntries: Int
     /// Backend changes applied since the backlog began.
     public var downloadedChanges: Int
-    /// Seconds since the backlog began.
-    public var seconds: Double
+    /// The time since the backlog began.
+    public var elapsed: Duration
 
-    public init(uploadedEntries: Int, pendingEntries: Int, downloadedChanges: Int, seconds: Double) {
+    public init(uploadedEntries: Int, pendingEntries: Int, downloadedChanges: Int, elapsed: Duration) {
         self.uploadedEntries = uploadedEntries
         self.pendingEntries = pendingEntries
         self.downloadedChanges = downloadedChanges
-        self.seconds = seconds
+        self.elapsed = elapsed
     }
 
     public var description: String {
+        let seconds = elapsed.seconds
         let rate = seconds > 0 ? Double(uploadedEntries) / seconds : 0
         return "uploaded \(uploadedEntries) entr\(uploadedEntries == 1 ? "y" : "ies") (\(Int(rate.rounded()))/s), \(pendingEntries) still queued, "
             + "downloaded \(downloadedChanges) change\(downloadedChanges == 1 ? "" : "s") in \(String(format: "%.1f", seconds)) s"
@@ -89,6 +90,7 @@ final class SyncLagTracker: Sendable {
             return (stretch.began, stretch.uploaded, stretch.downloaded)
         }
         guard let (start, up, down) = due else { return nil }
-        return SyncProgress(uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down, seconds: now.timeIntervalSince(start))
+        return SyncProgress(uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down,
+                            elapsed: .milliseconds(Int64((now.timeIntervalSince(start) * 1000).rounded())))
     }
 }

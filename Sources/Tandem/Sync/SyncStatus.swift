@@ -31,10 +31,14 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var uploadPendingSince: Date?
     /// When the backend announced changes the owner has not applied yet; nil when none wait.
     public var downloadPendingSince: Date?
-    /// Seconds the oldest queued entry has waited for upload (0 when nothing is queued).
-    public var uploadLagSeconds: Double { uploadPendingSince.map { max(0, Date().timeIntervalSince($0)) } ?? 0 }
-    /// Seconds the backend's newest announced changes have waited to be applied (0 when none wait).
-    public var downloadLagSeconds: Double { downloadPendingSince.map { max(0, Date().timeIntervalSince($0)) } ?? 0 }
+    /// How long the oldest queued entry has waited for upload (zero when nothing is queued).
+    public var uploadLag: Duration { Self.since(uploadPendingSince) }
+    /// How long the backend's newest announced changes have waited to be applied (zero when none wait).
+    public var downloadLag: Duration { Self.since(downloadPendingSince) }
+
+    private static func since(_ date: Date?) -> Duration {
+        date.map { .milliseconds(Int64((max(0, Date().timeIntervalSince($0)) * 1000).rounded())) } ?? .zero
+    }
     /// The last full sync (every row sent again by the backend): when it was applied and why.
     public var lastFullSync: FullSync?
 
@@ -110,16 +114,16 @@ extension SharedDatabase {
         }
     }
 
-    /// Waits until a download pass has completed (``SyncStatus/hasSynced``), or `timeout` seconds.
+    /// Waits until a download pass has completed (``SyncStatus/hasSynced``), or `timeout` has passed.
     /// - Returns: true if synced within the timeout.
-    public func waitForFirstSync(timeout: Double) async throws -> Bool {
+    public func waitForFirstSync(timeout: Duration) async throws -> Bool {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for try await status in try self.syncStatusUpdates() where status.hasSynced { return true }
                 return false
             }
             group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                try await Task.sleep(for: timeout)
                 return false
             }
             let result = try await group.next() ?? false

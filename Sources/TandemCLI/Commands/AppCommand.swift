@@ -40,7 +40,7 @@ enum AppCommand {
             session = try db.sync(with: backend, backendName: backendURL.name)
         } catch where SyncFailure(error, databasePath: db.path).kind == .backendUnavailable {
             // A server that is down (or not set up yet) is opened when it can be reached.
-            Output.error("tandem app: the backend is unavailable for now (\(error)); running locally, syncing once it can be reached\n")
+            Output.error("tandem app: the backend is unavailable for now (\(CommandHints.inCommandTerms("\(error)"))); running locally, syncing once it can be reached\n")
             session = try db.sync(url: backendURL)
         }
         if state.withLock({ s -> Bool in s.session = session; return s.stopping }) { session.stop() }
@@ -50,7 +50,7 @@ enum AppCommand {
         }
         for await event in session.events {
             if case .pollingForChanges(let reason) = event { Output.error("tandem app: \(reason)\n") }
-            emit(json ? jsonLine(event) : "[pid \(pid)] \(event)")
+            emit(json ? jsonLine(event) : "[pid \(pid)] \(CommandHints.inCommandTerms("\(event)"))")
         }
         // The session ends by itself only when sync could not go on (it says why above).
         return state.withLock { $0.stopping } ? 0 : 1
@@ -68,9 +68,9 @@ enum AppCommand {
         case .fullSync(let reason): return Output.object([("event", "\"full_sync\""), ("reason", JSONValue.string(reason).jsonText)])
         case .progress(let p):
             return Output.object([("event", "\"progress\""), ("uploaded_entries", String(p.uploadedEntries)), ("pending_entries", String(p.pendingEntries)),
-                                  ("downloaded_changes", String(p.downloadedChanges)), ("seconds", String(format: "%.3f", p.seconds))])
+                                  ("downloaded_changes", String(p.downloadedChanges)), ("seconds", String(format: "%.3f", p.elapsed.seconds))])
         case .error(let failure):
-            var pairs = [("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText), ("message", JSONValue.string(failure.message).jsonText)]
+            var pairs = [("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText), ("message", JSONValue.string(CommandHints.inCommandTerms(failure.message)).jsonText)]
             if let table = failure.table { pairs.append(("table", JSONValue.string(table).jsonText)) }
             if let rowID = failure.rowID { pairs.append(("row_id", JSONValue.string(rowID).jsonText)) }
             return Output.object(pairs)

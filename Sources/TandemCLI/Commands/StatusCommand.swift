@@ -28,12 +28,12 @@ enum StatusCommand {
             Output.write(Output.object([
                 ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
                 ("rejected_uploads", String(status.rejectedUploads)),
-                ("upload_lag_seconds", String(format: "%.3f", status.uploadLagSeconds)),
-                ("download_lag_seconds", String(format: "%.3f", status.downloadLagSeconds)),
+                ("upload_lag_seconds", String(format: "%.3f", status.uploadLag.seconds)),
+                ("download_lag_seconds", String(format: "%.3f", status.downloadLag.seconds)),
                 ("owner_pid", status.ownerPID.map(String.init) ?? "null"), ("epoch", String(status.epoch)),
                 ("connected", String(status.connected)), ("uploading", String(status.uploading)),
                 ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
-                ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError)),
+                ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError.map(CommandHints.inCommandTerms))),
                 ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
                 ("last_full_sync", status.lastFullSync.map { Output.object([("at", s($0.at.ISO8601Format())), ("reason", s($0.reason))]) } ?? "null"),
             ]) + "\n")
@@ -44,7 +44,7 @@ enum StatusCommand {
                 pending uploads: \(status.pendingUploads)\(status.rejectedUploads > 0 ? " (and \(status.rejectedUploads) transaction\(status.rejectedUploads == 1 ? "" : "s") the backend refused, set aside: tandem crud lists them)" : "")
                 owner:           \(status.ownerPID.map { "pid \($0)" } ?? "none")
                 epoch:           \(status.epoch)
-                lag:             upload \(String(format: "%.1f", status.uploadLagSeconds)) s, download \(String(format: "%.1f", status.downloadLagSeconds)) s
+                lag:             upload \(String(format: "%.1f", status.uploadLag.seconds)) s, download \(String(format: "%.1f", status.downloadLag.seconds)) s
                 connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
                 last error:      \(status.lastFailure.map { "\($0.kind.rawValue): " + Output.escapingControlCharactersInMessage($0.message) } ?? "none")

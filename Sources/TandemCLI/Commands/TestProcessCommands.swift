@@ -21,7 +21,7 @@ enum HoldCommand {
         try args.require(["DB"], more: true)
         let seconds = try args.seconds("seconds", default: 1)
         let timeout = try args.integer("busy-timeout", default: 5000, range: 0...3_600_000)
-        let db = try openDatabase(args.positionals[0]) { $0.busyTimeoutMilliseconds = Int32(timeout) }
+        let db = try openDatabase(args.positionals[0]) { $0.busyTimeout = .milliseconds(timeout) }
         try db.write { tx in
             if args.positionals.count > 1 { try tx.execute(args.positionals[1]) }
             Output.write("locked\n")

@@ -112,7 +112,7 @@ enum Output {
     /// A message for a terminal (errors on stderr): control characters from the data it quotes
     /// written as escapes, as ``escapingControlCharacters(_:)`` does, but newlines and tabs kept.
     static func escapingControlCharactersInMessage(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+        CommandHints.inCommandTerms(text).split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.split(separator: "\t", omittingEmptySubsequences: false).map { escapingControlCharacters(String($0)) }.joined(separator: "\t")
         }.joined(separator: "\n")
     }

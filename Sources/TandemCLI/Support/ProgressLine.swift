@@ -53,7 +53,7 @@ final class ProgressLine: Sendable {
 
     /// The line's text: `import notes: 412,000 rows, 137,333 rows/s, 3.0 s, 41 %, about 4 s left`.
     static func text(label: String, unit: Unit, count: Int64, elapsed: Duration, fraction: Double?) -> String {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         let rate = seconds > 0 ? Double(count) / seconds : 0
         var parts: [String]
         switch unit {
