@@ -28,7 +28,7 @@ import Testing
             let title = (try? a.read { try $0.scalar("SELECT title FROM notes WHERE id = 'x'").stringValue }) ?? nil
             seen.withLock { _ = $0.insert(title ?? "nil") }
         }
-        defer { a.removeChangeHandler(token) }
+        defer { token.cancel() }
         upload.downloadBatch = 2
         upload.maximumApply = 3
         try upload.download(into: &result)

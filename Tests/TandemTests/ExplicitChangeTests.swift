@@ -15,7 +15,7 @@ import Testing
         let other = try SharedDatabase(path: db.path, configuration: configuration)
         let seen = Mutex<[DatabaseChange]>([])
         let token = try other.addChangeHandler { change in seen.withLock { $0.append(change) } }
-        defer { other.removeChangeHandler(token) }
+        defer { token.cancel() }
         try db.notifyChanged(tables: ["notes"])
         try waitUntil(timeout: 2, "the explicit change") { !seen.withLock { $0 }.isEmpty }
         #expect(seen.withLock { $0 }.map(\.tables) == [["notes"]])

@@ -14,7 +14,7 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
         let seen = Mutex<[DatabaseChange]>([])
         let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
-        defer { db.removeChangeHandler(token) }
+        defer { token.cancel() }
         let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(id, title) VALUES ('s', 'from the shell')"])
         #expect(try shell.wait() == 0, "\(shell.stderr)")
         #expect(try runTandem(["exec", db.path, "INSERT INTO todos(what) VALUES ('tandem')"]).status == 0)

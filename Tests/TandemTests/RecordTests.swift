@@ -128,23 +128,24 @@ let recordSchema: Schema = {
     }
 
     @Test func asyncWritesRunOffThePoolAndWaitsCanBeCancelled() async throws {
-        let item = try await db.writeAsync { try $0.insert(TodoItem(title: "async")) }
-        #expect(try await db.readAsync { try $0.fetch(TodoItem.self, id: item.id) } == item)
+        let item = try await db.write { try $0.insert(TodoItem(title: "async")) }
+        #expect(try await db.read { try $0.fetch(TodoItem.self, id: item.id) } == item)
         let holder = try Spawned(["hold", db.path, "--seconds", "5"])
         try holder.waitForLine("locked") { $0 == "locked" }
         let database = db
-        let waiting = Task { try await database.writeAsync { try $0.insert(TodoItem(title: "never")) } }
+        let waiting = Task { try await database.write { try $0.insert(TodoItem(title: "never")) } }
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         holder.signal(SIGKILL)
         #expect(try db.count(RecordQuery<TodoItem>(#Predicate { $0.title == "never" })) == 0)
     }
 
-    @Test func liveResultsFollowWritesOfOtherProcesses() throws {
+    /// On the main actor, where `LiveResults` delivers.
+    @MainActor @Test func liveResultsFollowWritesOfOtherProcesses() async throws {
         let live = try LiveResults(db, RecordQuery<TodoItem>(#Predicate { !$0.done }, sortBy: [SortDescriptor(\.title)]))
-        try waitUntil("the first results") { live.records.isEmpty && live.error == nil }
+        try await waitOnMainActor("the first results") { live.records.isEmpty && live.error == nil }
         #expect(try runTandem(["exec", db.path, "INSERT INTO todo_item(id, title, count, score, done, priority) VALUES ('h1', 'from a helper', 0, 0.0, 0, 'low'), ('h2', 'done', 0, 0.0, 1, 'low')"]).status == 0)
-        try waitUntil("the helper's open item") { live.records.map(\.id) == ["h1"] }
+        try await waitOnMainActor("the helper's open item") { live.records.map(\.id) == ["h1"] }
         withExtendedLifetime(live) {}
     }
 

@@ -13,7 +13,7 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema, configuration: configuration)
         let seen = Mutex<[DatabaseChange]>([])
         let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
-        defer { db.removeChangeHandler(token) }
+        defer { token.cancel() }
         let holder = try Spawned(["hold", db.path, "--seconds", "1", "INSERT INTO notes(id, title) VALUES ('held', 'by tandem')"])
         try holder.waitForLine("locked") { $0 == "locked" }
         let bare = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(id, title) VALUES ('bare', 'x')"])

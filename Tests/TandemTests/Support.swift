@@ -182,6 +182,17 @@ func waitUntil(timeout: Double = 10, _ what: String, _ condition: () throws -> B
     }
 }
 
+/// ``waitUntil(timeout:_:_:)`` on the main actor: checks `condition` every 5 ms, giving the main
+/// actor to what is delivered there in between, until it holds or `timeout` seconds pass.
+@MainActor
+func waitOnMainActor(timeout: Double = 10, _ what: String, _ condition: () throws -> Bool) async throws {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while try !condition() {
+        if Date() > deadline { throw TestFailure("timed out after \(timeout) s waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
 /// The first column of the first row, as an integer.
 func count(_ db: SharedDatabase, _ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Int64 {
     try db.read { try $0.scalar(sql, arguments).int64Value ?? -1 }

@@ -14,7 +14,7 @@ func main(path: String) async throws {
     var updates = db.watch(open).makeAsyncIterator()              // a typed live query
     print("open now:", try await updates.next()!.map(\.title))
 
-    var milk = try db.write { tx in                               // one transaction, one emission
+    var milk = try await db.write { tx in                         // one transaction, one emission
         try tx.insert(TodoItem(title: "Answer mail", due: Date()))
         return try tx.insert(TodoItem(title: "Buy milk"))        // the id is minted and returned
     }

@@ -17,7 +17,7 @@ public final class EmbeddedBackend: SyncBackend {
     private let wake = WakeFlag()
     /// Incremented by ``interruptWaits()``; a wait that sees it change returns early.
     private let interruptions = Atomic<Int>(0)
-    private let token: UInt64
+    private let token: AnyDatabaseCancellable
     private let serverID: String
 
     /// Objects neither Tandem's (`ps_…`, the backend's `server_…`) nor SQLite's: a file holding
@@ -86,7 +86,7 @@ public final class EmbeddedBackend: SyncBackend {
         }
     }
 
-    deinit { database.removeChangeHandler(token) }
+    deinit { token.cancel() }
 
     /// `path` with symbolic links resolved, refused when it names a directory, a FIFO, a device
     /// or a hard-linked file.

@@ -1,13 +1,15 @@
 import Foundation
 
-/// Reads and writes for Swift concurrency. The work, and any wait for the cross-process write
-/// lock, runs on Tandem's own threads, never on a thread of the cooperative pool; cancelling the
-/// task ends a wait for the write lock with `CancellationError`.
+/// Reads and writes for Swift concurrency: the async overloads of ``read(_:)`` and ``write(_:)``
+/// (in an async context, `try await db.write { … }`; GRDB names them the same way). The work,
+/// and any wait for the cross-process write lock, runs on Tandem's own threads, never on a
+/// thread of the cooperative pool; cancelling the task ends a wait for the write lock with
+/// `CancellationError`.
 extension SharedDatabase {
     private static let blockingWork = DispatchQueue(label: "tandem.async", attributes: .concurrent)
 
-    /// ``read(_:)`` from a task.
-    public func readAsync<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+    /// ``read(_:)`` from a task: `body` runs on one of Tandem's threads.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
         return try await withCheckedThrowingContinuation { continuation in
             SharedDatabase.blockingWork.async {
@@ -16,9 +18,9 @@ extension SharedDatabase {
         }
     }
 
-    /// ``write(_:)`` from a task; cancelling the task while it waits for the write lock throws
-    /// `CancellationError` and writes nothing.
-    public func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+    /// ``write(_:)`` from a task: `body` runs on one of Tandem's threads; cancelling the task
+    /// while it waits for the write lock throws `CancellationError` and writes nothing.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         try Task.checkCancellation()
         guard writer != nil else { throw TandemError.readOnly(path: path) }
         let cancellation = LockWatchdog.Cancellation()

@@ -30,10 +30,14 @@ extension SharedDatabase {
         return stream
     }
 
-    /// Calls `handler` on an internal thread for every committed change; returns a token for
-    /// ``removeChangeHandler(_:)``. For code that waits on threads rather than tasks.
-    public func addChangeHandler(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> UInt64 {
-        try observer.subscribe { change, _ in handler(change) }
+    /// Calls `handler` for every committed change, until the returned cancellable is cancelled
+    /// or released. For code that waits on threads rather than tasks: the handler runs on
+    /// Tandem's observer thread for other processes' commits, and on the committing thread,
+    /// before the write returns, for this process's own.
+    /// - Throws: when the observer cannot start (see ``changes()``).
+    public func addChangeHandler(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> AnyDatabaseCancellable {
+        let token = try observer.subscribe { change, _ in handler(change) }
+        return AnyDatabaseCancellable { [weak self] in self?.observer.unsubscribe(token) }
     }
 
     /// Why this process notices other processes' commits by polling (every
@@ -49,10 +53,5 @@ extension SharedDatabase {
     /// (reason); other processes' commits are noticed every N s", or nil.
     public var changePollingNotice: String? {
         changeWakeupUnavailableReason.map { "inotify is unavailable (\($0)); other processes' commits are noticed every \(configuration.changePollInterval.seconds) s" }
-    }
-
-    /// Stops calling the handler registered with ``addChangeHandler(_:)`` under `token`.
-    public func removeChangeHandler(_ token: UInt64) {
-        observer.unsubscribe(token)
     }
 }

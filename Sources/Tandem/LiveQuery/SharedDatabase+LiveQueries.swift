@@ -34,16 +34,16 @@ extension SharedDatabase {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/set_authorizer.html
     public func watch(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) -> AsyncThrowingStream<[Row], Error> {
-        LiveObservation.stream { try observe(sql, arguments, onChange: $0) }
+        AnyDatabaseCancellable.stream { try observe(sql, arguments, onChange: $0) }
     }
 
     /// Watches a query with a callback, for code that runs on threads rather than tasks:
     /// `onChange` gets the result now and after every change that alters it, or one error after
     /// which the observation ends. Called on the query's own serial queue, one call at a time.
-    /// - Returns: an ``LiveObservation``; the query runs until it is cancelled or released.
+    /// - Returns: an ``AnyDatabaseCancellable``; the query runs until it is cancelled or released.
     /// - Throws: ``SQLiteError`` when the SQL does not prepare; an error when the change observer cannot start.
     public func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
-                        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> LiveObservation {
+                        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> AnyDatabaseCancellable {
         let values = arguments.map(\.databaseValue)
         return try observe(readSet: try readers.read { try $0.tablesRead(by: sql) }, load: { try $0.fetchAll(sql, values) }, onChange: onChange)
     }
@@ -52,7 +52,7 @@ extension SharedDatabase {
     /// that touches `tables` (user tables; their data tables are added), and `onChange` gets its
     /// value when it differs from the last one.
     func observe<Value: Equatable & Sendable>(readSet tables: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
-                                              onChange: @escaping @Sendable (Result<Value, Error>) -> Void) throws -> LiveObservation {
+                                              onChange: @escaping @Sendable (Result<Value, Error>) -> Void) throws -> AnyDatabaseCancellable {
         var readSet = tables
         for table in tables {
             readSet.insert(InternalTables.dataTable(of: table, localOnly: false))
@@ -61,7 +61,7 @@ extension SharedDatabase {
         let query = LiveQuery(database: self, readSet: readSet, load: load, deliver: onChange)
         let token = try observer.subscribe { [weak query] change, _ in query?.changed(change) }
         query.schedule()
-        return LiveObservation { [weak self] in
+        return AnyDatabaseCancellable { [weak self] in
             query.finish()
             self?.observer.unsubscribe(token)
         }

@@ -1,31 +1,38 @@
 import Foundation
 import Observation
-import Synchronization
 
 /// The latest results of a record query, for code that renders state: an `@Observable` holder
 /// that a live query keeps current (from this process or any other).
+///
+/// It lives on the main actor: the live query runs on its own queue and hands each result to
+/// the main actor (in order, through the main dispatch queue), so views and other main-actor
+/// code read ``records`` without a race, and SwiftUI or `withObservationTracking` see each
+/// change there.
 ///
 /// ```swift
 /// let open = try LiveResults(db, RecordQuery<TodoItem>(#Predicate { !$0.done }))
 /// withObservationTracking { render(open.records) } onChange: { … }
 /// ```
+@MainActor
 @Observable
-public final class LiveResults<R: Record>: @unchecked Sendable {
-    // @unchecked: `records` and `error` are written only from the live query's serial queue and
-    // read under the Observation module's access tracking.
+public final class LiveResults<R: Record> {
     /// The latest records, in the query's order.
     public private(set) var records: [R] = []
     /// The error that ended the live query, if one did.
     public private(set) var error: (any Error)?
-    @ObservationIgnored private var observation: LiveObservation?
+    @ObservationIgnored private var observation: AnyDatabaseCancellable?
 
     /// Starts the live query; the first results arrive shortly after (see ``records``).
-    /// - Throws: what ``SharedDatabase/observe(_:onChange:)`` throws.
+    /// - Throws: what ``SharedDatabase/observe(_:throttle:onChange:)`` throws.
     public init(_ database: SharedDatabase, _ query: RecordQuery<R>) throws {
         observation = try database.observe(query) { [weak self] result in
-            switch result {
-            case .success(let records): self?.records = records
-            case .failure(let error): self?.error = error
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated {
+                    switch result {
+                    case .success(let records): self?.records = records
+                    case .failure(let error): self?.error = error
+                    }
+                }
             }
         }
     }
@@ -33,5 +40,5 @@ public final class LiveResults<R: Record>: @unchecked Sendable {
     /// Stops the live query.
     public func cancel() { observation?.cancel() }
 
-    deinit { observation?.cancel() }
+    isolated deinit { observation?.cancel() }
 }

@@ -14,12 +14,12 @@ extension SharedDatabase {
     /// - Parameter throttle: at most one result per this interval (the latest wins); nil
     ///   delivers every changed result at once.
     public func watch<R: Record>(_ query: RecordQuery<R>, throttle: Duration? = nil) -> AsyncThrowingStream<[R], Error> {
-        LiveObservation.stream { try observe(query, throttle: throttle, onChange: $0) }
+        AnyDatabaseCancellable.stream { try observe(query, throttle: throttle, onChange: $0) }
     }
 
     /// Watches one record by id: the record, or nil while there is none.
     public func watch<R: Record>(_ type: R.Type, id: String) -> AsyncThrowingStream<R?, Error> {
-        LiveObservation.stream { deliver in
+        AnyDatabaseCancellable.stream { deliver in
             try observe(RecordQuery<R>(#Predicate { $0.id == id })) { deliver($0.map(\.first)) }
         }
     }
@@ -28,7 +28,7 @@ extension SharedDatabase {
     /// to the last one delivered (same rows, same related rows, same order) is not delivered
     /// again. Changes to the tables of related records (to-one relationships) wake it too.
     public func observe<R: Record>(_ query: RecordQuery<R>, throttle: Duration? = nil,
-                                   onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> LiveObservation {
+                                   onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> AnyDatabaseCancellable {
         let onChange = throttle.map { Throttle(interval: $0.seconds, deliver: onChange).callAsFunction } ?? onChange
         let layout = try read { try $0.checkedLayout(R.self) }
         let plan = try RecordSQL.make(query, layout: layout)

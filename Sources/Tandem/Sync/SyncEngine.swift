@@ -8,7 +8,7 @@ final class SyncEngine: Sendable {
         var stopped = false
         var status = SyncStatus()
         var lastStatusWrite: Date = .distantPast
-        var changeToken: UInt64?
+        var changeToken: AnyDatabaseCancellable?
         var started = false
         /// The loop thread, whose own commits (sealing, completing uploads, applying downloads,
         /// status) queue nothing and so need no further pass.
@@ -60,11 +60,11 @@ final class SyncEngine: Sendable {
 
     /// Stops the loop and waits for its last write to finish.
     func stop() {
-        let (token, started) = state.withLock { s -> (UInt64?, Bool) in
+        let (token, started) = state.withLock { s -> (AnyDatabaseCancellable?, Bool) in
             s.stopped = true
             return (s.changeToken, s.started)
         }
-        if let token { database.removeChangeHandler(token) }
+        token?.cancel()
         signal.raise()
         backendRetry.raise()
         backend.interruptWaits()

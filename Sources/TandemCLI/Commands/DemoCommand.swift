@@ -121,7 +121,7 @@ enum DemoCommand {
         }
         for helper in helpers { helper.wait() }
         let db = try SharedDatabase(path: a)
-        let expected = try db.read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
+        let expected = try await db.read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
         let deadline = Date(timeIntervalSinceNow: 15)
         while Date() < deadline {
             let s = shared.withLock { $0 }
@@ -134,7 +134,7 @@ enum DemoCommand {
 
         let s = shared.withLock { $0 }
         let pending = try db.pendingUploadCount()
-        let bRows = try SharedDatabase(path: b).read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
+        let bRows = try await SharedDatabase(path: b).read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
         let withinA = Percentiles(s.latencies["A"]!), toB = Percentiles(s.latencies["B"]!)
         Output.write("""
 

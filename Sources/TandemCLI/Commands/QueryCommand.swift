@@ -58,7 +58,7 @@ enum WatchCommand {
         Signals.onTerminate { exit(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)
         // The column names, which an empty result does not carry.
-        let columns = try db.read { try $0.run(sql, values) }.resultSets.first?.columns ?? []
+        let columns = try await db.read { try $0.run(sql, values) }.resultSets.first?.columns ?? []
         // Results are printed from the live query's own queue: no hop through a task.
         let observation = try db.observe(sql, values) { result in
             switch result {

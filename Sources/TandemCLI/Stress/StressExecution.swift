@@ -51,7 +51,7 @@ struct StressExecution {
 
         var settleProblems: [String] = []
         if let peer {
-            let expected = try database.read { try $0.scalar("SELECT count(*) FROM stress").int64Value ?? 0 }
+            let expected = try await database.read { try $0.scalar("SELECT count(*) FROM stress").int64Value ?? 0 }
             do {
                 try await waitFor(seconds: 120, "the upload queue to drain and the second client to hold \(expected) rows") {
                     (try? database.pendingUploadCount()) == 0
