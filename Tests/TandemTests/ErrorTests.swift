@@ -45,4 +45,18 @@ import Testing
         let rejected = SyncFailure(TandemError.uploadRejected(table: "notes", rowID: "n1", reason: "done: 'x' is not an integer"), databasePath: db)
         #expect(rejected.kind == .rejectedUpload && rejected.table == "notes" && rejected.rowID == "n1")
     }
+
+    /// A write transaction started inside another on the same thread is a misuse of the API,
+    /// said as one (it would otherwise wait for its own lock), and the outer one goes on.
+    @Test func aNestedWriteIsAMisuse() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("n.db"), schema: notesSchema)
+        try db.write { tx in
+            try tx.execute("INSERT INTO notes(id, title) VALUES ('outer', 'kept')")
+            #expect(throws: TandemError.misuse("a write transaction was started inside another one on the same thread (\(db.path)); run the statements in the outer transaction")) {
+                try db.write { try $0.execute("INSERT INTO notes(id, title) VALUES ('inner', 'never')") }
+            }
+        }
+        #expect(try db.fetchAll("SELECT id FROM notes").map { $0[0] } == [.text("outer")])
+    }
 }

@@ -33,6 +33,10 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// The backend cannot apply an upload (a value the column's type cannot take, say): the
     /// transaction stays queued. `reason` names the column and value.
     case uploadRejected(table: String, rowID: String, reason: String)
+    /// The API was used in a way it cannot work: a write transaction started inside another
+    /// on the same thread (it would wait for itself forever), say. The message says what to do
+    /// instead.
+    case misuse(String)
     /// Tandem's layout in the file is damaged in ways that cannot be repaired without losing
     /// data (see ``SharedDatabase/repairLayout()``); `problems` names each.
     case damagedLayout(path: String, problems: [String])
@@ -44,6 +48,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .invalidSchema(let m): return "invalid schema: \(m)"
         case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
         case .invalidArguments(let m): return "invalid arguments: \(m)"
+        case .misuse(let m): return "misuse of Tandem's API: \(m)"
         case .invalidJSON(let m): return "invalid JSON: \(m)"
         case .invalidRecord(let m): return "invalid record: \(m)"
         case .notInitialized(let path): return "'\(path)' has no Tandem schema; open it with one to create it"

@@ -72,7 +72,7 @@ final class Writer: @unchecked Sendable {
     private func enter() throws {
         let me: UInt = pthread_self()
         if holder.load(ordering: .relaxed) == me {
-            throw TandemError.invalidSQL(sql: "write", reason: "a write transaction was started inside another one on the same thread (\(path)); run the statements in the outer transaction")
+            throw TandemError.misuse("a write transaction was started inside another one on the same thread (\(path)); run the statements in the outer transaction")
         }
         mutex.lock()
         holder.store(me, ordering: .relaxed)
