@@ -56,8 +56,8 @@ import Testing
             let differing = stored.filter { $0 != $1 }
             #expect(differing.isEmpty, "\(table): stored rows differ (view, direct): \(differing.prefix(4))")
         }
-        let viewEntries = try viaView.crudTransactions(limit: 100).flatMap(\.entries)
-        let directEntries = try direct.crudTransactions(limit: 100).flatMap(\.entries)
+        let viewEntries = try viaView.uploadQueue.transactions(limit: 100).flatMap(\.entries)
+        let directEntries = try direct.uploadQueue.transactions(limit: 100).flatMap(\.entries)
         #expect(viewEntries.count == 2 * rows.count, "synced and events queue every row; local queues none")
         #expect(viewEntries.map(\.transactionID) == directEntries.map(\.transactionID))
         let describe = { (entry: CrudEntry) in "\(entry.op) \(entry.table) \(entry.rowID) \(entry.data.map { JSONValue.object($0).jsonText } ?? "-")" }
@@ -86,7 +86,7 @@ import Testing
             }
         }
         #expect(refusals > 100)
-        #expect(try db.pendingUploadCount() == 0)
+        #expect(try db.uploadQueue.pendingCount() == 0)
     }
 
     @Test func refusedRowsNameTheTableAndColumn() throws {
@@ -123,7 +123,7 @@ import Testing
             #expect(error.code == .constraint)
         }
         #expect(try db.fetchAll("SELECT id FROM synced").count == 1, "a refused write leaves nothing")
-        #expect(try db.pendingUploadCount() == 1)
+        #expect(try db.uploadQueue.pendingCount() == 1)
     }
 
     /// A refused bulk insert names what the view, writing row by row, would have refused
@@ -170,7 +170,7 @@ import Testing
         let stored = try db.insert(contentsOf: items)
         #expect(Set(stored.map(\.id)).count == 100 && stored.allSatisfy { !$0.id.isEmpty })
         #expect(try db.fetch(RecordQuery<TodoItem>(sortBy: [SortDescriptor(\.count)])) == stored)
-        #expect(try db.pendingUploadCount() == 100)
+        #expect(try db.uploadQueue.pendingCount() == 100)
     }
 
     /// A locale whose decimal separator is a comma (`de_DE`), installed or built with
@@ -203,7 +203,7 @@ import Testing
             for (n, real) in reals.enumerated() { try tx.execute("INSERT INTO synced(id, r) VALUES (?, ?)", ["v\(n)", real]) }
         }
         #expect(try db.fetchAll("SELECT r FROM synced ORDER BY id").map { $0[0] } == (reals + reals).map { .real($0) })
-        let queued = try db.crudTransactions(limit: 10).flatMap(\.entries).map { $0.data?["r"] }
+        let queued = try db.uploadQueue.transactions(limit: 10).flatMap(\.entries).map { $0.data?["r"] }
         #expect(queued == (reals + reals).map { .double($0) })
     }
 

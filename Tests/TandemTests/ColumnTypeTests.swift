@@ -25,7 +25,7 @@ import Testing
     /// stored row and the upload queue agree on it. `update`: the rows were inserted with NULL
     /// and then updated (a PATCH entry only when the value changed).
     func verify(_ path: String, _ db: SharedDatabase, update: Bool = false, file: String = #fileID, line: Int = #line) throws {
-        let entries = try db.crudTransactions(limit: 100_000).flatMap(\.entries)
+        let entries = try db.uploadQueue.transactions(limit: 100_000).flatMap(\.entries)
         for (table, type) in Self.types {
             let read = Dictionary(uniqueKeysWithValues: try db.fetchAll("SELECT id, x FROM \(table)").map { ($0[0].stringValue!, $0[1]) })
             let stored = try db.read { tx in
@@ -209,6 +209,6 @@ import Testing
                 #expect(stored.map(exact) == ColumnRule.stored(x.databaseValue, in: type).map(exact), "\(table) \(x.jsonText)")
             }
         }
-        #expect(try db.pendingUploadCount() == imported)
+        #expect(try db.uploadQueue.pendingCount() == imported)
     }
 }

@@ -23,7 +23,7 @@ import Testing
         try restored.execute("INSERT INTO notes(id, title) VALUES ('after_restore', 'x')")
         _ = try restored.syncOnce(with: backend)
         #expect(try backend.rows().map(\.id) == ["a1", "a2", "after_restore"])
-        #expect(try restored.pendingUploadCount() == 0)
+        #expect(try restored.uploadQueue.pendingCount() == 0)
     }
 
     /// Changes downloaded while a table is dropped from the schema (its data kept) reach it.

@@ -19,7 +19,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("p.db"), schema: notesSchema)
         try Self.addNote(db, id: "a")
-        #expect(try db.pendingUploadCount() == 1)
+        #expect(try db.uploadQueue.pendingCount() == 1)
         var configuration = Configuration()
         configuration.readOnly = true
         let reader: any DatabaseReader = try SharedDatabase(path: db.path, schema: nil, configuration: configuration)

@@ -21,7 +21,7 @@ import Testing
         var upload = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         var result = SyncPass.Result()
         try upload.upload(into: &result)
-        #expect(try a.pendingUploadCount() == 0)
+        #expect(try a.uploadQueue.pendingCount() == 0)
         // Now A downloads B's 15 changes and its own, two at a time, at most three in memory.
         let seen = Mutex<Set<String>>([])
         let token = try a.addChangeHandler { _ in
@@ -56,10 +56,10 @@ import Testing
         #expect(result.transactions == pass.uploadBatch, "one batch, then the download")
         #expect(result.moreToUpload)
         #expect(try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 1)
-        #expect(try a.pendingUploadCount() == 200 - pass.uploadBatch)
+        #expect(try a.uploadQueue.pendingCount() == 200 - pass.uploadBatch)
         pass.uploadTimeLimit = nil
         _ = try pass.run()
-        #expect(try a.pendingUploadCount() == 0)
+        #expect(try a.uploadQueue.pendingCount() == 0)
     }
 
     /// While a helper process commits 2,000 transactions/s on A, another client's change shows

@@ -28,8 +28,8 @@ import Testing
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('1', 'synced')")
         #expect(try runTandem(["sync", f.a.path, "--backend", f.backendURL]).status == 0)  // an owner ran: epoch 1
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('2', 'queued')")
-        let queued = try f.a.crudTransactions(limit: 10)
-        #expect(throws: TandemError.staleEpoch(held: 0, current: 1)) { try f.a.complete(queued, epoch: 0) }
-        #expect(try f.a.pendingUploadCount() == 1)
+        let queued = try f.a.uploadQueue.transactions(limit: 10)
+        #expect(throws: TandemError.staleEpoch(held: 0, current: 1)) { try f.a.uploadQueue.complete(queued, epoch: 0) }
+        #expect(try f.a.uploadQueue.pendingCount() == 1)
     }
 }

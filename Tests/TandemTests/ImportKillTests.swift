@@ -21,7 +21,7 @@ import Testing
         #expect(try db.importJSON(Data(stored.utf8), into: "notes").tables["notes"]?.inserted == 2000)
         func state() throws -> [String] {
             try db.fetchAll("SELECT id, title, done FROM notes ORDER BY id").map { "\($0.values)" }
-                + db.crudTransactions(limit: 10).flatMap(\.entries).map(\.jsonText)
+                + db.uploadQueue.transactions(limit: 10).flatMap(\.entries).map(\.jsonText)
         }
         let before = try state()
 
@@ -57,7 +57,7 @@ import Testing
         try ("[" + elements.joined(separator: ",") + "]").write(toFile: whole, atomically: true, encoding: .utf8)
         let again = try runTandem(["import", db.path, "notes", whole, "--delete-missing"])
         #expect(again.status == 0 && again.stdout == "notes: 20000 inserted, 2000 updated, 0 deleted, 0 unchanged", "\(again.stderr)")
-        #expect(try db.pendingUploadCount() == 2000 + 22_000)
+        #expect(try db.uploadQueue.pendingCount() == 2000 + 22_000)
     }
 
     /// Bytes written to the pipe and not yet read.

@@ -29,9 +29,9 @@ import Testing
     @Test func ignoredInsertQueuesNothing() throws {
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'A'); INSERT INTO notes(id, title) VALUES ('b', 'B')")
         try db.execute("INSERT OR IGNORE INTO notes(id, title) VALUES ('a', 'ignored')")
-        #expect(try db.crudTransactions(limit: 10).flatMap(\.entries).map(\.rowID) == ["a", "b"])
+        #expect(try db.uploadQueue.transactions(limit: 10).flatMap(\.entries).map(\.rowID) == ["a", "b"])
         try db.execute("INSERT OR REPLACE INTO notes(id, title) VALUES ('a', 'replaced')")
-        let last = try #require(try db.crudTransactions(limit: 10).last?.entries.last)
+        let last = try #require(try db.uploadQueue.transactions(limit: 10).last?.entries.last)
         #expect(last.op == .put && last.rowID == "a" && last.data?["title"] == .string("replaced"))
     }
 

@@ -93,7 +93,7 @@ import Testing
         // Tandem's own writes go on: the views' triggers, the bulk path, an upload queue read.
         try db.execute("INSERT INTO notes(id, title) VALUES ('b', 'after')")
         try db.write { tx in _ = try tx.insert(into: "notes", columns: ["id", "title"], rows: [[.text("c"), .text("bulk")]]) }
-        #expect(try db.pendingUploadCount() == 3)
+        #expect(try db.uploadQueue.pendingCount() == 3)
         #expect(try db.fetchAll("SELECT count(*) FROM ps_crud")[0][0] == .integer(3), "reading Tandem's tables is allowed")
     }
 
@@ -128,7 +128,7 @@ import Testing
         #expect(throws: TandemError.self) {
             try db.write { tx in _ = try tx.insert(into: "notes", columns: ["id"], rows: [[.text("c")]]) }
         }
-        #expect(try db.pendingUploadCount() == 1, "the queue is kept")
+        #expect(try db.uploadQueue.pendingCount() == 1, "the queue is kept")
         let check = try runTandem(["check", path])
         #expect(check.status == 1 && check.stdout.contains("the trigger wipe on Tandem's upload queue, which Tandem did not make"), "\(check.stdout)")
     }
@@ -184,10 +184,10 @@ import Testing
         #expect(try runTandem(["check", path]).stdout == "ok")
         let db = try SharedDatabase(path: path)
         #expect(try db.fetchAll("SELECT id, title, done FROM notes").map(\.values) == [[.text("a"), .text("kept"), .integer(1)]])
-        #expect(try db.pendingUploadCount() == 1)
+        #expect(try db.uploadQueue.pendingCount() == 1)
         #expect(try !db.clientID().isEmpty)
         #expect(try runTandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
-        #expect(try db.pendingUploadCount() == 0)
+        #expect(try db.uploadQueue.pendingCount() == 0)
         #expect(try EmbeddedBackend(path: dir.path("server.db")).rows().map(\.id) == ["a"])
     }
 }

@@ -36,7 +36,7 @@ import Testing
         stored.score = -.nan
         #expect(throws: SQLiteError.self) { try db.upsert(stored) }
         #expect(try db.fetch(Sample.self, id: "n")?.ratio == 1, "nothing written")
-        #expect(try db.pendingUploadCount() == 1)
+        #expect(try db.uploadQueue.pendingCount() == 1)
     }
 
     @Test func sqlAndBulkWritesRefuseNaNNamingTheColumn() throws {

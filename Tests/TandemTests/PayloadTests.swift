@@ -24,7 +24,7 @@ import Testing
     }
 
     func entries() throws -> [String] {
-        try db.crudTransactions(limit: 100).flatMap(\.entries).map { $0.jsonText }
+        try db.uploadQueue.transactions(limit: 100).flatMap(\.entries).map { $0.jsonText }
     }
 
     @Test func insertsUpdatesOnlyChangesAndLeavesEqualRowsAlone() throws {
@@ -82,7 +82,7 @@ import Testing
 
     @Test func exportThenImportIsANoOp() throws {
         _ = try importing(#"[{"id":"a","title":"quote \" and \\ and \u0000","done":0,"created_at":2.0},{"id":"b","title":null,"created_at":-0.0},{"id":"c","title":"2.0","done":9223372036854775807}]"#)
-        let queued = try db.pendingUploadCount()
+        let queued = try db.uploadQueue.pendingCount()
         for keys in ["snake", "camel"] {
             let exported = try runTandem(["export", db.path, "notes", "--keys", keys])
             #expect(exported.status == 0)
@@ -90,7 +90,7 @@ import Testing
             let again = try importing(exported.stdout)
             #expect(again.stdout == "notes: 0 inserted, 0 updated, 0 deleted, 3 unchanged", "\(keys): \(again.stderr)")
         }
-        #expect(try db.pendingUploadCount() == queued, "the round trip queued nothing")
+        #expect(try db.uploadQueue.pendingCount() == queued, "the round trip queued nothing")
         let filtered = try runTandem(["export", db.path, "notes", "--where", "done = 0"])
         #expect(try JSONValue(parsing: filtered.stdout) == .array([.object(["id": .string("a"), "title": .string("quote \" and \\ and \u{0}"), "done": .integer(0), "created_at": .double(2.0)])]))
     }
@@ -107,7 +107,7 @@ import Testing
         changed[0].count = 2
         let result = try db.importRecords([changed[0]], options: ImportOptions(deleteMissing: true))
         #expect(result.tables["todo_item"] == ImportResult.Counts(updated: 1, deleted: 1))
-        #expect(try db.crudTransactions(limit: 10).flatMap(\.entries).last(where: { $0.op == .patch })?.data == ["count": .integer(2)])
+        #expect(try db.uploadQueue.transactions(limit: 10).flatMap(\.entries).last(where: { $0.op == .patch })?.data == ["count": .integer(2)])
         // An infinite real is refused, as an insert refuses it, not written as NULL.
         #expect(throws: TandemError.invalidRecord("TodoItem.score (row 'a'): an infinite real cannot be stored (JSON has no representation for it)")) {
             try db.importRecords([TodoItem(id: "a", title: "A", score: .infinity)])

@@ -28,19 +28,19 @@ import Testing
             case 4:
                 try db.execute("DELETE FROM notes WHERE id = ?", [id])
             case 5, 6:
-                let head = try db.crudTransactions(limit: Int.random(in: 1...3, using: &generator))
-                try db.complete(head, epoch: 0)
+                let head = try db.uploadQueue.transactions(limit: Int.random(in: 1...3, using: &generator))
+                try db.uploadQueue.complete(head, epoch: 0)
                 if let last = head.last { pending.removeThrough(last.lastEntryID) }
             case 7:
-                if let transaction = try db.crudTransactions(limit: 5).randomElement(using: &generator) {
+                if let transaction = try db.uploadQueue.transactions(limit: 5).randomElement(using: &generator) {
                     try db.setAside(transaction, error: "refused", epoch: 0)
                     pending.remove(transaction.entries.map(\.id))
                 }
             case 8:
-                try db.retryRejectedUploads()
+                try db.uploadQueue.retryRejected()
             default:
                 if step % 50 == 9 { _ = try db.disconnectAndClear(discardPending: true) }  // behind the owner's back
-                else { try db.discardRejectedUploads() }
+                else { try db.uploadQueue.discardRejected() }
             }
             let kept = try db.write { try pending.rows(in: $0) }
             #expect(kept == (try truth()), "after step \(step)")

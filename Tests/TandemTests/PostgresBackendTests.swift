@@ -46,8 +46,8 @@ struct PostgresBackendTests {
         let rejected = try runTandem(["sync", db.path, "--backend", url])
         #expect(rejected.status == 1)
         #expect(rejected.stderr.contains("notes row 'bad'") && rejected.stderr.contains("column done"), "\(rejected.stderr)")
-        #expect(try db.pendingUploadCount() == 0, "the refused write no longer blocks the queue")
-        #expect(try db.rejectedUploads().flatMap(\.transaction.entries).map(\.rowID) == ["bad"], "the refused write is kept, set aside")
+        #expect(try db.uploadQueue.pendingCount() == 0, "the refused write no longer blocks the queue")
+        #expect(try db.uploadQueue.rejected().flatMap(\.transaction.entries).map(\.rowID) == ["bad"], "the refused write is kept, set aside")
     }
 
     /// Three hosts (client databases), each with its own `tandem app`, converge through
@@ -102,7 +102,7 @@ struct PostgresBackendTests {
         let refused = try runTandem(["backend", "reset", db.path])
         #expect(refused.status == 1 && refused.stderr.contains("1 queued upload entry"), "\(refused.stderr)")
         #expect(try runTandem(["backend", "reset", db.path, "--discard-pending"]).status == 0)
-        #expect(try count(db, "SELECT count(*) FROM notes") == 0 && db.pendingUploadCount() == 0)
+        #expect(try count(db, "SELECT count(*) FROM notes") == 0 && db.uploadQueue.pendingCount() == 0)
         let url = try TestPostgres.database(schema: notesSchema)
         #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0, "the next sync binds the new backend")
     }
@@ -169,7 +169,7 @@ struct PostgresRestartTests {
         try server.start()
         try a.execute("INSERT INTO notes(id, title) VALUES ('after', 'restart')")
         try waitUntil(timeout: 30, "every row on B") { try count(b, "SELECT count(*) FROM notes") == 3 }
-        try waitUntil("A's queue to drain") { try a.pendingUploadCount() == 0 }
+        try waitUntil("A's queue to drain") { try a.uploadQueue.pendingCount() == 0 }
         for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
     }
 }

@@ -12,7 +12,7 @@ import Testing
         #expect(try db.fetchAll("SELECT score FROM notes").first?[0] == .real(value))
         try db.execute("UPDATE notes SET score = ? WHERE id = 'r'", [value * 3])
         #expect(try db.fetchAll("SELECT score FROM notes").first?[0] == .real(value * 3))
-        let entries = try db.crudTransactions(limit: 10).flatMap(\.entries)
+        let entries = try db.uploadQueue.transactions(limit: 10).flatMap(\.entries)
         #expect(entries.first?.data?["score"] == .double(value))
         #expect(entries.last?.data?["score"] == .double(value * 3))
     }

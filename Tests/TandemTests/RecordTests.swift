@@ -92,11 +92,11 @@ let recordSchema: Schema = {
         item.count = 2
         item.note = "added"
         try db.update(item)
-        let entries = try db.crudTransactions(limit: 10).flatMap(\.entries)
+        let entries = try db.uploadQueue.transactions(limit: 10).flatMap(\.entries)
         #expect(entries.map(\.op) == [.put, .patch])
         #expect(entries.last?.data == ["count": .integer(2), "note": .string("added")])
         try db.update(item)  // nothing changed: nothing queued
-        #expect(try db.pendingUploadCount() == 2)
+        #expect(try db.uploadQueue.pendingCount() == 2)
         var moved = item
         moved.id = "another"
         #expect(throws: TandemError.self) { try db.update(moved) }

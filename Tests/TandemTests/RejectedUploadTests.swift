@@ -37,10 +37,10 @@ private final class RefusingBackend: SyncBackend {
                                  clientID: "other", epoch: 1)
         let result = try db.syncOnce(with: backend)
         #expect(result.transactions == 99)
-        let rejected = try db.rejectedUploads()
+        let rejected = try db.uploadQueue.rejected()
         #expect(rejected.map { $0.transaction.entries.map(\.rowID) } == [["bad-first"], ["bad-middle"], ["ok-same-tx", "bad-same-tx"]])
         #expect(rejected.allSatisfy { $0.error.contains("a constraint refuses it") })
-        #expect(try db.pendingUploadCount() == 0)
+        #expect(try db.uploadQueue.pendingCount() == 0)
         #expect(try db.syncStatus().rejectedUploads == 3)
         #expect(try count(db, "SELECT count(*) FROM notes WHERE id = 'from-server'") == 1, "downloads go on")
         // The CLI lists them, retries one (still refused: set aside again) and discards another.
@@ -48,13 +48,13 @@ private final class RefusingBackend: SyncBackend {
         #expect(listed.stdout.contains(#""rejected":true"#) && listed.stdout.contains("bad-middle"), "\(listed.stdout)")
         let middle = try #require(rejected.first { $0.transaction.entries.first?.rowID == "bad-middle" }).transaction.transactionID
         #expect(try runTandem(["crud", db.path, "--discard", String(middle)]).status == 0)
-        #expect(try db.rejectedUploads().count == 2)
-        #expect(try db.retryRejectedUploads() == 2)
-        #expect(try db.crudTransactions(limit: 10).map { $0.entries.map(\.rowID) } == [["bad-first"], ["ok-same-tx", "bad-same-tx"]])
+        #expect(try db.uploadQueue.rejected().count == 2)
+        #expect(try db.uploadQueue.retryRejected() == 2)
+        #expect(try db.uploadQueue.transactions(limit: 10).map { $0.entries.map(\.rowID) } == [["bad-first"], ["ok-same-tx", "bad-same-tx"]])
         _ = try db.syncOnce(with: backend)
-        #expect(try db.rejectedUploads().count == 2 && db.pendingUploadCount() == 0)
+        #expect(try db.uploadQueue.rejected().count == 2 && db.uploadQueue.pendingCount() == 0)
         #expect(try runTandem(["crud", db.path, "--discard", "all"]).status == 0)
-        #expect(try db.rejectedUploads().isEmpty)
+        #expect(try db.uploadQueue.rejected().isEmpty)
     }
 
     /// PostgreSQL's error classes tell a refusal retrying cannot fix from a transient failure.
@@ -93,6 +93,6 @@ struct PostgresRejectedUploadTests {
         #expect(try runTandem(["crud", db.path, "--retry", "all"]).status == 0)
         #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
         #expect(try psql.execute("SELECT done FROM notes WHERE id = 'negative'").first?.first == "-1")
-        #expect(try db.rejectedUploads().isEmpty)
+        #expect(try db.uploadQueue.rejected().isEmpty)
     }
 }

@@ -107,7 +107,7 @@ struct Wing: Record {
         var lost = books[1]
         lost.title = "Found"
         try db.update(lost)
-        let entries = try db.crudTransactions(limit: 20).flatMap(\.entries)
+        let entries = try db.uploadQueue.transactions(limit: 20).flatMap(\.entries)
         #expect(entries.last?.data == ["title": .string("Found")])
         #expect(try db.fetchAll("SELECT shelf_id FROM book WHERE id = 'b2'")[0]["shelf_id"] == .text("no-such-shelf"))
     }

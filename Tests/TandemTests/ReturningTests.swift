@@ -83,14 +83,14 @@ import Testing
         #expect(tricky.resultSets.map { $0.rows.count } == [1, 1])
         #expect(tricky.resultSets[0].rows[0][0] == .text("RETURNING -- not a clause") && tricky.resultSets[0].rows[0][1] != .null)
         #expect(tricky.resultSets[1].rows[0].values == [.text("last")])
-        #expect(try db.pendingUploadCount() == 9, "3 inserts, 2 changed rows, a delete, 3 inserts: one entry each")
+        #expect(try db.uploadQueue.pendingCount() == 9, "3 inserts, 2 changed rows, a delete, 3 inserts: one entry each")
     }
 
     /// The stored row of `id`: the view's for a table that keeps rows, the queued PUT's for an
     /// insert-only table.
     private func stored(_ db: SharedDatabase, _ table: String, id: String) throws -> [DatabaseValue]? {
         if table != "events" { return try db.fetchAll("SELECT id, title, done, score FROM \(table) WHERE id = ?", [id]).first?.values }
-        guard let entry = try db.crudTransactions(limit: 1000).flatMap(\.entries).first(where: { $0.table == table && $0.rowID == id }) else { return nil }
+        guard let entry = try db.uploadQueue.transactions(limit: 1000).flatMap(\.entries).first(where: { $0.table == table && $0.rowID == id }) else { return nil }
         return [.text(id)] + ["title", "done", "score"].map { entry.data?[$0]?.databaseValue ?? .null }
     }
 }

@@ -29,7 +29,7 @@ import Testing
                         let db = try SharedDatabase(path: path, schema: Schema(tables: [table(from), table(.synced, name: "other")]))
                         for index in 0..<rows { try db.execute("INSERT INTO items(id, t) VALUES (?, 'x')", ["r\(index)"]) }
                     }
-                    let queuedBefore = try SharedDatabase(path: path).pendingUploadCount()
+                    let queuedBefore = try SharedDatabase(path: path).uploadQueue.pendingCount()
                     let file = try dir.schemaFile(Schema(tables: [table(to), table(.synced, name: "other")]))
                     let what = "\(from) → \(to) with \(rows) rows"
                     let uploads = from == .local && rows > 0
@@ -50,7 +50,7 @@ import Testing
                     default: nil
                     }
                     if let said { #expect(result.stdout.contains(said), "\(what): \(result.stdout)") }
-                    let queued = try SharedDatabase(path: path).pendingUploadCount() - queuedBefore
+                    let queued = try SharedDatabase(path: path).uploadQueue.pendingCount() - queuedBefore
                     #expect(queued == (from == .local ? rows : 0), "\(what): \(queued) entries queued")
                 }
             }

@@ -70,7 +70,7 @@ struct ScopedSyncTests {
         try b1.execute("INSERT INTO notes(id, title, folder_id) VALUES ('na-from-b', 'under A''s folder', 'fa')")
         let refused = try fleet.sync("b1", expect: 1)
         #expect(refused.contains("set aside"), "\(refused)")
-        #expect(try b1.rejectedUploads().flatMap { $0.transaction.entries.map(\.rowID) }.sorted() == ["na-from-b", "sneaky"])
+        #expect(try b1.uploadQueue.rejected().flatMap { $0.transaction.entries.map(\.rowID) }.sorted() == ["na-from-b", "sneaky"])
         try fleet.sync("a1")
         #expect(try ids(a1, "folders") == ["fa"] && ids(a1, "notes") == ["na"])
 
@@ -87,7 +87,7 @@ struct ScopedSyncTests {
         try PostgresConnection(fleet.admin).execute("UPDATE folders SET tenant = 'A' WHERE id = 'fa'")
         try fleet.sync("a1")
         #expect(try ids(a1, "notes") == ["na"])
-        try b1.discardRejectedUploads()  // the next sync brings back the server's rows
+        try b1.uploadQueue.discardRejected()  // the next sync brings back the server's rows
         try fleet.sync("b1")
         #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb", "nb-2", "nb2"])
         try b1.execute("UPDATE notes SET title = 'pending through the change' WHERE id = 'nb'")

@@ -41,7 +41,7 @@ import Testing
     }
 
     func entries(_ db: SharedDatabase) throws -> [String] {
-        try db.crudTransactions(limit: 1000).flatMap(\.entries).map(\.jsonText)
+        try db.uploadQueue.transactions(limit: 1000).flatMap(\.entries).map(\.jsonText)
     }
 
     @Test func storesAndQueuesWhatTheViewDoesWhereverReadsCutThePayload() throws {
@@ -69,12 +69,12 @@ import Testing
         }
         // Rows the view wrote (18-digit reals in SQLite's digits) are found unchanged too, and an
         // export of them imports as a no-op.
-        let queued = try reference.pendingUploadCount()
+        let queued = try reference.uploadQueue.pendingCount()
         let again = try reference.importJSON(Data(Self.arrayText(elements).utf8), into: "v")
         #expect(again.tables["v"] == ImportResult.Counts(unchanged: elements.count))
         let exported = try reference.exportJSON(table: "v")
         #expect(try reference.importJSON(exported, into: "v").tables["v"] == ImportResult.Counts(unchanged: elements.count))
-        #expect(try reference.pendingUploadCount() == queued)
+        #expect(try reference.uploadQueue.pendingCount() == queued)
     }
 
     /// Elements the fast reader leaves to the general one (keys with escapes or outside ASCII,

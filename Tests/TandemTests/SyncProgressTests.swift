@@ -20,7 +20,7 @@ import Testing
             return reports
         }
         // Progress is reported before the status that says the backlog is gone is written.
-        try waitUntil(timeout: 60, "the backlog to drain") { try db.pendingUploadCount() == 0 && db.syncStatus().uploadLag == .zero }
+        try waitUntil(timeout: 60, "the backlog to drain") { try db.uploadQueue.pendingCount() == 0 && db.syncStatus().uploadLag == .zero }
         session.stop()
         let reports = await collected.value
         #expect(!reports.isEmpty, "a backlog of \(count) transactions reports its progress")

@@ -11,11 +11,11 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
         try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('a', 'first')")
-        try backend.upload(try db.crudTransactions(limit: 64), clientID: try db.clientID(), epoch: 0)  // then "dies"
+        try backend.upload(try db.uploadQueue.transactions(limit: 64), clientID: try db.clientID(), epoch: 0)  // then "dies"
         try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('b', 'second')")
         _ = try db.syncOnce(with: backend)
         #expect(try backend.rows().map(\.id) == ["a", "b"])
-        #expect(try db.pendingUploadCount() == 0)
+        #expect(try db.uploadQueue.pendingCount() == 0)
     }
 
     /// `COMMIT` inside a write is refused even after the writer's own COMMIT was prepared.

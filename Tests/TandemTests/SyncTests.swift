@@ -12,7 +12,7 @@ import Testing
         let server = try EmbeddedBackend(path: f.serverPath)
         try waitUntil(timeout: 1, "the row on the backend within 1 s of the commit") { try server.rows().contains { $0.id == "n1" } }
         #expect(nowMicroseconds() - committed < 1_000_000)
-        try waitUntil("the upload queue to empty") { try f.a.pendingUploadCount() == 0 }
+        try waitUntil("the upload queue to empty") { try f.a.uploadQueue.pendingCount() == 0 }
         app.signal(SIGTERM)
         #expect(try app.wait() == 0)
         #expect(app.output.last?.contains("stopped") == true)
@@ -78,7 +78,7 @@ import Testing
         #expect(try writer2.wait() == 0)
         let server = try EmbeddedBackend(path: f.serverPath)
         try waitUntil("60 rows on the backend") { try server.rows().count == 60 }
-        try waitUntil("an empty upload queue") { try f.a.pendingUploadCount() == 0 }
+        try waitUntil("an empty upload queue") { try f.a.uploadQueue.pendingCount() == 0 }
         let log = try Spawned(executable: "/usr/bin/sqlite3", [f.serverPath, "SELECT count(*), count(DISTINCT id) FROM server_changes; SELECT count(*) FROM server_uploads"])
         try log.wait()
         #expect(log.output == ["60|60", "60"])
@@ -133,10 +133,10 @@ import Testing
         try f.a.write { try $0.executeOwn("UPDATE ps_kv SET value = value + 1 WHERE key = 'epoch'") }  // another owner, as Tandem writes it
         let pass = SyncPass(database: f.a, backend: backend, epoch: staleEpoch, clientID: try f.a.clientID())
         #expect(throws: TandemError.staleEpoch(held: staleEpoch, current: staleEpoch + 1)) { _ = try pass.run() }
-        #expect(try f.a.pendingUploadCount() == 1, "a stale owner removed entries from the queue")
+        #expect(try f.a.uploadQueue.pendingCount() == 1, "a stale owner removed entries from the queue")
 
         // The backend refuses uploads older than an epoch it has seen for the client.
-        let transactions = try f.a.crudTransactions(limit: 10)
+        let transactions = try f.a.uploadQueue.transactions(limit: 10)
         try backend.upload(transactions, clientID: try f.a.clientID(), epoch: staleEpoch + 1)
         #expect(throws: TandemError.staleEpoch(held: staleEpoch, current: staleEpoch + 1)) {
             try backend.upload(transactions, clientID: try f.a.clientID(), epoch: staleEpoch)
@@ -158,9 +158,9 @@ import Testing
     @Test func offlineWritesUploadWhenAnAppStarts() throws {
         let f = try SyncFixture()
         for i in 0..<5 { try f.a.execute("INSERT INTO notes(id, title) VALUES (?, 'offline')", ["o\(i)"]) }
-        #expect(try f.a.pendingUploadCount() == 5)
+        #expect(try f.a.uploadQueue.pendingCount() == 5)
         let app = try f.startOwner(f.a)
-        try waitUntil("the queue to drain") { try f.a.pendingUploadCount() == 0 }
+        try waitUntil("the queue to drain") { try f.a.uploadQueue.pendingCount() == 0 }
         #expect(try f.serverRows().count == 5)
 
         let refused = try runTandem(["sync", f.b.path, "--backend", f.backendURL])

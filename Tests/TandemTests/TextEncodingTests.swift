@@ -69,7 +69,7 @@ import Testing
             #expect(try storedBytes(db, "u\(n)") == (Self.isUTF8(bytes) ? hex(bytes) : hex(Array("before".utf8))), "update \(hex(bytes))")
         }
         // The stored rows and the queue agree byte for byte: the queued JSON reads back as stored.
-        let queued = try db.crudTransactions(limit: 100_000).flatMap(\.entries).filter { $0.rowID.hasPrefix("i") }
+        let queued = try db.uploadQueue.transactions(limit: 100_000).flatMap(\.entries).filter { $0.rowID.hasPrefix("i") }
         #expect(queued.count == samples.filter(Self.isUTF8).count)
         for entry in queued {
             guard let n = Int(entry.rowID.dropFirst()), case .string(let title)? = entry.data?["title"] else { continue }
@@ -105,6 +105,6 @@ import Testing
         let result = try runTandem(["exec", path, "INSERT INTO notes(title) VALUES (CAST(X'61FF62' AS TEXT))"])
         #expect(result.status == 1 && result.stderr.contains("notes.title: the text is not valid UTF-8"), "\(result.stderr)")
         #expect(!result.stderr.contains("ps_"))
-        #expect(try SharedDatabase(path: path).pendingUploadCount() == 0)
+        #expect(try SharedDatabase(path: path).uploadQueue.pendingCount() == 0)
     }
 }

@@ -42,7 +42,7 @@ import Testing
         #expect(try declare(title: "text", n: "integer").status == 0)
         let rows = try SharedDatabase(path: db).fetchAll("SELECT title, n FROM loc UNION ALL SELECT title, n FROM mine")
         #expect(rows.map { [$0[0], $0[1]] } == [[.text("keep me"), .integer(2)], [.text("keep me"), .integer(2)]])
-        let patch = try SharedDatabase(path: db).crudTransactions(limit: 10).last?.entries.last
+        let patch = try SharedDatabase(path: db).uploadQueue.transactions(limit: 10).last?.entries.last
         #expect(patch?.op == .patch && patch?.data == ["n": .integer(2)])
     }
 
@@ -56,7 +56,7 @@ import Testing
         #expect(try runTandem(["exec", db, "UPDATE loc SET title = 'b'"]).status == 0)
         #expect(try runTandem(["exec", db, "UPDATE loc SET title = 'b'"]).status == 0)  // no change: no entry
         #expect(try JSONValue(parsing: stored("ps_data__loc", "x")) == JSONValue(parsing: #"{"n":2.5,"title":"b"}"#))
-        let entries = try SharedDatabase(path: db).crudTransactions(limit: 10).flatMap(\.entries)
+        let entries = try SharedDatabase(path: db).uploadQueue.transactions(limit: 10).flatMap(\.entries)
         #expect(entries.map(\.op) == [.put, .patch])
         #expect(entries.last?.data == ["title": .string("b")])
         let server = dir.path("server.db")

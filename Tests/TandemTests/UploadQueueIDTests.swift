@@ -176,7 +176,7 @@ import Testing
 
     @Test func backupRestoreKeepsTheCounter() throws {
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
-        try db.complete(try db.crudTransactions(limit: 10), epoch: 0)
+        try db.uploadQueue.complete(try db.uploadQueue.transactions(limit: 10), epoch: 0)
         let copy = dir.path("copy.db")
         try db.backup(to: copy)
         let restored = try SharedDatabase(path: copy, schema: db.schema)
@@ -191,7 +191,7 @@ import Testing
     @Test func localOnlySwitchQueuesPastTheCounter() throws {
         try db.execute("INSERT INTO drafts(id, body) VALUES ('d1', 'a'), ('d2', 'b')")
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
-        try db.complete(try db.crudTransactions(limit: 10), epoch: 0)
+        try db.uploadQueue.complete(try db.uploadQueue.transactions(limit: 10), epoch: 0)
         let synced = Schema(tables: notesSchema.tables + [
             TableSchema(name: "drafts", columns: [.text("body")]),
             TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),

@@ -12,7 +12,7 @@ import Testing
     }
 
     func entries() throws -> [CrudEntry] {
-        try db.crudTransactions(limit: 1000).flatMap(\.entries)
+        try db.uploadQueue.transactions(limit: 1000).flatMap(\.entries)
     }
 
     @Test func capturesPutPatchDeleteInPowerSyncShape() throws {
@@ -43,10 +43,10 @@ import Testing
             try tx.execute("INSERT INTO notes(title) VALUES ('b')")
         }
         try db.execute("INSERT INTO notes(title) VALUES ('c')")
-        let transactions = try db.crudTransactions(limit: 10)
+        let transactions = try db.uploadQueue.transactions(limit: 10)
         #expect(transactions.map { $0.entries.count } == [2, 1])
         #expect(transactions[0].transactionID < transactions[1].transactionID)
-        #expect(try db.nextCrudTransaction()?.entries.count == 2)
+        #expect(try db.uploadQueue.next()?.entries.count == 2)
     }
 
     @Test func insertWithoutIdGetsALowercaseUUIDAndIdsCannotChange() throws {
@@ -92,10 +92,10 @@ import Testing
     @Test func completeRemovesUploadedTransactionsOnly() throws {
         try db.execute("INSERT INTO notes(title) VALUES ('a')")
         try db.execute("INSERT INTO notes(title) VALUES ('b')")
-        let first = try #require(try db.nextCrudTransaction())
-        try db.complete([first], epoch: 0)
-        #expect(try db.pendingUploadCount() == 1)
-        #expect(try db.nextCrudTransaction()?.entries.first?.data?["title"] == .string("b"))
+        let first = try #require(try db.uploadQueue.next())
+        try db.uploadQueue.complete([first], epoch: 0)
+        #expect(try db.uploadQueue.pendingCount() == 1)
+        #expect(try db.uploadQueue.next()?.entries.first?.data?["title"] == .string("b"))
     }
 
     /// CRUD entry ids only grow, also once the queue has emptied: through the view, the bulk
@@ -103,10 +103,10 @@ import Testing
     @Test func entryIDsNeverGoBackWhenTheQueueEmpties() throws {
         var seen: [Int64] = []
         func drain() throws {
-            let all = try db.crudTransactions(limit: 100)
+            let all = try db.uploadQueue.transactions(limit: 100)
             seen += all.flatMap(\.entries).map(\.id)
-            try db.complete(all, epoch: 0)
-            #expect(try db.pendingUploadCount() == 0)
+            try db.uploadQueue.complete(all, epoch: 0)
+            #expect(try db.uploadQueue.pendingCount() == 0)
         }
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         try db.execute("INSERT INTO events(kind) VALUES ('k')")
@@ -144,7 +144,7 @@ import Testing
         #expect(try rewrite.wait() == 0, "\(rewrite.stderr)")
         let reopened = try SharedDatabase(path: old, schema: notesSchema)
         try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")
-        #expect(try reopened.crudTransactions(limit: 10).flatMap(\.entries).map(\.id) == [501])
+        #expect(try reopened.uploadQueue.transactions(limit: 10).flatMap(\.entries).map(\.id) == [501])
     }
 
     /// Entries queued by triggers that do not keep the id counter (an older Tandem regenerated
@@ -163,12 +163,12 @@ import Testing
     @Test func writesFromTheSQLiteShellAreCapturedWithFreshTransactionIds() throws {
         let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(title) VALUES ('shell')"])
         #expect(try shell.wait() == 0, "\(shell.stderr)")
-        let first = try #require(try db.nextCrudTransaction())
+        let first = try #require(try db.uploadQueue.next())
         #expect(first.entries.first?.data?["title"] == .string("shell"))
-        try db.complete([first], epoch: 0)
+        try db.uploadQueue.complete([first], epoch: 0)
         let again = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(title) VALUES ('shell 2')"])
         #expect(try again.wait() == 0)
-        let second = try #require(try db.nextCrudTransaction())
+        let second = try #require(try db.uploadQueue.next())
         #expect(second.transactionID > first.transactionID)
     }
 }

@@ -24,7 +24,7 @@ func main(path: String) async throws {
     try db.update(milk)                                          // one PATCH entry: {"done":1}
     print("after update:", try await updates.next()!.map(\.title))
     print("due soon:", try db.fetch(TodoItem.self, where: #Predicate { $0.due != nil }).map(\.title))
-    print("queued for upload:", try db.pendingUploadCount(), "CRUD entries")
+    print("queued for upload:", try db.uploadQueue.pendingCount(), "CRUD entries")
 }
 
 try await main(path: CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "todo-\(getpid()).db")

@@ -2,8 +2,8 @@ import Foundation
 
 /// A local transaction the backend refused for good (a value its column cannot take, a
 /// constraint, a permission), set aside from the upload queue so that later uploads and all
-/// downloads go on. It stays until ``SharedDatabase/retryRejectedUploads(transactionID:)`` queues
-/// it again or ``SharedDatabase/discardRejectedUploads(transactionID:)`` drops it.
+/// downloads go on. It stays until ``UploadQueue/retryRejected(transactionID:)`` queues
+/// it again or ``UploadQueue/discardRejected(transactionID:)`` drops it.
 public struct RejectedTransaction: Sendable, Hashable {
     /// The transaction as it was queued.
     public var transaction: CrudTransaction

@@ -22,7 +22,7 @@ public enum Remedy: CaseIterable, Sendable {
         case .storeSchema: "SharedDatabase(path:schema:)"
         case .setUpServer: "`PostgresBackend.setup(conninfo:schema:)`"
         case .grantScopes: "`PostgresBackend.grant(conninfo:role:scopes:)`"
-        case .resolveRejectedUpload: "retryRejectedUploads(transactionID:) or discardRejectedUploads(transactionID:)"
+        case .resolveRejectedUpload: "uploadQueue.retryRejected(transactionID:) or uploadQueue.discardRejected(transactionID:)"
         case .listLayoutProblems: "checkLayout()"
         case .stopSyncOwner: "its SyncSession's stop()"
         }

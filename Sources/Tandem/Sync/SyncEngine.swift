@@ -125,7 +125,7 @@ final class SyncEngine: Sendable {
             let result = try pass.run()
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
             let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: started))
-            if let progress = try lag.passed(began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.pendingUploadCount() },
+            if let progress = try lag.passed(began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.uploadQueue.pendingCount() },
                                              busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds) {
                 onEvent(.progress(progress))
             }

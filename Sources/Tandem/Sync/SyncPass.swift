@@ -52,7 +52,7 @@ struct SyncPass {
         var renumberings = 0
         while true {
             if let deadline, result.transactions > 0, DispatchTime.now().uptimeNanoseconds >= deadline { return }
-            let transactions = try database.crudTransactions(limit: uploadBatch)
+            let transactions = try database.uploadQueue.transactions(limit: uploadBatch)
             guard let first = transactions.first, first.entries.first.map({ $0.id <= last }) ?? false else { return }
             do {
                 try backend.upload(transactions, clientID: clientID, epoch: epoch)
@@ -74,7 +74,7 @@ struct SyncPass {
                 }
                 throw TandemError.staleEpoch(held: held, current: current)
             }
-            try database.complete(transactions, epoch: epoch)
+            try database.uploadQueue.complete(transactions, epoch: epoch)
             pendingRows.removeThrough(transactions.last?.lastEntryID ?? 0)
             let entries = transactions.reduce(0) { $0 + $1.entries.count }
             result.transactions += transactions.count
@@ -99,7 +99,7 @@ struct SyncPass {
                 onEvent(.error(failure))
                 continue
             }
-            try database.complete([transaction], epoch: epoch)
+            try database.uploadQueue.complete([transaction], epoch: epoch)
             pendingRows.removeThrough(transaction.lastEntryID)
             result.transactions += 1
             result.entries += transaction.entries.count

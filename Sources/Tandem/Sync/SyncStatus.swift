@@ -21,7 +21,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// CRUD entries waiting for upload (read from `ps_crud`).
     public var pendingUploads = 0
     /// Transactions the backend refused for good, set aside until retried or discarded
-    /// (``SharedDatabase/rejectedUploads()``).
+    /// (``UploadQueue/rejected()``).
     public var rejectedUploads = 0
     /// The process id of the live owner; nil when no process owns sync.
     public var ownerPID: Int32?

@@ -1,9 +1,9 @@
 import Foundation
 
-extension SharedDatabase {
+extension UploadQueue {
     /// The transactions the backend refused for good, oldest first (see ``RejectedTransaction``).
-    public func rejectedUploads() throws -> [RejectedTransaction] {
-        try read { try RejectedUploadRows.all(in: $0) }
+    public func rejected() throws -> [RejectedTransaction] {
+        try database.read { try RejectedUploadRows.all(in: $0) }
     }
 
     /// Queues transactions that were set aside again, at the end of the upload queue (once the
@@ -13,8 +13,8 @@ extension SharedDatabase {
     /// - Returns: how many transactions were queued again.
     /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database.
     @discardableResult
-    public func retryRejectedUploads(transactionID: Int64? = nil) throws -> Int {
-        try write { try RejectedUploadRows.requeue(transactionID, in: $0) }
+    public func retryRejected(transactionID: Int64? = nil) throws -> Int {
+        try database.write { try RejectedUploadRows.requeue(transactionID, in: $0) }
     }
 
     /// Drops transactions that were set aside, for good: the backend never receives them. Their
@@ -24,14 +24,16 @@ extension SharedDatabase {
     /// - Returns: how many CRUD entries were dropped.
     /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database.
     @discardableResult
-    public func discardRejectedUploads(transactionID: Int64? = nil) throws -> Int {
-        try write { tx in
+    public func discardRejected(transactionID: Int64? = nil) throws -> Int {
+        try database.write { tx in
             let dropped = try RejectedUploadRows.discard(transactionID, in: tx)
             if dropped > 0 { try tx.removeStored(.cursor) }
             return dropped
         }
     }
+}
 
+extension SharedDatabase {
     /// Sets `transaction` aside with the backend's `error`, fenced like every sync write.
     func setAside(_ transaction: CrudTransaction, error: String, epoch: Int64) throws {
         try write { tx in

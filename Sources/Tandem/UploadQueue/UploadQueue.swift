@@ -1,14 +1,25 @@
 import Foundation
 
 extension SharedDatabase {
+    /// The database's upload queue: what its local writes queued for the backend.
+    public var uploadQueue: UploadQueue { UploadQueue(database: self) }
+}
+
+/// The upload queue of a database (``SharedDatabase/uploadQueue``): every local write to a
+/// synced table queues a CRUD entry, grouped by the local transaction that wrote it; the sync
+/// owner uploads whole transactions, oldest first, and completes them. PowerSync's
+/// `getCrudBatch`/`complete` are the model (https://docs.powersync.com/architecture/client-architecture).
+public struct UploadQueue: Sendable {
+    let database: SharedDatabase
+
     /// The number of CRUD entries waiting for upload.
-    public func pendingUploadCount() throws -> Int {
-        try read { try UploadQueueRows.count(in: $0) }
+    public func pendingCount() throws -> Int {
+        try database.read { try UploadQueueRows.count(in: $0) }
     }
 
     /// The oldest whole local transaction in the upload queue, or nil when it is empty.
-    public func nextCrudTransaction() throws -> CrudTransaction? {
-        try crudTransactions(limit: 1).first
+    public func next() throws -> CrudTransaction? {
+        try transactions(limit: 1).first
     }
 
     /// Whole transactions from the head of the upload queue, oldest first, up to `limit` transactions.
@@ -17,12 +28,12 @@ extension SharedDatabase {
     /// triggers hand out (a client that does not close transactions, such as the `sqlite3` shell,
     /// wrote it), the id is moved on first, so no entry written later can join a transaction
     /// that is being uploaded.
-    public func crudTransactions(limit: Int) throws -> [CrudTransaction] {
-        let (transactions, open) = try read { tx in
+    public func transactions(limit: Int) throws -> [CrudTransaction] {
+        let (transactions, open) = try database.read { tx in
             (try UploadQueueRows.head(transactions: limit, in: tx), try UploadQueueRows.isOpen(in: tx))
         }
-        guard open, writer != nil else { return transactions }
-        return try write { tx in
+        guard open, database.writer != nil else { return transactions }
+        return try database.write { tx in
             try UploadQueueRows.seal(in: tx)
             return try UploadQueueRows.head(transactions: limit, in: tx)
         }
@@ -34,7 +45,7 @@ extension SharedDatabase {
     /// - Parameter epoch: the owner's epoch (fencing token).
     /// - Throws: ``TandemError/staleEpoch(held:current:)`` when `epoch` is not the current one; nothing is removed.
     public func complete(_ transactions: [CrudTransaction], epoch: Int64) throws {
-        try write { tx in
+        try database.write { tx in
             try Fence.check(tx, epoch: epoch)
             try UploadQueueRows.complete(transactions, in: tx)
         }

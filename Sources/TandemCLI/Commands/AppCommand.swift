@@ -106,9 +106,9 @@ enum SyncCommand {
         let db = try openDatabase(args.positionals[0])
         // Refused before anything is created when DB syncs with another backend; a failure to
         // reach the backend, or a failed pass, is recorded in the status.
-        let rejectedBefore = Set(try db.rejectedUploads().map(\.transaction.transactionID))
+        let rejectedBefore = Set(try db.uploadQueue.rejected().map(\.transaction.transactionID))
         let result = try db.syncOnce(url: backendURL)
-        let setAside = try db.rejectedUploads().filter { !rejectedBefore.contains($0.transaction.transactionID) }
+        let setAside = try db.uploadQueue.rejected().filter { !rejectedBefore.contains($0.transaction.transactionID) }
         if args.has("json") {
             Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
                                         ("uploaded_entries", String(result.entries)),

@@ -32,21 +32,21 @@ enum CrudCommand {
                 throw Arguments.UsageError(message: "--\(args.options["retry"] != nil ? "retry" : "discard") takes a transaction id or all, not '\(which)'")
             }()
             let db = try openDatabase(args.positionals[0])
-            if let id = transactionID, try !db.rejectedUploads().contains(where: { $0.transaction.transactionID == id }) {
+            if let id = transactionID, try !db.uploadQueue.rejected().contains(where: { $0.transaction.transactionID == id }) {
                 throw CommandFailure("no set-aside transaction \(id) in \(db.path) (tandem crud \(db.path) lists them)")
             }
             if args.options["retry"] != nil {
-                let count = try db.retryRejectedUploads(transactionID: transactionID)
+                let count = try db.uploadQueue.retryRejected(transactionID: transactionID)
                 Output.write("queued \(count) set-aside transaction\(count == 1 ? "" : "s") for upload again\n")
             } else {
-                let count = try db.discardRejectedUploads(transactionID: transactionID)
+                let count = try db.uploadQueue.discardRejected(transactionID: transactionID)
                 Output.write("discarded \(count) CRUD entr\(count == 1 ? "y" : "ies") for good\n")
             }
             return 0
         }
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        let entries = try db.crudTransactions(limit: .max).flatMap(\.entries)
-        let rejected = try db.rejectedUploads()
+        let entries = try db.uploadQueue.transactions(limit: .max).flatMap(\.entries)
+        let rejected = try db.uploadQueue.rejected()
         let columns = ["id", "tx_id", "op", "type", "row_id", "data"]
         func row(_ entry: CrudEntry) -> Row {
             Row(columns: columns, values: [.integer(entry.id), .integer(entry.transactionID), .text(entry.op.rawValue), .text(entry.table),

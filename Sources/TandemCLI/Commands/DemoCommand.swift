@@ -133,7 +133,7 @@ enum DemoCommand {
         for child in children { child.wait() }
 
         let s = shared.withLock { $0 }
-        let pending = try db.pendingUploadCount()
+        let pending = try db.uploadQueue.pendingCount()
         let bRows = try await SharedDatabase(path: b).read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
         let withinA = Percentiles(s.latencies["A"]!), toB = Percentiles(s.latencies["B"]!)
         Output.write("""

@@ -127,7 +127,7 @@ enum BulkRecordsCommand {
                 }
             }
             let seconds = Double(monotonicMicroseconds() - start) / 1e6
-            guard try db.pendingUploadCount() == rows else { Output.error("\(method): not every row was queued\n"); return 1 }
+            guard try db.uploadQueue.pendingCount() == rows else { Output.error("\(method): not every row was queued\n"); return 1 }
             Output.write(String(format: "%@ %.0f\n", method, Double(rows) / seconds))
             for suffix in ["", "-wal", "-shm", "-notify", "-write.lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }

@@ -54,7 +54,7 @@ struct StressExecution {
             let expected = try await database.read { try $0.scalar("SELECT count(*) FROM stress").int64Value ?? 0 }
             do {
                 try await waitFor(seconds: 120, "the upload queue to drain and the second client to hold \(expected) rows") {
-                    (try? database.pendingUploadCount()) == 0
+                    (try? database.uploadQueue.pendingCount()) == 0
                         && (try? peer.read { try $0.scalar("SELECT count(*) FROM stress").int64Value }) == expected
                 }
             } catch { settleProblems.append("\(error)") }

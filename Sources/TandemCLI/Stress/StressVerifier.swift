@@ -82,7 +82,7 @@ struct StressVerifier {
 
     /// Without a backend: one CRUD entry per row, one transaction id per write transaction.
     func oneCrudEntryPerRow() throws -> Check {
-        let queued = try database.crudTransactions(limit: .max).flatMap(\.entries).filter { $0.table == "stress" }
+        let queued = try database.uploadQueue.transactions(limit: .max).flatMap(\.entries).filter { $0.table == "stress" }
         let (ids, transactions) = try database.read { tx in
             (Set(try tx.fetchAll("SELECT id FROM stress").compactMap { $0[0].stringValue }),
              try tx.scalar("SELECT count(*) FROM (SELECT DISTINCT writer, txn FROM stress)").int64Value ?? 0)
@@ -97,7 +97,7 @@ struct StressVerifier {
     }
 
     func uploadQueueDrained() throws -> Check {
-        let pending = try database.pendingUploadCount()
+        let pending = try database.uploadQueue.pendingCount()
         return Check(name: "upload-queue-drained", passed: pending == 0, detail: "\(pending) CRUD entries still queued")
     }
 
