@@ -6,84 +6,65 @@ import Synchronization
 /// under Tandem's write lock, holding every writer up).
 ///
 /// After a commit, with the lock released, the writer checkpoints once the WAL holds
-/// ``thresholdFrames`` frames more than the last checkpoint of any Tandem writer copied. Frames
-/// other writers append meanwhile keep the WAL from restarting (SQLite restarts it only when a
-/// write transaction begins with every frame copied), so the next holder of the lock copies them
-/// before its transaction (``beforeTransaction(on:)``), and every writer waits for that copy and
-/// its two `fsync`s, which take longer the more frames there are. So while the last pass found
-/// more than ``catchUpFrames`` new frames, further passes run outside the lock on a connection
-/// and thread of their own (each shorter than the one before while checkpoints copy faster than
-/// writers append), and only the last few frames are left to the holder. At `synchronous=NORMAL`
-/// a writer alone (see ``WriteLock/isWritingAlone``; one process writing, the usual case) leaves even
-/// the first pass to that thread, from ``aloneThresholdFrames`` on, so that its commits go on
-/// beside the copy and its `fsync`s instead of waiting for them (SQLite's automatic checkpoint
-/// makes the committing writer wait); it waits for those passes only if the WAL reaches
-/// ``thresholdFrames`` before they end. Past ``limitFrames``,
-/// when checkpoints copy more slowly than writers append (a busy disk), the holder waits for a
-/// running checkpoint and copies everything itself, as writers would wait for SQLite's own.
+/// ``CheckpointPolicy/thresholdFrames`` frames more than the last checkpoint of any Tandem writer
+/// copied. Frames other writers append meanwhile keep the WAL from restarting (SQLite restarts it
+/// only when a write transaction begins with every frame copied), so the next holder of the lock
+/// copies them before its transaction (``beforeTransaction(on:)``), and every writer waits for that
+/// copy and its two `fsync`s, which take longer the more frames there are. So while the last pass
+/// found more than ``CheckpointPolicy/catchUpFrames`` new frames, further passes run outside the
+/// lock on a connection and thread of their own (each shorter than the one before while checkpoints
+/// copy faster than writers append), and only the last few frames are left to the holder. At
+/// `synchronous=NORMAL` a writer alone (see ``WriteLock/isWritingAlone``; one process writing, the
+/// usual case) leaves even the first pass to that thread, from
+/// ``CheckpointPolicy/aloneThresholdFrames`` on, so that its commits go on beside the copy and its
+/// `fsync`s instead of waiting for them (SQLite's automatic checkpoint makes the committing writer
+/// wait); it waits for those passes only if the WAL reaches ``CheckpointPolicy/thresholdFrames``
+/// before they end. Past ``CheckpointPolicy/limitFrames``, when checkpoints copy more slowly than
+/// writers append (a busy disk), the holder waits for a running checkpoint and copies everything
+/// itself, as writers would wait for SQLite's own.
+///
+/// Every decision (when, where, whether to wait) is ``CheckpointPolicy``'s; this class gathers
+/// the facts for it, runs the checkpoints and waits it decides on, and keeps what the lock file's
+/// ``WriteLockRecord`` says about checkpoints current.
 ///
 /// Related SQLite documentation: https://www.sqlite.org/wal.html#checkpointing and
 /// https://www.sqlite.org/c3ref/wal_checkpoint_v2.html
 final class Checkpointing: @unchecked Sendable {
-    /// WAL frames past the last checkpoint that make a writer checkpoint after its commit:
-    /// SQLite's default automatic checkpoint.
-    static let thresholdFrames: Int64 = 1000
-    /// WAL frames past the last checkpoint that make a writer alone (no other writer queued)
-    /// start passes on the checkpoint thread: a quarter of the threshold, so that they have
-    /// copied nearly every frame by the time the WAL reaches it (a writer alone, 20,000 1-row
-    /// commits: 7,000–8,000 tx/s from a quarter, 6,300–6,900 from half; an eighth no faster).
-    static let aloneThresholdFrames: Int64 = thresholdFrames / 4
-    /// WAL frames past which the holder of the lock checkpoints before its transaction, waiting
-    /// (at most ``maximumWaitNanoseconds``) for a checkpoint running outside the lock to end.
-    static let limitFrames: Int64 = 3 * thresholdFrames
-    /// Longest the holder of the lock waits for a checkpoint outside the lock (a checkpoint of
-    /// 3,000 frames took up to 77 ms on a busy disk): 100 ms, or a quarter of the busy timeout if
-    /// that is shorter, so that writers queued behind the holder, even with a busy timeout of a
-    /// few hundred milliseconds, stay inside it. Past it the transaction goes on, and holders
-    /// wait again only once the WAL has grown by another ``limitFrames``, so a checkpointer that
-    /// never ends (its process stopped by SIGSTOP, say) costs one wait per 3,000 frames, not one
-    /// per commit.
-    static let maximumWaitNanoseconds: UInt64 = 100_000_000
-    private let waitNanoseconds: UInt64
-    /// New frames a pass outside the lock may leave for the holder of the lock to copy.
-    static let catchUpFrames: Int64 = 32
-    /// Most passes outside the lock after one commit.
-    static let passes = 8
-    /// WAL frames at which passes stop and leave the rest to the holder, when writers append
-    /// nearly as fast as passes copy (each pass's `fsync` of the WAL flushes what was appended
-    /// during the one before, so passes shorten slowly): the WAL then restarts near this size,
-    /// below ``limitFrames``.
-    static let passesUntilFrames: Int64 = 2 * thresholdFrames
+    // Invariant: every method but ``drain()`` and ``waitForPasses(milliseconds:)`` is called
+    // under the writer's mutex (so ``ownPassesUnwaited`` needs no lock of its own, and only one
+    // thread at a time sets ``passesRunning``); `connection` is used on `queue` only.
 
+    /// WAL frames past which the holder of the lock waits for a running checkpoint (see
+    /// ``CheckpointPolicy/limitFrames``).
+    static let limitFrames = CheckpointPolicy.limitFrames
+    /// Longest one hold of the lock waits (see ``CheckpointPolicy/maximumWaitNanoseconds``).
+    static let maximumWaitNanoseconds = CheckpointPolicy.maximumWaitNanoseconds
+
+    let policy: CheckpointPolicy
     private let writeLock: WriteLock
+    /// The lock file's shared record: how far checkpoints got, whether a catch-up is pending.
+    private var record: WriteLockRecord.Shared { writeLock.record }
     private let openConnection: () throws -> Connection
     private let queue = DispatchQueue(label: "Tandem checkpoints", qos: .utility)
     /// The passes' own connection, opened on first use; used on `queue` only.
     private var connection: Connection?
     private let passesRunning = Atomic<Bool>(false)
-    private let whenAlone: Bool
     /// Checkpoint passes run so far on the committing writer's thread and on the checkpoint
     /// thread (for tests: a writer alone must leave every pass to the checkpoint thread).
     let passesOnWriterThread = Atomic<Int>(0), passesOnCheckpointThread = Atomic<Int>(0)
     /// Entered by every run of passes on the checkpoint thread, left when it ends.
     private let passesOnThread = DispatchGroup()
-    /// True from the start of passes by a writer alone until the writer has waited for them
-    /// once; used under the writer's mutex (as every method here but ``drain()`` and
-    /// ``waitForPasses(milliseconds:)`` is).
-    private var waitsForAlonePasses = false
+    /// True from the start of passes by a writer alone until the writer has waited for them once.
+    private var ownPassesUnwaited = false
 
     /// - Parameters:
+    ///   - policy: when and where to checkpoint (see ``CheckpointPolicy/init(synchronous:busyTimeoutMilliseconds:)``).
     ///   - openConnection: opens a read-write connection configured as the writer's (its
     ///     `synchronous` setting decides the checkpoint's `fsync`s).
-    ///   - whenAlone: whether a writer alone leaves its first pass to the checkpoint thread:
-    ///     not at `synchronous=FULL`, where every commit waits for an `fsync` of the WAL anyway
-    ///     and the checkpoint's own `fsync`s beside it delayed commits (one writer: 0.93× the
-    ///     throughput, p99 1.42×, `ab-writers --synchronous full`).
-    init(writeLock: WriteLock, whenAlone: Bool, openConnection: @escaping () throws -> Connection) {
+    init(writeLock: WriteLock, policy: CheckpointPolicy, openConnection: @escaping () throws -> Connection) {
         self.writeLock = writeLock
-        self.whenAlone = whenAlone
+        self.policy = policy
         self.openConnection = openConnection
-        waitNanoseconds = min(Checkpointing.maximumWaitNanoseconds, UInt64(max(0, writeLock.timeoutMilliseconds)) * 1_000_000 / 4)
     }
 
     /// Waits for passes still running.
@@ -99,95 +80,107 @@ final class Checkpointing: @unchecked Sendable {
     /// Holding the lock, before `BEGIN IMMEDIATE`: copies the frames committed during the last
     /// checkpoint outside the lock, so that the transaction's first write can restart the WAL.
     func beforeTransaction(on connection: Connection) {
-        let frames = writeLock.walFramesCommitted
-        let atLimit = frames >= max(Checkpointing.limitFrames, writeLock.checkpointWaitFrames)
-        // Passes this writer started while alone still copy (or have just ended): wait for them
-        // once, then copy the rest below, so that the WAL restarts near the threshold. Not once
-        // other writers want the lock: they would wait too (the limit still holds the WAL).
-        let forAlonePasses = frames >= Checkpointing.thresholdFrames && waitsForAlonePasses && writeLock.isWritingAlone
-        guard atLimit || forAlonePasses else {
-            if writeLock.checkpointCatchUpPending { catchUp(on: connection, until: 0) }
+        let facts = CheckpointPolicy.HoldFacts(
+            walFrames: record.walFramesCommitted, waitFrames: record.checkpointWaitFrames,
+            catchUpPending: record.catchUpPending,
+            // A byte-lock scan at worst: asked only when it can matter.
+            writingAlone: ownPassesUnwaited && writeLock.isWritingAlone, ownPassesUnwaited: ownPassesUnwaited)
+        switch policy.beforeTransaction(facts) {
+        case .nothing:
             return
-        }
-        // One wait in all, however many reasons to wait this hold has.
-        let deadline = DispatchTime.now().uptimeNanoseconds + waitNanoseconds
-        if forAlonePasses {
-            waitsForAlonePasses = false
-            if passesOnThread.wait(timeout: DispatchTime(uptimeNanoseconds: deadline)) == .success {
-                writeLock.checkpointCatchUpPending = true
-            }
-        }
-        if atLimit {
-            if !catchUp(on: connection, until: deadline) {
-                writeLock.checkpointWaitFrames = frames + Checkpointing.limitFrames
-            }
-        } else if writeLock.checkpointCatchUpPending {
+        case .catchUp:
             catchUp(on: connection, until: 0)
+        case .waitForOwnPasses:
+            let deadline = DispatchTime.now().uptimeNanoseconds + policy.waitNanoseconds
+            waitForOwnPasses(until: deadline)
+            if record.catchUpPending { catchUp(on: connection, until: 0) }
+        case .catchUpAtLimit(let waitingForOwnPasses, let waitFrames):
+            let deadline = DispatchTime.now().uptimeNanoseconds + policy.waitNanoseconds
+            if waitingForOwnPasses { waitForOwnPasses(until: deadline) }
+            if !catchUp(on: connection, until: deadline) { record.checkpointWaitFrames = waitFrames }
+        }
+    }
+
+    /// Waits until `deadline` (uptime ns) for the passes this writer started while alone; when
+    /// they have ended, their frames are left for a catch-up.
+    private func waitForOwnPasses(until deadline: UInt64) {
+        ownPassesUnwaited = false
+        if passesOnThread.wait(timeout: DispatchTime(uptimeNanoseconds: deadline)) == .success {
+            record.catchUpPending = true
         }
     }
 
     /// Holding the lock, after a commit that wrote frames (`connection.walFrames` is its WAL size).
     func committed(on connection: Connection) {
-        writeLock.walFramesCommitted = Int64(connection.walFrames)
+        record.walFramesCommitted = Int64(connection.walFrames)
     }
 
     /// After the lock is released: checkpoints if due (`connection.walFrames` is this commit's),
     /// then leaves the passes for the frames appended meanwhile to the checkpoint thread.
     func afterCommit(on connection: Connection) {
         let frames = Int64(connection.walFrames)
-        var copied = writeLock.checkpointedFrames
-        if frames < copied { copied = 0 }  // the WAL restarted since (or is about to: 0)
-        // If the catch-up copied everything but a reader of another process still used the WAL
-        // when its transaction began, the WAL did not restart: the next checkpoint, a threshold
-        // on, tries again (retrying sooner, with a catch-up under the lock each time, measured
-        // slower for the sync owner's writes).
-        guard frames - copied >= Checkpointing.aloneThresholdFrames else { return }
-        if whenAlone, writeLock.isWritingAlone {
-            guard !passesRunning.exchange(true, ordering: .acquiring) else { return }  // passes are copying already
-            writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
-            waitsForAlonePasses = true
-            // The writer copies the rest at the threshold (above), not at once: one catch-up
-            // under the lock per threshold of frames, as with passes in its own thread.
-            return runPassesOnThread(after: nil, until: Checkpointing.thresholdFrames, catchingUp: false)
+        let facts = CheckpointPolicy.CommitFacts(
+            walFrames: frames, checkpointedFrames: record.checkpointedFrames,
+            writingAlone: policy.whenAlone && writeLock.isWritingAlone,
+            passesRunning: passesRunning.load(ordering: .acquiring))
+        switch policy.afterCommit(facts) {
+        case .nothing:
+            return
+        case .passesOnThread(let claim):
+            // Only this thread (under the writer's mutex) sets it: the claim holds what the fact said.
+            guard !passesRunning.exchange(true, ordering: .acquiring) else { return }
+            record.checkpointedFrames = claim  // claimed: other writers need not try meanwhile
+            ownPassesUnwaited = true
+            runPassesOnThread(.aloneRun())
+        case .passHere(let claim):
+            record.checkpointedFrames = claim  // claimed: other writers need not try meanwhile
+            passesOnWriterThread.add(1, ordering: .relaxed)
+            let first = Self.pass(try? connection.checkpoint())
+            switch policy.afterPassHere(first, walFramesCommitted: record.walFramesCommitted,
+                                        passesRunning: passesRunning.load(ordering: .acquiring)) {
+            case .nothing:
+                return
+            case .finish(let pass):
+                finish(pass, leavingCatchUp: true)
+            case .morePassesOnThread(let pass):
+                guard !passesRunning.exchange(true, ordering: .acquiring) else { return finish(pass, leavingCatchUp: true) }
+                runPassesOnThread(.catchUpRun(after: pass))
+            }
         }
-        guard frames - copied >= Checkpointing.thresholdFrames else { return }
-        writeLock.checkpointedFrames = frames  // claimed: other writers need not try meanwhile
-        passesOnWriterThread.add(1, ordering: .relaxed)
-        guard let first = try? connection.checkpoint(), !first.busy else { return }
-        guard needsMorePasses(after: first), !passesRunning.exchange(true, ordering: .acquiring) else { return finish(first) }
-        runPassesOnThread(after: first, until: Checkpointing.passesUntilFrames, catchingUp: true)
     }
 
-    /// On the checkpoint thread (``passesRunning`` claimed by the caller): the first pass unless
-    /// `first` ran already, then ``morePasses(on:after:until:)`` while needed, then ``finish(_:catchingUp:)``.
-    private func runPassesOnThread(after first: Connection.CheckpointResult?, until untilFrames: Int64, catchingUp: Bool) {
+    /// A pass as the policy sees it: nil when it did not run (busy, or failed).
+    private static func pass(_ result: Connection.CheckpointResult?) -> CheckpointPolicy.Pass? {
+        guard let result, !result.busy else { return nil }
+        return CheckpointPolicy.Pass(frames: Int64(result.frames), copied: Int64(result.copied))
+    }
+
+    /// On the checkpoint thread (``passesRunning`` claimed by the caller): the passes of `run`
+    /// while it asks for them, then what it says to record.
+    private func runPassesOnThread(_ run: CheckpointPolicy.PassRun) {
         passesOnThread.enter()
         queue.async { [self] in
             defer {
                 passesRunning.store(false, ordering: .releasing)
                 passesOnThread.leave()
             }
-            guard let connection = passConnection() else {
-                if let first { finish(first, catchingUp: catchingUp) }
-                return
-            }
-            let start: Connection.CheckpointResult
-            if let first {
-                start = first
+            var run = run
+            var step: CheckpointPolicy.PassRun.Step
+            if let connection = passConnection() {
+                step = run.next(walFramesCommitted: record.walFramesCommitted)
+                while step == .pass {
+                    passesOnCheckpointThread.add(1, ordering: .relaxed)
+                    step = run.passEnded(Self.pass(try? connection.checkpoint()))
+                        ?? run.next(walFramesCommitted: record.walFramesCommitted)
+                }
             } else {
-                passesOnCheckpointThread.add(1, ordering: .relaxed)
-                guard let pass = try? connection.checkpoint(), !pass.busy else { return }
-                start = pass
+                step = run.connectionFailed()
             }
-            finish(needsMorePasses(after: start) ? morePasses(on: connection, after: start, until: untilFrames) : start,
-                   catchingUp: catchingUp)
+            switch step {
+            case .finish(let last, _): finish(last, leavingCatchUp: run.leavesCatchUp)
+            case .abandon, .pass: return
+            }
         }
-    }
-
-    /// True when `pass` copied every frame and writers appended more than ``catchUpFrames``
-    /// meanwhile: another pass outside the lock pays.
-    private func needsMorePasses(after pass: Connection.CheckpointResult) -> Bool {
-        pass.copied == pass.frames && writeLock.walFramesCommitted - Int64(pass.frames) > Checkpointing.catchUpFrames
     }
 
     /// The passes' connection, opened on first use; on `queue` only.
@@ -196,28 +189,11 @@ final class Checkpointing: @unchecked Sendable {
         return connection
     }
 
-    /// Passes after `first` while each finds more than ``catchUpFrames`` new frames and the WAL
-    /// is under `untilFrames`; the last.
-    private func morePasses(on connection: Connection, after first: Connection.CheckpointResult, until untilFrames: Int64) -> Connection.CheckpointResult {
-        var last = first
-        for _ in 1..<Checkpointing.passes {
-            if writeLock.walFramesCommitted >= untilFrames { break }
-            passesOnCheckpointThread.add(1, ordering: .relaxed)
-            guard let result = try? connection.checkpoint(), !result.busy else { break }
-            // This pass copied what was appended during the one before (negative: the WAL
-            // restarted meanwhile).
-            let appended = Int64(result.frames) - Int64(last.frames)
-            last = result
-            if result.copied < result.frames || appended <= Checkpointing.catchUpFrames { break }  // a reader keeps the rest
-        }
-        return last
-    }
-
-    /// Records how far `last` copied and, unless `catchingUp` is false, leaves the rest to the
-    /// next holder of the lock.
-    private func finish(_ last: Connection.CheckpointResult, catchingUp: Bool = true) {
-        writeLock.checkpointedFrames = Int64(last.copied)
-        if catchingUp { writeLock.checkpointCatchUpPending = true }
+    /// Records how far `last` copied and, if `leavingCatchUp`, leaves the rest to the next
+    /// holder of the lock.
+    private func finish(_ last: CheckpointPolicy.Pass, leavingCatchUp: Bool) {
+        record.checkpointedFrames = last.copied
+        if leavingCatchUp { record.catchUpPending = true }
     }
 
     /// - Parameter deadline: until when to wait for a checkpoint running outside the lock, which
@@ -227,17 +203,21 @@ final class Checkpointing: @unchecked Sendable {
     @discardableResult
     private func catchUp(on connection: Connection, until deadline: UInt64) -> Bool {
         var attempt = try? connection.checkpoint()
-        while let result = attempt, result.busy, DispatchTime.now().uptimeNanoseconds < deadline {
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)  // a checkpoint takes milliseconds
-            nanosleep(&pause, nil)
-            attempt = try? connection.checkpoint()
+        while let result = attempt, result.busy {
+            let now = DispatchTime.now().uptimeNanoseconds
+            switch policy.afterBusyCatchUp(nanosecondsLeft: deadline > now ? deadline - now : 0) {
+            case .giveUp:
+                return false  // the next hold tries
+            case .retry(let nanoseconds):
+                var pause = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+                nanosleep(&pause, nil)
+                attempt = try? connection.checkpoint()
+            }
         }
-        guard let result = attempt, !result.busy else { return false }  // the next hold tries
-        writeLock.checkpointCatchUpPending = false
-        writeLock.checkpointWaitFrames = 0
-        // Everything copied, and no Tandem writer can append before this transaction's first
-        // write restarts the WAL (unless a reader still needs it: then the next checkpoint retries).
-        writeLock.checkpointedFrames = result.copied < result.frames ? Int64(result.copied) : 0
+        guard let pass = Self.pass(attempt) else { return false }  // failed: the next hold tries
+        record.catchUpPending = false
+        record.checkpointWaitFrames = 0
+        record.checkpointedFrames = policy.checkpointedFrames(afterCatchUp: pass)
         return true
     }
 }

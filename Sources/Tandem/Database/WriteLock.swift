@@ -19,15 +19,16 @@ import Synchronization
 /// only orders waiters; the `flock` alone excludes writers, so a ticket drawn by a process that
 /// died before taking its byte costs fairness for one turn, never exclusion.
 ///
-/// The record's fields are advisory (a process killed while holding the lock leaves them
-/// consistent enough; the next holder overwrites the streak), and nothing but scheduling
-/// depends on them.
+/// The record (``WriteLockRecord``) is advisory (a process killed while holding the lock leaves
+/// it consistent enough; the next holder overwrites the streak), and nothing but scheduling
+/// depends on it.
 final class WriteLock: @unchecked Sendable {
     // Invariant: the record's holder and streak fields, and the tickets served, are written only
-    // while the flock is held by this process; the ticket counter only atomically.
+    // while the flock is held by this process; the ticket counter only atomically (see
+    // ``WriteLockRecord`` for the checkpoint fields).
     private let lock: FileLock
-    /// The lock file's first words, shared by every process that maps it (see ``Word``).
-    private let words: UnsafeMutablePointer<Atomic<Int64>>
+    /// The lock file's shared record, mapped by every process that uses the lock.
+    let record: WriteLockRecord.Shared
     private let streakLimit: Int64
     private let pid = Int64(getpid())
     /// True when the last hold ended a streak: the next acquire queues instead of barging.
@@ -38,7 +39,6 @@ final class WriteLock: @unchecked Sendable {
     /// Tandem process holding it in between (as far as the advisory holder field tells).
     private var holdsInARow = 0
 
-    private static let recordSize = 4096
     /// Queue bytes are `slotBase + ticket mod slotCount`, past the record.
     private static let slotBase: Int64 = 1 << 16
     private static let slotCount: Int64 = 1 << 12
@@ -56,43 +56,10 @@ final class WriteLock: @unchecked Sendable {
         let lock = try FileLock(path: path, mode: mode)
         self.lock = lock
         self.streakLimit = Int64(max(1, streakLimit))
-        var stats = stat()
-        if fstat(lock.fd, &stats) == 0, stats.st_size < WriteLock.recordSize {
-            // Allocated, not just sized: a write through the mapping to a hole on a full file
-            // system would kill the process with SIGBUS.
-            let result = posix_fallocate(lock.fd, 0, off_t(WriteLock.recordSize))
-            if result != 0 { throw SystemError(call: "posix_fallocate(3)", path: path, errno: result) }
-        }
-        let mapped = mmap(nil, WriteLock.recordSize, PROT_READ | PROT_WRITE, MAP_SHARED, lock.fd, 0)
-        guard let mapped, mapped != MAP_FAILED else { throw SystemError(call: "mmap(2)", path: path, errno: errno) }
-        words = mapped.bindMemory(to: Atomic<Int64>.self, capacity: Word.allCases.count)
+        record = try WriteLockRecord.Shared.map(fd: lock.fd, path: path)
     }
 
-    deinit { munmap(words, WriteLock.recordSize) }
-
-    /// The words of the shared record, in file order (zero in a new lock file). The record is a
-    /// file any process can write: a value read from it is never trusted to be in range.
-    private enum Word: Int, CaseIterable {
-        /// The pid of the last holder.
-        case holder
-        /// The last holder's consecutive holds, 0 once its streak ended.
-        case streak
-        /// The next ticket to draw, only ever changed with an atomic add.
-        case tickets
-        /// See ``checkpointedFrames``.
-        case checkpointedFrames
-        /// See ``checkpointCatchUpPending``.
-        case catchUpPending
-        /// See ``ticketsServed``.
-        case ticketsServed
-        /// See ``walFramesCommitted``.
-        case walFramesCommitted
-        /// See ``checkpointWaitFrames``.
-        case checkpointWaitFrames
-    }
-
-    private func load(_ word: Word) -> Int64 { words[word.rawValue].load(ordering: .relaxed) }
-    private func store(_ word: Word, _ value: Int64) { words[word.rawValue].store(value, ordering: .relaxed) }
+    deinit { record.unmap() }
 
     /// Blocks until this process holds the write lock, or the busy timeout passes.
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
@@ -103,15 +70,15 @@ final class WriteLock: @unchecked Sendable {
         let barged = try (!mustQueue || !isAnyoneQueued) && lock.tryLock()
         if !barged { try queue(cancellation: cancellation) }
         var streak: Int64 = 1
-        if load(.holder) == pid {
-            streak = max(0, load(.streak)) &+ 1
+        if record[\.holder] == pid {
+            streak = max(0, record[\.streak]) &+ 1
             holdsInARow &+= 1
         } else {
-            store(.holder, pid)
+            record[\.holder] = pid
             holdsInARow = 1
         }
         mustQueue = streak >= streakLimit
-        store(.streak, mustQueue ? 0 : streak)
+        record[\.streak] = mustQueue ? 0 : streak
     }
 
     /// Waits in the queue, then for the `flock`; on return the lock (and the ticket's byte, if
@@ -128,7 +95,7 @@ final class WriteLock: @unchecked Sendable {
             return
         }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
-        let ticket = words[Word.tickets.rawValue].wrappingAdd(1, ordering: .relaxed).oldValue
+        let ticket = record.drawTicket()
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
         var step = 0  // 0: taking its own place, 1: waiting for the previous one, 2: for the flock
         var done = false
@@ -168,38 +135,7 @@ final class WriteLock: @unchecked Sendable {
     }
 
     /// How many tickets waiters have drawn from the queue so far (wrapping).
-    var ticketsDrawn: Int64 { load(.tickets) }
-
-    /// How many frames of the WAL the last checkpoint of any Tandem writer had copied into the
-    /// database when it ended: writers checkpoint when the WAL holds a threshold of frames more
-    /// than this (or, once it has restarted and holds fewer, a threshold of frames). Advisory,
-    /// like the streak.
-    var checkpointedFrames: Int64 {
-        get { max(0, load(.checkpointedFrames)) }
-        set { store(.checkpointedFrames, newValue) }
-    }
-
-    /// True after a checkpoint ran outside the lock, until a writer holding the lock has copied
-    /// the frames committed meanwhile: whichever writer holds the lock next does it, so the WAL
-    /// restarts even when the writer that checkpointed never writes again. Advisory, like the streak.
-    var checkpointCatchUpPending: Bool {
-        get { load(.catchUpPending) != 0 }
-        set { store(.catchUpPending, newValue ? 1 : 0) }
-    }
-
-    /// The frames in the WAL after the last commit of any Tandem writer (0 before any), written
-    /// by the committer while it holds the lock. Advisory, like the streak.
-    var walFramesCommitted: Int64 {
-        get { max(0, load(.walFramesCommitted)) }
-        set { store(.walFramesCommitted, newValue) }
-    }
-
-    /// The WAL's frames from which the holder of the lock waits for a running checkpoint, after a
-    /// wait ran out (0: the default limit). Advisory, like the streak.
-    var checkpointWaitFrames: Int64 {
-        get { max(0, load(.checkpointWaitFrames)) }
-        set { store(.checkpointWaitFrames, newValue) }
-    }
+    var ticketsDrawn: Int64 { record[\.tickets] }
 
     /// True while the waiter holding `ticket` is in the queue or holds the lock through it.
     func isQueued(ticket: Int64) -> Bool { lock.isByteLockedElsewhere(at: WriteLock.slot(ticket)) }
@@ -207,8 +143,8 @@ final class WriteLock: @unchecked Sendable {
     /// One past the ticket of the last waiter that took the lock through the queue (0 before
     /// any). Advisory, like the streak.
     private var ticketsServed: Int64 {
-        get { load(.ticketsServed) }
-        set { store(.ticketsServed, newValue) }
+        get { record[\.ticketsServed] }
+        set { record[\.ticketsServed] = newValue }
     }
 
     /// True when this process writes alone: it has held the lock more times in a row than a

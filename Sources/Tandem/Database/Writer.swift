@@ -55,7 +55,10 @@ final class Writer: @unchecked Sendable {
          openCheckpointConnection: @escaping () throws -> Connection) throws {
         self.connection = connection
         self.writeLock = writeLock
-        self.checkpointing = Checkpointing(writeLock: writeLock, whenAlone: synchronous == .normal, openConnection: openCheckpointConnection)
+        self.checkpointing = Checkpointing(
+            writeLock: writeLock,
+            policy: CheckpointPolicy(synchronous: synchronous, busyTimeoutMilliseconds: writeLock.timeoutMilliseconds),
+            openConnection: openCheckpointConnection)
         self.path = connection.path
         self.notifyFD = try FileWakeup.openForSignalling(path: notifyPath, mode: mode)
         self.commitCounter = WALCommitCounter(databasePath: connection.path)
@@ -168,7 +171,7 @@ final class Writer: @unchecked Sendable {
         if let commitsAtBegin {
             let next = commitsAtBegin.next.recorded
             let recorded = try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:))
-            let framesAfter = UInt32(truncatingIfNeeded: writeLock.walFramesCommitted)
+            let framesAfter = UInt32(truncatingIfNeeded: writeLock.record.walFramesCommitted)
             if recorded.map({ commitsAtBegin.follows($0, framesAfter: framesAfter) }) != true {
                 tables.insert(InternalTables.anyTable)  // a foreign commit since, or no record yet
             }

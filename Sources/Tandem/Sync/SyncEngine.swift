@@ -2,28 +2,34 @@ import Foundation
 import Synchronization
 
 /// The owner's sync loop: runs a ``SyncPass`` on start, whenever `ps_crud` changes (any
-/// process), when the backend announces changes, and after failures with capped backoff.
+/// process), when the backend announces changes, and after failures with capped backoff. Every
+/// decision is the session's ``SyncStateMachine``'s (through ``SyncLifecycle``): the loop sends
+/// it each outcome and performs the action it returns.
 final class SyncEngine: Sendable {
     private struct State {
         var stopped = false
-        var status = SyncStatus()
-        var lastStatusWrite: Date = .distantPast
         var changeToken: AnyDatabaseCancellable?
-        var started = false
         /// The loop thread, whose own commits (sealing, completing uploads, applying downloads,
         /// status) queue nothing and so need no further pass.
         var loopThread: pthread_t?
+        /// Whether the loop was started, and whether it has ended.
+        var loopStarted = false, loopEnded = false
+        /// Called once the loop has ended (``requestStop(whenEnded:)``).
+        var whenEnded: (@Sendable () -> Void)?
     }
 
     private let database: SharedDatabase
     private let backend: any SyncBackend
-    private let backendName: String
     private let epoch: Int64
     private let clientID: String
+    /// The status as stored when this owner began, with its backend's name.
+    private let initialStatus: SyncStatus
+    private let lifecycle: SyncLifecycle
     private let signal = WakeFlag()
     /// Raised by ``stop()``: ends the backend waiter's retry delay.
     private let backendRetry = WakeFlag()
-    private let finished = DispatchSemaphore(value: 0)
+    /// Entered by ``start()`` for the loop, left when the loop has ended: ``stop()`` waits for it.
+    private let loopRunning = DispatchGroup()
     private let state = Mutex(State())
     private let onEvent: @Sendable (SyncEvent) -> Void
     /// The rows with queued entries, kept from pass to pass (``PendingRows``).
@@ -31,17 +37,19 @@ final class SyncEngine: Sendable {
     /// When the waiting entries and changes were first seen, and a backlog's progress.
     private let lag = SyncLagTracker()
 
-    init(database: SharedDatabase, backend: any SyncBackend, backendName: String, epoch: Int64,
+    /// - Parameter onEvent: called on the loop's thread; ``SyncEvent/lostOwnership(_:)`` comes
+    ///   after the loop has ended, so that the session may stop this engine from that call.
+    init(database: SharedDatabase, backend: any SyncBackend, backendName: String, epoch: Int64, lifecycle: SyncLifecycle,
          onEvent: @escaping @Sendable (SyncEvent) -> Void) throws {
         self.database = database
         self.backend = backend
-        self.backendName = backendName
         self.epoch = epoch
+        self.lifecycle = lifecycle
         self.clientID = try database.clientID()
         self.onEvent = onEvent
         var status = (try? database.syncStatus()) ?? SyncStatus()
         status.backend = backendName
-        state.withLock { $0.status = status }
+        initialStatus = status
     }
 
     func start() throws {
@@ -52,23 +60,37 @@ final class SyncEngine: Sendable {
             if let loop = self?.state.withLock({ $0.loopThread }), pthread_equal(loop, pthread_self()) != 0 { return }
             signal.raise()
         }
-        state.withLock { $0.changeToken = token; $0.started = true }
+        state.withLock { $0.changeToken = token }
         if let notice = database.changePollingNotice { onEvent(.pollingForChanges(notice)) }
-        spawn("tandem.sync") { [self] in loop() }
+        loopRunning.enter()
+        state.withLock { $0.loopStarted = true }
+        spawn("tandem.sync") { [self] in runLoop() }
         spawn("tandem.sync-wait") { [self] in waitForBackend() }
     }
 
-    /// Stops the loop and waits for its last write to finish.
+    /// Stops the loop and waits for it to end (its last write finished); at once when it never
+    /// started or has ended. Safe to call more than once, and from the loop's own thread once
+    /// it has ended (from ``SyncEvent/lostOwnership(_:)``).
     func stop() {
-        let (token, started) = state.withLock { s -> (AnyDatabaseCancellable?, Bool) in
+        requestStop()
+        loopRunning.wait()
+    }
+
+    /// Asks the loop to end without waiting for it; `whenEnded` runs once it has (at once, here,
+    /// when it never started or has ended; else on the loop's thread).
+    func requestStop(whenEnded: (@Sendable () -> Void)? = nil) {
+        let (token, runNow) = state.withLock { s -> (AnyDatabaseCancellable?, Bool) in
             s.stopped = true
-            return (s.changeToken, s.started)
+            defer { s.changeToken = nil }
+            let ended = !s.loopStarted || s.loopEnded
+            if !ended, let whenEnded { s.whenEnded = whenEnded }
+            return (s.changeToken, ended)
         }
         token?.cancel()
         signal.raise()
         backendRetry.raise()
         backend.interruptWaits()
-        if started { finished.wait() }
+        if runNow { whenEnded?() }
     }
 
     private var stopped: Bool { state.withLock { $0.stopped } }
@@ -80,44 +102,69 @@ final class SyncEngine: Sendable {
         thread.start()
     }
 
-    /// The I/O loop that drives ``SyncStateMachine``: it performs each action and feeds the
-    /// outcome back as the next event.
-    private func loop() {
-        defer { finished.signal() }
+    /// The loop's thread: the loop, then the end of ownership when the epoch moved on.
+    private func runLoop() {
+        let steppedDown = loop()
+        let whenEnded = state.withLock { s -> (@Sendable () -> Void)? in
+            s.loopEnded = true
+            defer { s.whenEnded = nil }
+            return s.whenEnded
+        }
+        loopRunning.leave()
+        whenEnded?()
+        if let steppedDown { onEvent(.lostOwnership(steppedDown)) }
+    }
+
+    /// What the loop does next, from the action the machine returned.
+    private enum Next {
+        case runPass, waitForWakeUp, backOff(seconds: Double), finish, stepDown(reason: String)
+    }
+
+    /// The I/O loop that drives ``SyncStateMachine``: it performs each action and sends the
+    /// outcome back as the next event. Returns the reason when ownership was lost.
+    private func loop() -> String? {
         state.withLock { $0.loopThread = pthread_self() }
-        var machine = SyncStateMachine()
-        var action = machine.handle(.start)
+        var next: Next
+        switch lifecycle.send({ $0.start(status: initialStatus) }) {
+        case .runPass: next = .runPass
+        case .finish: next = .finish
+        }
         while true {
-            switch action {
+            switch next {
             case .runPass:
-                action = machine.handle(runPass())
+                next = runPass()
             case .waitForWakeUp:
                 signal.wait()
-                action = machine.handle(stopped ? .stopRequested : .woken)
-            case .backOff(let seconds, let failure):
-                report(failure)
+                switch lifecycle.send({ $0.woken() }) {
+                case .runPass: next = .runPass
+                case .none: next = .waitForWakeUp
+                case .finish: next = .finish
+                }
+            case .backOff(let seconds):
                 // Sleep out the backoff; local writes do not cut it short, a stop does.
                 let deadline = Date(timeIntervalSinceNow: seconds)
                 while !stopped, Date() < deadline { _ = signal.wait(timeout: deadline.timeIntervalSinceNow) }
-                action = machine.handle(stopped ? .stopRequested : .backoffElapsed)
+                switch lifecycle.send({ $0.backoffElapsed() }) {
+                case .runPass: next = .runPass
+                case .finish: next = .finish
+                }
             case .stepDown(let reason):
-                onEvent(.lostOwnership(reason))
-                return
-            case .finish, .none:
-                return
+                return reason
+            case .finish:
+                return nil
             }
-            if stopped, action != .finish { action = machine.handle(.stopRequested) }
         }
     }
 
     /// How long one pass uploads before it downloads (seconds; see ``SyncPass/uploadTimeLimit``).
     static let uploadTimeLimit = 0.2
 
-    /// One pass and its bookkeeping, as the event it ends with.
-    private func runPass() -> SyncStateMachine.Event {
+    /// One pass and its bookkeeping, sent to the machine; what the loop does next.
+    private func runPass() -> Next {
         let started = Date()
         let (head, last) = (try? database.read { tx in (try UploadQueueRows.firstID(in: tx), try UploadQueueRows.lastID(in: tx)) }) ?? (nil, nil)
         if let last { lag.queued(through: last, at: started) }
+        let moreToUpload: Bool
         do {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
             pass.pendingRows = pendingRows
@@ -129,15 +176,35 @@ final class SyncEngine: Sendable {
                                              busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds) {
                 onEvent(.progress(progress))
             }
-            try recordSuccess(fullSync: result.fullSyncReason, lags: lags)
+            let now = Date()
+            if let status = lifecycle.send({ $0.passRecorded(fullSync: result.fullSyncReason, lags: lags, now: now) }) {
+                try writeStatus(status)
+            }
             checkpointIfLarge()
-            return .passSucceeded(moreToUpload: result.moreToUpload)
+            moreToUpload = result.moreToUpload
         } catch {
+            let failure = SyncFailure(error, databasePath: database.path)
+            if failure.kind == .refusedEpoch {
+                switch lifecycle.send({ $0.staleEpoch(failure.message) }) {
+                case .stepDown(let reason): return .stepDown(reason: reason)
+                case .finish: return .finish
+                }
+            }
             // Entries wait while the backend cannot take them: the status says since when.
             let since = lag.pendingSince(head: head)
-            state.withLock { $0.status.uploadPendingSince = since }
-            let failure = SyncFailure(error, databasePath: database.path)
-            return failure.kind == .refusedEpoch ? .staleEpoch(failure.message) : .passFailed(failure)
+            switch lifecycle.send({ $0.passFailed(failure, uploadPendingSince: since, now: Date()) }) {
+            case .backOff(let seconds, let failure, let status):
+                onEvent(.error(failure))
+                if let status { try? writeStatus(status) }
+                return .backOff(seconds: seconds)
+            case .finish:
+                return .finish
+            }
+        }
+        switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload) }) {
+        case .runPass: return .runPass
+        case .waitForWakeUp: return .waitForWakeUp
+        case .finish: return .finish
         }
     }
 
@@ -148,41 +215,8 @@ final class SyncEngine: Sendable {
         _ = try? database.checkpoint(.truncate)
     }
 
-    /// Reports a failed pass: an event, and the status every process reads.
-    private func report(_ failure: SyncFailure) {
-        onEvent(.error(failure))
-        let changed = state.withLock { s -> Bool in
-            let changed = s.status.lastFailure != failure || s.status.connected || Date().timeIntervalSince(s.lastStatusWrite) > 1
-            s.status.lastFailure = failure
-            s.status.connected = false
-            return changed
-        }
-        if changed { try? writeStatus() }
-    }
-
-    private func recordSuccess(fullSync: String?, lags: (upload: Date?, download: Date?)) throws {
-        let now = Date()
-        let needsWrite = state.withLock { s -> Bool in
-            let changed = !s.status.connected || s.status.lastFailure != nil || !s.status.hasSynced || fullSync != nil
-                || (s.status.uploadPendingSince == nil) != (lags.upload == nil) || (s.status.downloadPendingSince == nil) != (lags.download == nil)
-                || now.timeIntervalSince(s.lastStatusWrite) > 1
-            s.status.uploadPendingSince = lags.upload
-            s.status.downloadPendingSince = lags.download
-            if let fullSync { s.status.lastFullSync = .init(at: now, reason: fullSync) }
-            s.status.connected = true
-            s.status.lastFailure = nil
-            s.status.hasSynced = true
-            s.status.lastSyncedAt = now
-            return changed
-        }
-        if needsWrite { try writeStatus() }
-    }
-
-    private func writeStatus() throws {
-        let status = state.withLock { s -> SyncStatus in
-            s.lastStatusWrite = Date()
-            return s.status
-        }
+    /// Writes the status the machine recorded, fenced by this owner's epoch.
+    private func writeStatus(_ status: SyncStatus) throws {
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)

@@ -6,12 +6,6 @@ import Synchronization
 /// The session waits for ownership in the background; while this process is the owner it syncs.
 /// ``stop()`` releases ownership cleanly so a stand-by takes over at once.
 public final class SyncSession: Sendable {
-    private struct State {
-        var engine: SyncEngine?
-        var election: OwnerElection?
-        var stopped = false
-    }
-
     /// Events in order: ``SyncEvent/becameOwner(epoch:)``, uploads, downloads, errors, ``SyncEvent/stopped``.
     /// After ``SyncEvent/lostOwnership(_:)`` the process offers itself again.
     public let events: AsyncStream<SyncEvent>
@@ -19,7 +13,7 @@ public final class SyncSession: Sendable {
     private let database: SharedDatabase
     private let backend: any SyncBackend
     private let backendName: String
-    private let state = Mutex(State())
+    private let lifecycle = SyncLifecycle()
 
     init(database: SharedDatabase, backend: any SyncBackend, backendName: String) throws {
         (events, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
@@ -29,35 +23,53 @@ public final class SyncSession: Sendable {
         try offer()
     }
 
-    deinit { stop() }
+    /// A session let go without ``stop()`` stops without waiting: the engine's loop is asked to
+    /// end, and ownership is released, and ``SyncEvent/stopped`` reported, once it has.
+    deinit {
+        let (action, engine, election) = lifecycle.stop()
+        let continuation = self.continuation
+        switch action {
+        case .none:
+            return
+        case .stopWaiting:
+            backend.interruptWaits()
+            election?.release()
+            continuation.yield(.stopped)
+            continuation.finish()
+        case .stopEngine:
+            let lifecycle = self.lifecycle
+            let ended: @Sendable () -> Void = {
+                election?.release()
+                lifecycle.send { $0.engineStopped() }
+                continuation.yield(.stopped)
+                continuation.finish()
+            }
+            if let engine { engine.requestStop(whenEnded: ended) } else { backend.interruptWaits(); ended() }
+        }
+    }
 
     /// Joins the election; when this process becomes owner, starts the sync engine.
     private func offer() throws {
         let election = try OwnerElection(database: database)
-        let proceed = state.withLock { s -> Bool in
-            guard !s.stopped else { return false }
-            s.election = election
-            return true
-        }
-        guard proceed else { return }
+        guard lifecycle.standBy(with: election) else { return }  // stopped
         let continuation = self.continuation
         election.start(onOwner: { [weak self] epoch in
             guard let self else { return election.release() }
-            continuation.yield(.becameOwner(epoch: epoch))
+            switch lifecycle.send({ $0.becameOwner(epoch: epoch) }) {
+            case .none:
+                return  // stop() came first and released ownership
+            case .startEngine(let epoch):
+                continuation.yield(.becameOwner(epoch: epoch))
+            }
             do {
-                let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch) { [weak self] event in
+                let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch,
+                                            lifecycle: lifecycle) { [weak self] event in
                     continuation.yield(event)
-                    if case .lostOwnership = event, let self {
-                        // The engine's loop has ended; step down from another thread (stopping waits for that loop).
-                        DispatchQueue.global().async { self.stepDown(election) }
-                    }
+                    // Sent once the engine's loop has ended, on its thread: stepping down stops
+                    // the engine (at once) and offers again from here.
+                    if case .lostOwnership = event, let self { self.stepDown(election) }
                 }
-                let started = state.withLock { s -> Bool in
-                    guard !s.stopped else { return false }
-                    s.engine = engine
-                    return true
-                }
-                guard started else { return }  // stop() came first and released ownership
+                guard lifecycle.keep(engine) else { return }  // stop() came first and released ownership
                 try engine.start()
             } catch {
                 // Never keep ownership without syncing: let a stand-by take over.
@@ -70,35 +82,102 @@ public final class SyncSession: Sendable {
         })
     }
 
-    /// After losing ownership: stop the engine, let the lock go, and offer again.
+    /// After losing ownership (on the engine's thread, its loop ended): stop the engine, let
+    /// the lock go, and offer again unless a stop came meanwhile.
     private func stepDown(_ election: OwnerElection) {
-        let engine = state.withLock { s -> SyncEngine? in
-            defer { s.engine = nil }
-            return s.engine
-        }
-        engine?.stop()
+        lifecycle.takeEngine()?.stop()
         election.release()
-        do { try offer() } catch {
-            continuation.yield(.error(SyncFailure(error, databasePath: database.path)))
-            stop()
+        switch lifecycle.send({ $0.steppedDown() }) {
+        case .none:
+            return
+        case .offerAgain:
+            do { try offer() } catch {
+                continuation.yield(.error(SyncFailure(error, databasePath: database.path)))
+                stop()
+            }
         }
     }
 
     /// The current epoch when this process owns sync, else nil.
-    public var epoch: Int64? { state.withLock { $0.election }?.epoch }
+    public var epoch: Int64? { lifecycle.election?.epoch }
 
     /// Stops syncing and releases ownership. Blocks until the sync loop's last write finished.
     public func stop() {
-        let (engine, election, first) = state.withLock { s -> (SyncEngine?, OwnerElection?, Bool) in
-            defer { s.stopped = true; s.engine = nil; s.election = nil }
-            return (s.engine, s.election, !s.stopped)
+        let (action, engine, election) = lifecycle.stop()
+        switch action {
+        case .none:
+            return
+        case .stopWaiting:
+            backend.interruptWaits()
+            election?.release()
+        case .stopEngine:
+            if let engine { engine.stop() } else { backend.interruptWaits() }
+            election?.release()
+            lifecycle.send { $0.engineStopped() }
         }
-        guard first else { return }
-        engine?.stop()
-        if engine == nil { backend.interruptWaits() }
-        election?.release()
         continuation.yield(.stopped)
         continuation.finish()
+    }
+}
+
+/// A session's ``SyncStateMachine`` and the election and engine it drives, under one lock,
+/// shared by the session and its engine's loop.
+final class SyncLifecycle: Sendable {
+    private struct Held {
+        var machine = SyncStateMachine()
+        var election: OwnerElection?
+        var engine: SyncEngine?
+    }
+
+    private let held = Mutex(Held())
+
+    /// Sends one event to the machine; its action.
+    func send<Action>(_ event: (inout SyncStateMachine) -> Action) -> Action {
+        held.withLock { event(&$0.machine) }
+    }
+
+    /// Keeps `election` while standing by; false once stopped (then nothing is kept).
+    func standBy(with election: OwnerElection) -> Bool {
+        held.withLock { h in
+            switch h.machine.phase {
+            case .standingBy:
+                h.election = election
+                return true
+            case .stopped, .stopping:
+                return false
+            case .idle, .syncing, .backingOff, .steppingDown:
+                preconditionFailure("internal inconsistency: an offer to own sync while \(h.machine.phase)")
+            }
+        }
+    }
+
+    /// Keeps the engine made for the ownership just taken; false when a stop came first.
+    func keep(_ engine: SyncEngine) -> Bool {
+        held.withLock { h in
+            guard h.machine.phase == .idle else { return false }
+            h.engine = engine
+            return true
+        }
+    }
+
+    /// The engine, no longer kept (a step-down stops it).
+    func takeEngine() -> SyncEngine? {
+        held.withLock { h in
+            defer { h.engine = nil }
+            return h.engine
+        }
+    }
+
+    var election: OwnerElection? { held.withLock { $0.election } }
+
+    /// Sends ``SyncStateMachine/stopRequested()``; its action with the engine and election to
+    /// stop, which are no longer kept.
+    func stop() -> (SyncStateMachine.StopAction, SyncEngine?, OwnerElection?) {
+        held.withLock { h in
+            let action = h.machine.stopRequested()
+            defer { if action != .none { h.engine = nil; h.election = nil } }
+            return (action, h.engine, h.election)
+        }
     }
 }
 
@@ -127,15 +206,18 @@ extension SharedDatabase {
     public func syncOnce(with backend: any SyncBackend, backendName: String = "") throws -> (transactions: Int, entries: Int, downloaded: Int) {
         guard writer != nil else { throw TandemError.readOnly(path: path) }
         try bind(to: backend, name: backendName)
-        var attempt = 0
+        var attempts = OneShotSyncStateMachine()
         while true {
-            attempt += 1
             do {
-                return try syncPassOnce(with: backend, backendName: backendName)
-            } catch TandemError.staleEpoch where attempt == 1 {
-                // The backend had seen a newer epoch (a restored file): the pass raised the local
-                // epoch to it, so a second election starts above it.
-                continue
+                let result = try syncPassOnce(with: backend, backendName: backendName)
+                attempts.attemptSucceeded()
+                return result
+            } catch {
+                let staleEpoch = if case TandemError.staleEpoch = error { true } else { false }
+                switch attempts.attemptFailed(staleEpoch: staleEpoch) {
+                case .tryAgain: continue
+                case .fail: throw error
+                }
             }
         }
     }
