@@ -14,7 +14,8 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command, ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
+        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command,
+        ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
@@ -75,7 +76,9 @@ public enum CommandLineTool {
         }
         let free = DescriptorLimit.available(upTo: descriptorsNeeded)
         if free < descriptorsNeeded {
-            Output.error("tandem \(name): error: only \(free) more file\(free == 1 ? "" : "s") can be opened (EMFILE: the limit on open files, ulimit -n, is \(DescriptorLimit.current.map(String.init) ?? "?")); Tandem needs \(descriptorsNeeded) free; raise it with ulimit -n\n")
+            Output.error(
+                "tandem \(name): error: only \(free) more file\(free == 1 ? "" : "s") can be opened (EMFILE: the limit on open files, ulimit -n, is \(DescriptorLimit.current.map(String.init) ?? "?")); Tandem needs \(descriptorsNeeded) free; raise it with ulimit -n\n"
+            )
             return 1
         }
         return nil

@@ -14,7 +14,8 @@ enum ConnectionString {
     /// `text` as libpq should read it (see the type).
     static func normalized(_ text: String) -> String {
         guard let scheme = text.range(of: "://"), ["postgres", "postgresql"].contains(text[..<scheme.lowerBound].lowercased()),
-              let userInfo = ConnectionSecrets.userInfo(of: text) else {
+            let userInfo = ConnectionSecrets.userInfo(of: text)
+        else {
             if let scheme = text.range(of: "://"), ["postgres", "postgresql"].contains(text[..<scheme.lowerBound].lowercased()) {
                 return text[..<scheme.lowerBound].lowercased() + text[scheme.lowerBound...]
             }

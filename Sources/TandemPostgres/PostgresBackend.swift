@@ -51,7 +51,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         do {
             serverID = try PostgresBackend.serverID(on: connection)
         } catch let error as PostgresError where error.sqlState == "42501" {
-            throw PostgresError("\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with \(Remedy.grantScopes.apiTerms) (\(error.message))")
+            throw PostgresError(
+                "\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with \(Remedy.grantScopes.apiTerms) (\(error.message))"
+            )
         }
         guard let id = serverID else {
             // Unavailable until set up: an app waits for it, as for a server that is down.
@@ -128,10 +130,12 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
         try withConnection { db in
             let named = transactions.flatMap(\.entries).map { ($0.table, Array(($0.data ?? [:]).keys)) }
-            if columnTypes == nil || named.contains(where: { table, keys in
-                guard let known = columnTypes?[table] else { return true }
-                return keys.contains { key in !known.contains { $0.name == key } }
-            }) {
+            if columnTypes == nil
+                || named.contains(where: { table, keys in
+                    guard let known = columnTypes?[table] else { return true }
+                    return keys.contains { key in !known.contains { $0.name == key } }
+                })
+            {
                 columnTypes = try PostgresSetup.columnTypes(on: db)
             }
             let upload = PostgresUpload(db: db, columns: columnTypes ?? [:])
@@ -199,7 +203,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
             let position = try PostgresFeed.position(on: db, name: name, after: settled)
             if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
-                || position.hasChanges {
+                || position.hasChanges
+            {
                 return position.settledCursor.text  // a pass has work to do from the stored cursor
             }
             let remaining = deadline.timeIntervalSinceNow
@@ -207,8 +212,10 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 flushAcknowledgements()
                 return nil
             }
-            var fds = [pollfd(fd: listening ? db.socket : -1, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: listening ? db.socket : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0),
+            ]
             let milliseconds = Int32(min(remaining, listening ? remaining : 1) * 1000) + 1
             let n = poll(&fds, 2, milliseconds)
             if n > 0 && fds[1].revents != 0 { return nil }

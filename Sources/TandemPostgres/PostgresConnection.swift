@@ -87,8 +87,9 @@ final class PostgresConnection {
     private func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
         let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-        return PostgresError("\(secrets.redact(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
-                             sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
+        return PostgresError(
+            "\(secrets.redact(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
+            sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
     }
 
     private func withParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {

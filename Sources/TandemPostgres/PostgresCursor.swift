@@ -53,7 +53,8 @@ struct PostgresCursor: Codable, Equatable, Sendable {
     /// A stored cursor, or nil when it is not one of this backend's (empty, or an older format).
     init?(_ text: String) {
         guard text.hasPrefix("{"), let cursor = try? JSONDecoder().decode(PostgresCursor.self, from: Data(text.utf8)),
-              PostgresSnapshot(cursor.snapshot) != nil, cursor.target.map({ PostgresSnapshot($0) != nil }) ?? true else { return nil }
+            PostgresSnapshot(cursor.snapshot) != nil, cursor.target.map({ PostgresSnapshot($0) != nil }) ?? true
+        else { return nil }
         self = cursor
     }
 

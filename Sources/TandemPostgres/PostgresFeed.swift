@@ -44,23 +44,26 @@ enum PostgresFeed {
     /// change it saw.
     static func position(on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil) throws -> Position {
         let newer = "xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())"
-        let row = try db.execute("""
-            SELECT pg_current_snapshot()::text,
-                   (SELECT value FROM tandem_meta WHERE key = 'history'),
-                   (SELECT xmin::text FROM tandem_meta WHERE key = 'history'),
-                   (SELECT value FROM tandem_meta WHERE key = 'horizon'),
-                   (SELECT value FROM tandem_meta WHERE key = 'layout'),
-                   coalesce((SELECT version FROM tandem_grant_versions WHERE role = current_user), 0)::text,
-                   row_security_active('tandem_changes'),
-                   $1::text IS NOT NULL AND (
-                       EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
-                       OR CASE WHEN row_security_active('tandem_changes') THEN
-                           -- A role reads its scopes', the global and its own changes, each on (scope, xid).
-                           EXISTS (SELECT 1 FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(newer))
-                           OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope IS NULL AND \(newer))
-                           OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(newer))
-                       ELSE EXISTS (SELECT 1 FROM tandem_changes WHERE \(newer)) END)
-            """, [old?.inProgressArray, old.map { String($0.xmax) }]).first ?? []
+        let row =
+            try db.execute(
+                """
+                SELECT pg_current_snapshot()::text,
+                       (SELECT value FROM tandem_meta WHERE key = 'history'),
+                       (SELECT xmin::text FROM tandem_meta WHERE key = 'history'),
+                       (SELECT value FROM tandem_meta WHERE key = 'horizon'),
+                       (SELECT value FROM tandem_meta WHERE key = 'layout'),
+                       coalesce((SELECT version FROM tandem_grant_versions WHERE role = current_user), 0)::text,
+                       row_security_active('tandem_changes'),
+                       $1::text IS NOT NULL AND (
+                           EXISTS (SELECT 1 FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, pg_current_snapshot()))
+                           OR CASE WHEN row_security_active('tandem_changes') THEN
+                               -- A role reads its scopes', the global and its own changes, each on (scope, xid).
+                               EXISTS (SELECT 1 FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(newer))
+                               OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope IS NULL AND \(newer))
+                               OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(newer))
+                           ELSE EXISTS (SELECT 1 FROM tandem_changes WHERE \(newer)) END)
+                """, [old?.inProgressArray, old.map { String($0.xmax) }]
+            ).first ?? []
         guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run \(Remedy.setUpServer.apiTerms) with the schema")
         }
@@ -69,10 +72,11 @@ enum PostgresFeed {
         }
         let recorded = history.split(separator: "/").first.flatMap { UInt64($0) }
         let xmin = row[2].flatMap { $0 }.flatMap { UInt64($0) }
-        return Position(snapshot: snapshot, history: history,
-                        historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
-                        horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, grants: row[5].flatMap { $0 }.flatMap { Int64($0) } ?? 0,
-                        scoped: row[6] == "t", hasChanges: row[7] == "t")
+        return Position(
+            snapshot: snapshot, history: history,
+            historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
+            horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, grants: row[5].flatMap { $0 }.flatMap { Int64($0) } ?? 0,
+            scoped: row[6] == "t", hasChanges: row[7] == "t")
     }
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
@@ -110,10 +114,12 @@ enum PostgresFeed {
     /// ``inBatch`` on one table, where the version key can serve a large batch's pages in order.
     private static let scopedBatch: String = {
         let range = "xid >= $2::xid8 AND xid < pg_snapshot_xmax($3::pg_snapshot) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)"
-        return ["SELECT * FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)",
-                "SELECT * FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(range)",
-                "SELECT * FROM tandem_changes WHERE scope IS NULL AND \(range)",
-                "SELECT * FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(range)"].joined(separator: " UNION ALL ")
+        return [
+            "SELECT * FROM tandem_changes WHERE xid = ANY($1::xid8[]) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)",
+            "SELECT * FROM tandem_changes WHERE scope = ANY ((SELECT tandem_scopes())::text[]) AND \(range)",
+            "SELECT * FROM tandem_changes WHERE scope IS NULL AND \(range)",
+            "SELECT * FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(range)",
+        ].joined(separator: " UNION ALL ")
     }()
 
     /// The batch's changes as a FROM item, with `extra` conditions.
@@ -125,16 +131,21 @@ enum PostgresFeed {
     static func batchStart(on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool) throws -> Int64 {
         // In a subquery (OFFSET 0), on the xid index: as `min(version) … WHERE …` the planner walks
         // the version key from the log's start, past every change ever applied.
-        let row = try db.execute("SELECT min(version) - 1 FROM (SELECT version FROM \(batch(scoped: scoped, where: "true")) OFFSET 0) start",
-                                 [old.inProgressArray, String(old.xmax), new]).first
+        let row = try db.execute(
+            "SELECT min(version) - 1 FROM (SELECT version FROM \(batch(scoped: scoped, where: "true")) OFFSET 0) start",
+            [old.inProgressArray, String(old.xmax), new]
+        ).first
         return Int64(row?.first.flatMap { $0 } ?? "") ?? 0
     }
 
     /// The rows of the batch from `old` to `new` after version `after`, up to version `through`
     /// (when given), oldest first, at most `limit` (when given).
-    static func batchRows(on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool,
-                          after: Int64, through: Int64? = nil, limit: Int? = nil) throws -> [[String?]] {
-        try db.execute("""
+    static func batchRows(
+        on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool,
+        after: Int64, through: Int64? = nil, limit: Int? = nil
+    ) throws -> [[String?]] {
+        try db.execute(
+            """
             SELECT version, xid::text, op, type, id, data FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
             ORDER BY version\(limit == nil ? "" : " LIMIT $6")
             """, [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? []))
@@ -153,14 +164,19 @@ enum PostgresFeed {
             // Whole transactions: take the rest of every transaction the page holds part of, and
             // what lies between (which may bring in more transactions).
             let xids = "{" + Set(rows.compactMap { $0[1] ?? nil }).sorted().joined(separator: ",") + "}"
-            let end = Int64(try db.execute("SELECT max(version) FROM (SELECT version FROM tandem_changes WHERE xid = ANY($1::xid8[]) OFFSET 0) page",
-                                           [xids]).first?.first.flatMap { $0 } ?? "") ?? 0
+            let end =
+                Int64(
+                    try db.execute(
+                        "SELECT max(version) FROM (SELECT version FROM tandem_changes WHERE xid = ANY($1::xid8[]) OFFSET 0) page",
+                        [xids]
+                    ).first?.first.flatMap { $0 } ?? "") ?? 0
             guard end > lastVersion else { break }
             rows += try batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, through: end)
         }
         let changes = try rows.map(change)
         guard full, let last = rows.last, let lastVersion = Int64(last[0] ?? ""),
-              try !batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, limit: 1).isEmpty else {
+            try !batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, limit: 1).isEmpty
+        else {
             let settled = PostgresCursor(history: cursor.history, snapshot: target, grants: cursor.grants ?? 0)
             return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: false)
         }
@@ -172,14 +188,17 @@ enum PostgresFeed {
 
     /// The next page of a full sync: every synced table's rows as PUTs, read by table name and
     /// id; then the cursor settles at the first page's snapshot, whose later changes follow.
-    static func fullSyncPage(on db: PostgresConnection, cursor: PostgresCursor?, position: Position,
-                             reason: String?, limit: Int) throws -> ChangeBatch {
+    static func fullSyncPage(
+        on db: PostgresConnection, cursor: PostgresCursor?, position: Position,
+        reason: String?, limit: Int
+    ) throws -> ChangeBatch {
         let base = cursor ?? position.settledCursor
         let tables = try db.execute("SELECT table_name FROM tandem_tables").compactMap { $0[0] ?? nil }.sorted()
         var changes: [ServerChange] = []
         for table in tables where base.table.map({ table >= $0 }) ?? true {
             let function = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table))
-            let rows = try db.execute("""
+            let rows = try db.execute(
+                """
                 SELECT tandem_page.id, \(function)(tandem_page.*) FROM \(SQLText.identifier(table)) AS tandem_page
                 WHERE $1::text IS NULL OR tandem_page.id > $1 ORDER BY tandem_page.id LIMIT $2
                 """, [table == base.table ? base.afterID : nil, String(max(1, limit - changes.count))])

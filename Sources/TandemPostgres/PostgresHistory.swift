@@ -39,13 +39,16 @@ enum PostgresHistory {
     static func compact(on db: PostgresConnection, immediately: Bool) throws -> Int? {
         try db.transaction { () -> Int? in
             guard try db.execute("SELECT pg_try_advisory_xact_lock(7340979)").first?.first == "t" else { return nil }
-            let row = try db.execute("""
-                SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
-                       (SELECT min(cursor_xmin)::text FROM tandem_clients WHERE cursor_xmin IS NOT NULL
-                          AND seen_at > now() - make_interval(secs => coalesce((SELECT value::float8 FROM tandem_meta WHERE key = 'retention_seconds'), $1))),
-                       (SELECT value FROM tandem_meta WHERE key = 'compaction'),
-                       extract(epoch FROM now())::text
-                """, [String(defaultRetention)]).first ?? []
+            let row =
+                try db.execute(
+                    """
+                    SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
+                           (SELECT min(cursor_xmin)::text FROM tandem_clients WHERE cursor_xmin IS NOT NULL
+                              AND seen_at > now() - make_interval(secs => coalesce((SELECT value::float8 FROM tandem_meta WHERE key = 'retention_seconds'), $1))),
+                           (SELECT value FROM tandem_meta WHERE key = 'compaction'),
+                           extract(epoch FROM now())::text
+                    """, [String(defaultRetention)]
+                ).first ?? []
             guard row.count == 4, let oldest = row[0].flatMap({ $0 }).flatMap(UInt64.init), let now = row[3].flatMap({ $0 }).flatMap(Double.init) else { return 0 }
             let clients = row[1].flatMap { $0 }.flatMap(UInt64.init)
             let candidate = min(oldest, clients ?? oldest)
@@ -57,13 +60,18 @@ enum PostgresHistory {
                 if parts.count == 2, let xid = UInt64(parts[0]), let at = Double(parts[1]), now - at >= grace { horizon = min(xid, candidate) }
             }
             if immediately || horizon != nil || row[2] == nil {
-                try db.execute("INSERT INTO tandem_meta(key, value) VALUES ('compaction', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                               ["\(candidate)@\(now)"])
+                try db.execute(
+                    "INSERT INTO tandem_meta(key, value) VALUES ('compaction', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    ["\(candidate)@\(now)"])
             }
             guard let horizon else { return 0 }
-            let deleted = try db.execute("WITH gone AS (DELETE FROM tandem_changes WHERE xid < $1::xid8 RETURNING 1) SELECT count(*) FROM gone",
-                                         [String(horizon)]).first?.first.flatMap { $0 }.flatMap { Int($0) } ?? 0
-            try db.execute("""
+            let deleted =
+                try db.execute(
+                    "WITH gone AS (DELETE FROM tandem_changes WHERE xid < $1::xid8 RETURNING 1) SELECT count(*) FROM gone",
+                    [String(horizon)]
+                ).first?.first.flatMap { $0 }.flatMap { Int($0) } ?? 0
+            try db.execute(
+                """
                 INSERT INTO tandem_meta(key, value) VALUES ('horizon', $1)
                 ON CONFLICT (key) DO UPDATE SET value = greatest(tandem_meta.value::numeric, EXCLUDED.value::numeric)::text
                 """, [String(horizon)])
@@ -104,7 +112,8 @@ extension PostgresBackend {
 
     private func record(cursor: PostgresCursor, clientID: String) throws {
         _ = try withConnection { db in
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO tandem_clients(client_id, epoch, cursor_xmin, seen_at) VALUES ($1, 0, $2::xid8, now())
                 ON CONFLICT (role, client_id) DO UPDATE SET cursor_xmin = EXCLUDED.cursor_xmin, seen_at = EXCLUDED.seen_at
                 """, [clientID, String(cursor.settled.xmin)])

@@ -167,7 +167,8 @@ enum PostgresScopes {
     }
 
     private static func bumpVersion(of role: String, on connection: PostgresConnection) throws {
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO tandem_grant_versions(role, version) VALUES ($1, 1)
             ON CONFLICT (role) DO UPDATE SET version = tandem_grant_versions.version + 1
             """, [role])

@@ -23,64 +23,65 @@ enum PostgresSetup {
     static let reservedPrefix = "tandem_"
 
     /// The backend's own tables and functions, one statement each.
-    static let base: [String] = [
-        """
-        CREATE TABLE IF NOT EXISTS tandem_meta(key text PRIMARY KEY, value text NOT NULL)
-        """,
-        """
-        INSERT INTO tandem_meta(key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING
-        """,
-        """
-        INSERT INTO tandem_meta(key, value) VALUES ('history', pg_current_xact_id()::text || '/' || gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS tandem_changes(
-            version bigserial PRIMARY KEY,
-            xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
-            op text NOT NULL, type text NOT NULL, id text NOT NULL, data text)
-        """,
-        """
-        CREATE INDEX IF NOT EXISTS tandem_changes_cursor ON tandem_changes(xid, version)
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS tandem_uploads(client_id text NOT NULL, tx_id bigint NOT NULL, digest text NOT NULL,
-            PRIMARY KEY (client_id, tx_id))
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS tandem_clients(client_id text PRIMARY KEY, epoch bigint NOT NULL)
-        """,
-        """
-        ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS cursor_xmin xid8
-        """,
-        """
-        ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS seen_at timestamptz
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS tandem_tables(table_name text PRIMARY KEY)
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS tandem_columns(table_name text NOT NULL, column_name text NOT NULL, type text NOT NULL,
-            position int NOT NULL, PRIMARY KEY (table_name, column_name))
-        """,
-        """
-        CREATE OR REPLACE FUNCTION tandem_real(x double precision) RETURNS json LANGUAGE sql IMMUTABLE AS $f$
-            SELECT CASE WHEN x IS NULL OR x = 'Infinity' OR x = '-Infinity' OR x = 'NaN' THEN NULL
-                        WHEN x::text ~ '^-?[0-9]+$' THEN (x::text || '.0')::json ELSE x::text::json END
-        $f$
-        """,
-        """
-        CREATE OR REPLACE FUNCTION tandem_log_truncate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $f$
-        BEGIN
-            INSERT INTO tandem_changes(op, type, id) VALUES ('TRUNCATE', TG_ARGV[0], '');
-            PERFORM pg_notify('\(channel)', '');
-            RETURN NULL;
-        END
-        $f$
-        """,
-        """
-        INSERT INTO tandem_meta(key, value) VALUES ('layout', '\(layout)') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-        """,
-    ] + PostgresScopes.base
+    static let base: [String] =
+        [
+            """
+            CREATE TABLE IF NOT EXISTS tandem_meta(key text PRIMARY KEY, value text NOT NULL)
+            """,
+            """
+            INSERT INTO tandem_meta(key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING
+            """,
+            """
+            INSERT INTO tandem_meta(key, value) VALUES ('history', pg_current_xact_id()::text || '/' || gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tandem_changes(
+                version bigserial PRIMARY KEY,
+                xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                op text NOT NULL, type text NOT NULL, id text NOT NULL, data text)
+            """,
+            """
+            CREATE INDEX IF NOT EXISTS tandem_changes_cursor ON tandem_changes(xid, version)
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tandem_uploads(client_id text NOT NULL, tx_id bigint NOT NULL, digest text NOT NULL,
+                PRIMARY KEY (client_id, tx_id))
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tandem_clients(client_id text PRIMARY KEY, epoch bigint NOT NULL)
+            """,
+            """
+            ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS cursor_xmin xid8
+            """,
+            """
+            ALTER TABLE tandem_clients ADD COLUMN IF NOT EXISTS seen_at timestamptz
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tandem_tables(table_name text PRIMARY KEY)
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tandem_columns(table_name text NOT NULL, column_name text NOT NULL, type text NOT NULL,
+                position int NOT NULL, PRIMARY KEY (table_name, column_name))
+            """,
+            """
+            CREATE OR REPLACE FUNCTION tandem_real(x double precision) RETURNS json LANGUAGE sql IMMUTABLE AS $f$
+                SELECT CASE WHEN x IS NULL OR x = 'Infinity' OR x = '-Infinity' OR x = 'NaN' THEN NULL
+                            WHEN x::text ~ '^-?[0-9]+$' THEN (x::text || '.0')::json ELSE x::text::json END
+            $f$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION tandem_log_truncate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $f$
+            BEGIN
+                INSERT INTO tandem_changes(op, type, id) VALUES ('TRUNCATE', TG_ARGV[0], '');
+                PERFORM pg_notify('\(channel)', '');
+                RETURN NULL;
+            END
+            $f$
+            """,
+            """
+            INSERT INTO tandem_meta(key, value) VALUES ('layout', '\(layout)') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+            """,
+        ] + PostgresScopes.base
 
     /// The PostgreSQL type of a Tandem column.
     static func sqlType(_ type: ColumnSchema.ColumnType) -> String {
@@ -108,8 +109,9 @@ enum PostgresSetup {
             try connection.execute("SELECT pg_advisory_xact_lock(7340977)")  // setups one at a time
             for statement in base { try connection.execute(statement) }
             if let retention {
-                try connection.execute("INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                                       [String(retention)])
+                try connection.execute(
+                    "INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    [String(retention)])
             }
             let schema = try schema.resolvingScopes()
             for table in schema.tables where !table.localOnly {
@@ -121,7 +123,8 @@ enum PostgresSetup {
     private static func installTable(_ table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws {
         try refuseNames(of: table)
         let name = SQLText.identifier(table.name)
-        let existing = try connection.execute("""
+        let existing = try connection.execute(
+            """
             SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
                    coalesce(a.attnum = ANY(i.indkey) AND array_length(i.indkey::int2[], 1) = 1, false)
             FROM pg_attribute a
@@ -134,15 +137,20 @@ enum PostgresSetup {
             try connection.execute("CREATE TABLE \(name)(id text PRIMARY KEY)")
         } else {
             guard let id = existing.first(where: { $0[0] == "id" }), id[1] == "text", id[4] == "t" else {
-                throw PostgresError("table \(table.name) exists but \(types["id"].map { "its id column is \($0)" } ?? "has no id column")\(types["id"] == "text" ? " and not its primary key alone" : ""): Tandem needs id text PRIMARY KEY")
+                throw PostgresError(
+                    "table \(table.name) exists but \(types["id"].map { "its id column is \($0)" } ?? "has no id column")\(types["id"] == "text" ? " and not its primary key alone" : ""): Tandem needs id text PRIMARY KEY"
+                )
             }
             let declared = Set(table.columns.map(\.name))
             for row in existing where row[0] != "id" && row[2] == "t" {
                 let column = row[0] ?? ""
                 if declared.contains(column) {
-                    throw PostgresError("table \(table.name) exists but its column \(column) is NOT NULL, while clients may write NULL to it: drop the constraint (ALTER TABLE \(name) ALTER COLUMN \(SQLText.identifier(column)) DROP NOT NULL)")
+                    throw PostgresError(
+                        "table \(table.name) exists but its column \(column) is NOT NULL, while clients may write NULL to it: drop the constraint (ALTER TABLE \(name) ALTER COLUMN \(SQLText.identifier(column)) DROP NOT NULL)"
+                    )
                 } else if row[3] != "t" {
-                    throw PostgresError("table \(table.name) exists with a column \(column) that is NOT NULL without a default, which uploads never fill: give it a default or drop the constraint")
+                    throw PostgresError(
+                        "table \(table.name) exists with a column \(column) that is NOT NULL without a default, which uploads never fill: give it a default or drop the constraint")
                 }
             }
         }
@@ -156,12 +164,14 @@ enum PostgresSetup {
                 try connection.execute("ALTER TABLE \(name) ADD COLUMN \(SQLText.identifier(column.name)) \(wanted)")
             }
         }
-        try connection.execute("INSERT INTO tandem_tables(table_name, scoped) VALUES ($1, $2) ON CONFLICT (table_name) DO UPDATE SET scoped = EXCLUDED.scoped",
-                               [table.name, table.scope == nil ? "f" : "t"])
+        try connection.execute(
+            "INSERT INTO tandem_tables(table_name, scoped) VALUES ($1, $2) ON CONFLICT (table_name) DO UPDATE SET scoped = EXCLUDED.scoped",
+            [table.name, table.scope == nil ? "f" : "t"])
         try connection.execute("DELETE FROM tandem_columns WHERE table_name = $1", [table.name])
         for (position, column) in table.columns.enumerated() {
-            try connection.execute("INSERT INTO tandem_columns(table_name, column_name, type, position) VALUES ($1, $2, $3, $4)",
-                                   [table.name, column.name, column.type.rawValue, String(position)])
+            try connection.execute(
+                "INSERT INTO tandem_columns(table_name, column_name, type, position) VALUES ($1, $2, $3, $4)",
+                [table.name, column.name, column.type.rawValue, String(position)])
         }
         try PostgresTriggers.install(table, in: schema, on: connection)
         try PostgresScopes.applyPolicy(to: table, in: schema, on: connection)
@@ -191,7 +201,8 @@ enum PostgresSetup {
     /// The declared columns of the synced tables on the server: table → column → Tandem type, in schema order.
     static func columnTypes(on connection: PostgresConnection) throws -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {
         var tables: [String: [(name: String, type: ColumnSchema.ColumnType)]] = [:]
-        let rows = try connection.execute("""
+        let rows = try connection.execute(
+            """
             SELECT t.table_name, c.column_name, c.type FROM tandem_tables t
             LEFT JOIN tandem_columns c ON c.table_name = t.table_name ORDER BY t.table_name, c.position
             """)

@@ -13,12 +13,14 @@ enum PostgresTriggers {
         let log = SQLText.identifier(PostgresSetup.objectName("tandem_log_", table.name))
         let truncate = SQLText.identifier(PostgresSetup.objectName("tandem_truncate_", table.name))
         let literal = SQLText.literal(table.name)
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE OR REPLACE FUNCTION \(row)(r \(name)) RETURNS text LANGUAGE sql STABLE AS $f$
                 SELECT \(PostgresSetup.stateExpression(table, row: "r"))
             $f$
             """)
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE OR REPLACE FUNCTION \(log)() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $f$
             DECLARE
                 old_scope text;
@@ -59,13 +61,13 @@ enum PostgresTriggers {
             let name = SQLText.identifier(child.name), literal = SQLText.literal(child.name), reference = SQLText.identifier(via)
             let row = SQLText.identifier(PostgresSetup.objectName("tandem_row_", child.name))
             return """
-                    IF TG_OP <> 'INSERT' THEN
-                        INSERT INTO tandem_changes(op, type, id, scope) SELECT 'DELETE', \(literal), c.id, old_scope FROM \(name) c WHERE c.\(reference) = OLD.id;
-                    END IF;
-                    IF TG_OP <> 'DELETE' THEN
-                        INSERT INTO tandem_changes(op, type, id, data, scope) SELECT 'PUT', \(literal), c.id, \(row)(c), new_scope FROM \(name) c WHERE c.\(reference) = NEW.id;
-                    END IF;
-            """
+                        IF TG_OP <> 'INSERT' THEN
+                            INSERT INTO tandem_changes(op, type, id, scope) SELECT 'DELETE', \(literal), c.id, old_scope FROM \(name) c WHERE c.\(reference) = OLD.id;
+                        END IF;
+                        IF TG_OP <> 'DELETE' THEN
+                            INSERT INTO tandem_changes(op, type, id, data, scope) SELECT 'PUT', \(literal), c.id, \(row)(c), new_scope FROM \(name) c WHERE c.\(reference) = NEW.id;
+                        END IF;
+                """
         }.joined(separator: "\n")
         return """
                 IF TG_OP <> 'UPDATE' OR OLD.id IS DISTINCT FROM NEW.id OR old_scope IS DISTINCT FROM new_scope THEN

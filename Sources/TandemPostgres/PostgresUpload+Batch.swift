@@ -19,18 +19,28 @@ extension PostgresUpload {
         }
         let ids = "{" + transactions.map { String($0.transactionID) }.joined(separator: ",") + "}"
         let digests = "{" + transactions.map(\.digest).joined(separator: ",") + "}"  // hexadecimal: no quoting
-        let marked = Set(try db.execute("""
-            INSERT INTO tandem_uploads(client_id, tx_id, digest) SELECT $1, t, d FROM unnest($2::bigint[], $3::text[]) AS u(t, d)
-            ON CONFLICT DO NOTHING RETURNING tx_id
-            """, [clientID, ids, digests]).compactMap { $0[0].flatMap { Int64($0) } })
+        let marked = Set(
+            try db.execute(
+                """
+                INSERT INTO tandem_uploads(client_id, tx_id, digest) SELECT $1, t, d FROM unnest($2::bigint[], $3::text[]) AS u(t, d)
+                ON CONFLICT DO NOTHING RETURNING tx_id
+                """, [clientID, ids, digests]
+            ).compactMap { $0[0].flatMap { Int64($0) } })
         let retried = transactions.filter { !marked.contains($0.transactionID) }
         if !retried.isEmpty {
-            let applied = Dictionary(try db.execute("SELECT tx_id, digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = ANY($2::bigint[])",
-                                                    [clientID, ids]).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "") } },
-                                     uniquingKeysWith: { a, _ in a })
+            let applied = Dictionary(
+                try db.execute(
+                    "SELECT tx_id, digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = ANY($2::bigint[])",
+                    [clientID, ids]
+                ).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "") } },
+                uniquingKeysWith: { a, _ in a })
             for transaction in retried where applied[transaction.transactionID] != transaction.digest {
-                let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1",
-                                                   [clientID]).first?.first??.description ?? "0") ?? 0
+                let highest =
+                    Int64(
+                        try db.execute(
+                            "SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1",
+                            [clientID]
+                        ).first?.first??.description ?? "0") ?? 0
                 throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
             }
         }
@@ -74,7 +84,8 @@ extension PostgresUpload {
             let rows = try recordset(run, columns: declared)
             let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO \(table)(\(list)) SELECT \(list) FROM json_to_recordset($1::json) AS x(\(recordType(declared)))
                 ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)
                 """, [rows])
@@ -84,10 +95,13 @@ extension PostgresUpload {
             let patched = declared.filter { names.contains($0.name) }
             let rows = try recordset(run, columns: patched)
             let sets = patched.map { "\(SQLText.identifier($0.name)) = x.\(SQLText.identifier($0.name))" }.joined(separator: ", ")
-            let updated = Set(try db.execute("""
-                UPDATE \(table) SET \(sets.isEmpty ? "id = \(table).id" : sets) FROM json_to_recordset($1::json) AS x(\(recordType(patched)))
-                WHERE \(table).id = x.id RETURNING \(table).id
-                """, [rows]).compactMap { $0[0] ?? nil })
+            let updated = Set(
+                try db.execute(
+                    """
+                    UPDATE \(table) SET \(sets.isEmpty ? "id = \(table).id" : sets) FROM json_to_recordset($1::json) AS x(\(recordType(patched)))
+                    WHERE \(table).id = x.id RETURNING \(table).id
+                    """, [rows]
+                ).compactMap { $0[0] ?? nil })
             // Rows that were not there: the delete wins, one at a time (rare).
             for entry in run where !updated.contains(entry.rowID) { try apply(entry) }
         }

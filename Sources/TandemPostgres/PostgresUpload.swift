@@ -13,11 +13,16 @@ struct PostgresUpload {
     /// that changes no declared column is not).
     func checkEpoch(_ epoch: Int64, clientID: String) throws {
         try db.execute("SET LOCAL tandem.upload = 'on'")
-        let seen = Int64(try db.execute("SELECT epoch FROM tandem_clients WHERE role = current_user AND client_id = $1 FOR UPDATE",
-                                        [clientID]).first?.first??.description ?? "0") ?? 0
+        let seen =
+            Int64(
+                try db.execute(
+                    "SELECT epoch FROM tandem_clients WHERE role = current_user AND client_id = $1 FOR UPDATE",
+                    [clientID]
+                ).first?.first??.description ?? "0") ?? 0
         guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
         guard epoch > seen || seen == 0 else { return }  // unchanged: no new row version per upload
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO tandem_clients(client_id, epoch) VALUES ($1, $2)
             ON CONFLICT (role, client_id) DO UPDATE SET epoch = EXCLUDED.epoch WHERE tandem_clients.epoch < EXCLUDED.epoch
             """, [clientID, String(epoch)])
@@ -28,13 +33,17 @@ struct PostgresUpload {
     ///   pair was applied with other entries (a client file restored from a backup).
     func mark(_ transaction: CrudTransaction, clientID: String) throws -> Bool {
         let digest = transaction.digest
-        let marked = try db.execute("""
+        let marked = try db.execute(
+            """
             INSERT INTO tandem_uploads(client_id, tx_id, digest) VALUES ($1, $2, $3)
             ON CONFLICT DO NOTHING RETURNING 1
             """, [clientID, String(transaction.transactionID), digest])
         if !marked.isEmpty { return true }
-        let applied = try db.execute("SELECT digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = $2",
-                                     [clientID, String(transaction.transactionID)]).first?.first ?? nil
+        let applied =
+            try db.execute(
+                "SELECT digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = $2",
+                [clientID, String(transaction.transactionID)]
+            ).first?.first ?? nil
         if applied == digest { return false }
         let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
         throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
@@ -52,7 +61,8 @@ struct PostgresUpload {
 
     private func applyEntry(_ entry: CrudEntry) throws {
         guard let declared = columns[entry.table] else {
-            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run \(Remedy.setUpServer.apiTerms) with the current schema")
+            throw TandemError.uploadRejected(
+                table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run \(Remedy.setUpServer.apiTerms) with the current schema")
         }
         let types = Dictionary(declared.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
         let table = SQLText.identifier(entry.table)
@@ -66,8 +76,9 @@ struct PostgresUpload {
             let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
             let marks = (1...(names.count + 1)).map { "$\($0)" }.joined(separator: ", ")
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
-            try db.execute("INSERT INTO \(table)(\(list)) VALUES (\(marks)) ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)",
-                           [entry.rowID] + values)
+            try db.execute(
+                "INSERT INTO \(table)(\(list)) VALUES (\(marks)) ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)",
+                [entry.rowID] + values)
         case .patch:
             let data = entry.data ?? [:]
             let names = data.keys.sorted()

@@ -28,7 +28,8 @@ enum PostgresValues {
     }
 
     static func unknownColumn(_ column: String, entry: CrudEntry) throws -> Never {
-        throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID,
-                                         reason: "column \(column) is not in the server's table; run \(Remedy.setUpServer.apiTerms) with the current schema")
+        throw TandemError.uploadRejected(
+            table: entry.table, rowID: entry.rowID,
+            reason: "column \(column) is not in the server's table; run \(Remedy.setUpServer.apiTerms) with the current schema")
     }
 }

@@ -24,8 +24,9 @@ import Testing
                 let before = try listing(dir.url.path)
                 let refused = try runTandem(["init", path, "--schema", schema])
                 #expect(refused.status == 1, "\(kind), \(mode): \(refused.stdout)")
-                #expect(refused.stderr.contains("is an SQLite database that Tandem did not make (\(kind)") && refused.stderr.contains("run again with --adopt"),
-                        "\(kind), \(mode): \(refused.stderr)")
+                #expect(
+                    refused.stderr.contains("is an SQLite database that Tandem did not make (\(kind)") && refused.stderr.contains("run again with --adopt"),
+                    "\(kind), \(mode): \(refused.stderr)")
                 #expect(try listing(dir.url.path) == before, "\(kind), \(mode): a refused init changed the files")
                 // Adopting under a schema whose table collides with the program's is refused too.
                 if kind == "table users" {
@@ -36,8 +37,11 @@ import Testing
                 }
                 let adopted = try runTandem(["init", path, "--schema", schema, "--adopt"])
                 #expect(adopted.status == 0, "\(kind), \(mode): \(adopted.stderr)")
-                #expect(adopted.stdout.contains("adopted \(path), a database Tandem did not make: journal mode \(mode == "wal" ? "wal as it was" : "delete switched to wal"); its own \(kind) kept as they were, not synced"),
-                        "\(kind), \(mode): \(adopted.stdout)")
+                #expect(
+                    adopted.stdout.contains(
+                        "adopted \(path), a database Tandem did not make: journal mode \(mode == "wal" ? "wal as it was" : "delete switched to wal"); its own \(kind) kept as they were, not synced"
+                    ),
+                    "\(kind), \(mode): \(adopted.stdout)")
                 if kind == "table users" { #expect(try sqlite(path, "SELECT name FROM users") == ["ann"]) }
                 #expect(try runTandem(["init", path, "--schema", schema]).status == 0, "a Tandem database needs no --adopt")
             }

@@ -4,8 +4,9 @@ import Testing
 
 @Suite struct ArgumentsTests {
     @Test func parsesPositionalsFlagsAndOptions() throws {
-        let args = try Arguments(["db", "--json", "--schema", "s.json", "SELECT ?", "-5", "--", "--literal"],
-                                 flags: ["json"], options: ["schema"])
+        let args = try Arguments(
+            ["db", "--json", "--schema", "s.json", "SELECT ?", "-5", "--", "--literal"],
+            flags: ["json"], options: ["schema"])
         #expect(args.positionals == ["db", "SELECT ?", "-5", "--literal"])
         #expect(args.has("json"))
         #expect(args.options["schema"] == "s.json")

@@ -17,8 +17,13 @@ import Testing
         static var withForeignTransactions: [Kind] { available.filter { $0 == .postgres } }
 
         /// The columns the contract tests write, for backends with typed tables.
-        static let schema = Schema(tables: [TableSchema(name: "notes", columns: [
-            .text("title"), .integer("done"), .real("r"), .real("z"), .integer("i"), .text("t"), .text("n")])])
+        static let schema = Schema(tables: [
+            TableSchema(
+                name: "notes",
+                columns: [
+                    .text("title"), .integer("done"), .real("r"), .real("z"), .integer("i"), .text("t"), .text("n"),
+                ])
+        ])
 
         func make(in dir: TemporaryDirectory) throws -> any SyncBackend {
             switch self {
@@ -37,9 +42,11 @@ import Testing
     }
 
     private func transaction(_ id: Int64, _ entries: [(CrudEntry.Operation, String, [String: JSONValue]?)]) -> CrudTransaction {
-        CrudTransaction(transactionID: id, entries: entries.enumerated().map { index, entry in
-            CrudEntry(id: id * 100 + Int64(index), transactionID: id, op: entry.0, table: "notes", rowID: entry.1, data: entry.2)
-        })
+        CrudTransaction(
+            transactionID: id,
+            entries: entries.enumerated().map { index, entry in
+                CrudEntry(id: id * 100 + Int64(index), transactionID: id, op: entry.0, table: "notes", rowID: entry.1, data: entry.2)
+            })
     }
 
     /// Where a client that has applied everything so far stands: the beginning for backends
@@ -223,7 +230,8 @@ import Testing
 
     private func title(of id: String, in changes: [ServerChange]) throws -> String? {
         guard let last = changes.last(where: { $0.rowID == id }), case .object(let row) = try JSONValue(parsing: last.data ?? "null"),
-              case .string(let title)? = row["title"] else { return nil }
+            case .string(let title)? = row["title"]
+        else { return nil }
         return title
     }
 
@@ -237,14 +245,19 @@ import Testing
         let reference = MemoryBackend()
         var generator = SystemRandomNumberGenerator()
         let integers: [JSONValue] = [.integer(.max), .integer(.min), .integer(0), .integer(-1), .null]
-        let reals: [JSONValue] = [.double(2.0), .double(-0.0), .double(0.1), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude),
-                                  .double(123456789.12345678), .null]
-        let texts: [JSONValue] = [.string(""), .string("007"), .string("\u{1}\t\n\r\u{1b}\u{7f}"), .string("{\"x\":1}"), .string("null"),
-                                  .string("😀 Ünïcödé ☃ \u{301}e"), .string("'single' \"double\" \\ back"), .null]
+        let reals: [JSONValue] = [
+            .double(2.0), .double(-0.0), .double(0.1), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude),
+            .double(123456789.12345678), .null,
+        ]
+        let texts: [JSONValue] = [
+            .string(""), .string("007"), .string("\u{1}\t\n\r\u{1b}\u{7f}"), .string("{\"x\":1}"), .string("null"),
+            .string("😀 Ünïcödé ☃ \u{301}e"), .string("'single' \"double\" \\ back"), .null,
+        ]
         func values(_ columns: [String]) -> [String: JSONValue] {
-            Dictionary(uniqueKeysWithValues: columns.map { column in
-                (column, (["done", "i"].contains(column) ? integers : ["r", "z"].contains(column) ? reals : texts).randomElement(using: &generator)!)
-            })
+            Dictionary(
+                uniqueKeysWithValues: columns.map { column in
+                    (column, (["done", "i"].contains(column) ? integers : ["r", "z"].contains(column) ? reals : texts).randomElement(using: &generator)!)
+                })
         }
         let all = ["title", "done", "r", "z", "i", "t", "n"]
         var transactions: [CrudTransaction] = []
@@ -254,9 +267,12 @@ import Testing
                 entryID += 1
                 let row = "r\(Int.random(in: 0..<8, using: &generator))"
                 switch Int.random(in: 0..<10, using: &generator) {
-                case 0..<4: return CrudEntry(id: entryID, transactionID: txID, op: .put, table: "notes", rowID: row, data: values(all.filter { _ in Bool.random(using: &generator) }))
-                case 4..<8: return CrudEntry(id: entryID, transactionID: txID, op: .patch, table: "notes", rowID: row,
-                                             data: values(Array(all.shuffled(using: &generator).prefix(Int.random(in: 1...3, using: &generator)))))
+                case 0..<4:
+                    return CrudEntry(id: entryID, transactionID: txID, op: .put, table: "notes", rowID: row, data: values(all.filter { _ in Bool.random(using: &generator) }))
+                case 4..<8:
+                    return CrudEntry(
+                        id: entryID, transactionID: txID, op: .patch, table: "notes", rowID: row,
+                        data: values(Array(all.shuffled(using: &generator).prefix(Int.random(in: 1...3, using: &generator)))))
                 default: return CrudEntry(id: entryID, transactionID: txID, op: .delete, table: "notes", rowID: row, data: nil)
                 }
             }

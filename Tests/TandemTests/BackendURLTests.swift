@@ -27,11 +27,12 @@ import Testing
     }
 
     @Test func registeredKindsAreFoundByScheme() throws {
-        BackendRegistry.register(BackendKind(
-            scheme: "memory", usage: "memory:NAME",
-            parse: { url, _ in BackendURL(scheme: "memory", location: String(url.dropFirst("memory:".count)), name: url) },
-            open: { _ in throw TandemError.invalidBackend("not for opening") },
-            existingIdentifier: { _ in nil }))
+        BackendRegistry.register(
+            BackendKind(
+                scheme: "memory", usage: "memory:NAME",
+                parse: { url, _ in BackendURL(scheme: "memory", location: String(url.dropFirst("memory:".count)), name: url) },
+                open: { _ in throw TandemError.invalidBackend("not for opening") },
+                existingIdentifier: { _ in nil }))
         defer { BackendRegistry.unregister("memory") }
         let url = try BackendURL("memory:one")
         #expect(url.location == "one" && url.name == "memory:one")

@@ -12,8 +12,12 @@ import Testing
 
     /// `tandem backup SOURCE DEST` under `umask`.
     func backup(_ source: String, _ destination: String, umask: mode_t) throws -> Spawned {
-        try Spawned(executable: "/bin/sh", ["-c", #"umask "$0" && exec "$1" backup "$2" "$3""#,
-                                            String(umask, radix: 8), tandemBinary, source, destination])
+        try Spawned(
+            executable: "/bin/sh",
+            [
+                "-c", #"umask "$0" && exec "$1" backup "$2" "$3""#,
+                String(umask, radix: 8), tandemBinary, source, destination,
+            ])
     }
 
     @Test func theCopyHasTheSourcesModeWhateverTheUmask() throws {
@@ -26,8 +30,9 @@ import Testing
                 let destination = dir.path("copy-\(String(sourceMode, radix: 8))-\(String(umask, radix: 8)).db")
                 let run = try backup(db.path, destination, umask: umask)
                 #expect(try run.wait() == 0, "\(run.stderr)")
-                #expect(mode(destination) == sourceMode,
-                        "a \(String(sourceMode, radix: 8)) database under umask \(String(umask, radix: 8)) gave a \(mode(destination).map { String($0, radix: 8) } ?? "missing") copy")
+                #expect(
+                    mode(destination) == sourceMode,
+                    "a \(String(sourceMode, radix: 8)) database under umask \(String(umask, radix: 8)) gave a \(mode(destination).map { String($0, radix: 8) } ?? "missing") copy")
             }
         }
         #expect(chmod(db.path, 0o600) == 0)

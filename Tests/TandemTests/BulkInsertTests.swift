@@ -78,7 +78,9 @@ import Testing
                     do { try db.write { tx in try tx.execute("INSERT INTO \(table)(id, \(column)) VALUES (?, ?)", ["v\(n)", value]) } } catch let error as SQLiteError {
                         viaView = error.message
                     }
-                    do { _ = try db.write { tx in try tx.insert(into: table, columns: ["id", column], rows: [[.text("v\(n)"), value]]) } } catch TandemError.invalidArguments(let message) {
+                    do { _ = try db.write { tx in try tx.insert(into: table, columns: ["id", column], rows: [[.text("v\(n)"), value]]) } } catch TandemError.invalidArguments(
+                        let message)
+                    {
                         direct = message
                     }
                     #expect(viaView == direct && viaView.hasPrefix("\(table).\(column)"), "\(table).\(column) \(value)")
@@ -93,7 +95,9 @@ import Testing
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("refused.db"), schema: Self.schema)
         try db.write { tx in try tx.insert(into: "synced", columns: ["id", "t"], rows: [[.text("a"), .text("x")]]) }
-        #expect(throws: TandemError.invalidArguments("synced.r: a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")) {
+        #expect(
+            throws: TandemError.invalidArguments("synced.r: a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")
+        ) {
             try db.write { tx in try tx.insert(into: "synced", columns: ["id", "r"], rows: [[.text("b"), .blob(Data([1]))]]) }
         }
         #expect(throws: TandemError.invalidArguments("synced.r: an infinite real cannot be stored (JSON has no representation for it)")) {
@@ -178,9 +182,10 @@ import Testing
     nonisolated(unsafe) static let commaLocale: locale_t? = {
         if let installed = newlocale(LC_NUMERIC_MASK, "de_DE.UTF-8", nil) { return installed }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/localedef"),
-              FileManager.default.fileExists(atPath: "/usr/share/i18n/locales/de_DE"),
-              let dir = try? TemporaryDirectory(), let build = try? Spawned(executable: "/usr/bin/localedef", ["-i", "de_DE", "-f", "UTF-8", dir.path("de_DE.UTF-8")]),
-              (try? build.wait()) == 0 else { return nil }
+            FileManager.default.fileExists(atPath: "/usr/share/i18n/locales/de_DE"),
+            let dir = try? TemporaryDirectory(), let build = try? Spawned(executable: "/usr/bin/localedef", ["-i", "de_DE", "-f", "UTF-8", dir.path("de_DE.UTF-8")]),
+            (try? build.wait()) == 0
+        else { return nil }
         setenv("LOCPATH", dir.path(""), 1)
         defer { unsetenv("LOCPATH") }
         return newlocale(LC_NUMERIC_MASK, "de_DE.UTF-8", nil)

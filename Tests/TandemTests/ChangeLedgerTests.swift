@@ -38,7 +38,8 @@ import Testing
         #expect(ledger.update(with: both) == .unknown)
         #expect(ledger.update(with: Reading(stamps: [], dataVersion: 2, recordedCommits: at(10), commits: at(12))) == nil, "reported once")
         // A counter read before the snapshot can only lag the record, never lead it falsely.
-        #expect(ledger.update(with: Reading(stamps: [("ps_data__todos", 4)], dataVersion: 3, recordedCommits: at(14), commits: at(13)))
+        #expect(
+            ledger.update(with: Reading(stamps: [("ps_data__todos", 4)], dataVersion: 3, recordedCommits: at(14), commits: at(13)))
                 == DatabaseChange(rawTables: ["ps_data__todos"]))
         // The 32-bit counter wraps.
         #expect(ledger.update(with: Reading(stamps: [], dataVersion: 3, recordedCommits: at(0xffff_ffff), commits: at(1))) == .unknown)
@@ -52,14 +53,16 @@ import Testing
         let recorded = WALCommitCounter.Position(salt: 0x8000_0000, commits: 1)
         _ = ledger.update(with: Reading(stamps: [], dataVersion: 1, recordedCommits: recorded, commits: recorded))
         let restarted = WALCommitCounter.Position(salt: 0x8000_0001, commits: 1)
-        #expect(ledger.update(with: Reading(stamps: [("ps_data__todos", 2)], dataVersion: 2, recordedCommits: recorded, commits: restarted))
+        #expect(
+            ledger.update(with: Reading(stamps: [("ps_data__todos", 2)], dataVersion: 2, recordedCommits: recorded, commits: restarted))
                 == DatabaseChange(rawTables: ["ps_data__todos"]))
         let anew = WALCommitCounter.Position(salt: 0x1234_5678, commits: 1)
         #expect(ledger.update(with: Reading(stamps: [("ps_data__todos", 3)], dataVersion: 3, recordedCommits: recorded, commits: anew)) == .unknown)
         // Read before a restart and the Tandem commit that recorded the restarted WAL: a lag.
         let lagging = WALCommitCounter.Position(salt: 0x1234_5677, commits: 4)
         let after = WALCommitCounter.Position(salt: 0x1234_5678, commits: 5)
-        #expect(ledger.update(with: Reading(stamps: [("ps_data__todos", 4)], dataVersion: 4, recordedCommits: after, commits: lagging))
+        #expect(
+            ledger.update(with: Reading(stamps: [("ps_data__todos", 4)], dataVersion: 4, recordedCommits: after, commits: lagging))
                 == DatabaseChange(rawTables: ["ps_data__todos"]))
         #expect(WALCommitCounter.Position(recorded: recorded.next.recorded) == recorded.next)
         #expect(WALCommitCounter.Position(recorded: Int64(-1)) == WALCommitCounter.Position(salt: .max, commits: .max))

@@ -47,11 +47,14 @@ import Testing
         var decision: Policy.HoldDecision
         var testDescription: String { name }
 
-        init(_ name: String, frames: Int64, waitFrames: Int64 = 0, pending: Bool = false, alone: Bool = false,
-             unwaited: Bool = false, _ decision: Policy.HoldDecision) {
+        init(
+            _ name: String, frames: Int64, waitFrames: Int64 = 0, pending: Bool = false, alone: Bool = false,
+            unwaited: Bool = false, _ decision: Policy.HoldDecision
+        ) {
             self.name = name
-            facts = Policy.HoldFacts(walFrames: frames, waitFrames: waitFrames, catchUpPending: pending,
-                                     writingAlone: alone, ownPassesUnwaited: unwaited)
+            facts = Policy.HoldFacts(
+                walFrames: frames, waitFrames: waitFrames, catchUpPending: pending,
+                writingAlone: alone, ownPassesUnwaited: unwaited)
             self.decision = decision
         }
     }
@@ -71,20 +74,24 @@ import Testing
         Hold("alone, own passes waited for already", frames: 1_500, alone: true, unwaited: false, .nothing),
         // The limit: wait (once) and copy everything; a wait that runs out moves the limit a limit on.
         Hold("at the limit", frames: 3_000, .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 6_000)),
-        Hold("past the limit, a catch-up pending", frames: 4_200, pending: true,
-             .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 7_200)),
-        Hold("at the limit with own passes unwaited", frames: 3_000, alone: true, unwaited: true,
-             .catchUpAtLimit(waitingForOwnPasses: true, waitFramesIfItRunsOut: 6_000)),
-        Hold("at the limit, own passes unwaited, others queued", frames: 3_000, unwaited: true,
-             .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 6_000)),
+        Hold(
+            "past the limit, a catch-up pending", frames: 4_200, pending: true,
+            .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 7_200)),
+        Hold(
+            "at the limit with own passes unwaited", frames: 3_000, alone: true, unwaited: true,
+            .catchUpAtLimit(waitingForOwnPasses: true, waitFramesIfItRunsOut: 6_000)),
+        Hold(
+            "at the limit, own passes unwaited, others queued", frames: 3_000, unwaited: true,
+            .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 6_000)),
         // After a wait ran out, holders wait again only at the raised limit.
         Hold("past the limit, under the raised one", frames: 5_999, waitFrames: 6_000, .nothing),
         Hold("past the limit, under the raised one, a catch-up pending", frames: 5_999, waitFrames: 6_000, pending: true, .catchUp),
         Hold("at the raised limit", frames: 6_000, waitFrames: 6_000, .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 9_000)),
         // A raised limit below the default one (a WAL that restarted since) leaves the default.
         Hold("a raised limit below the default", frames: 2_000, waitFrames: 1_000, .nothing),
-        Hold("the default limit over a lower raised one", frames: 3_000, waitFrames: 1_000,
-             .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 6_000)),
+        Hold(
+            "the default limit over a lower raised one", frames: 3_000, waitFrames: 1_000,
+            .catchUpAtLimit(waitingForOwnPasses: false, waitFramesIfItRunsOut: 6_000)),
     ])
     func beforeTheTransaction(_ row: Hold) {
         #expect(Self.normal.beforeTransaction(row.facts) == row.decision)
@@ -98,14 +105,15 @@ import Testing
         #expect(Self.normal.afterBusyCatchUp(nanosecondsLeft: 100_000_000) == .retry(afterNanoseconds: Policy.busyPauseNanoseconds))
     }
 
-    @Test(arguments: [
-        // Everything copied: the transaction's first write restarts the WAL.
-        (Pass(frames: 3_000, copied: 3_000), Int64(0)),
-        (Pass(frames: 0, copied: 0), 0),
-        // A reader still needs the WAL: how far it got.
-        (Pass(frames: 3_000, copied: 2_400), 2_400),
-        (Pass(frames: 40, copied: 0), 0),
-    ] as [(Pass, Int64)])
+    @Test(
+        arguments: [
+            // Everything copied: the transaction's first write restarts the WAL.
+            (Pass(frames: 3_000, copied: 3_000), Int64(0)),
+            (Pass(frames: 0, copied: 0), 0),
+            // A reader still needs the WAL: how far it got.
+            (Pass(frames: 3_000, copied: 2_400), 2_400),
+            (Pass(frames: 40, copied: 0), 0),
+        ] as [(Pass, Int64)])
     func aCatchUpRecordsHowFarItGot(_ pass: Pass, checkpointed: Int64) {
         #expect(Self.normal.checkpointedFrames(afterCatchUp: pass) == checkpointed)
     }
@@ -119,8 +127,10 @@ import Testing
         var decision: Policy.CommitDecision
         var testDescription: String { name }
 
-        init(_ name: String, _ policy: Policy = CheckpointPolicyTests.normal, frames: Int64, checkpointed: Int64 = 0,
-             alone: Bool = false, running: Bool = false, _ decision: Policy.CommitDecision) {
+        init(
+            _ name: String, _ policy: Policy = CheckpointPolicyTests.normal, frames: Int64, checkpointed: Int64 = 0,
+            alone: Bool = false, running: Bool = false, _ decision: Policy.CommitDecision
+        ) {
             self.name = name
             self.policy = policy
             facts = Policy.CommitFacts(walFrames: frames, checkpointedFrames: checkpointed, writingAlone: alone, passesRunning: running)
@@ -165,14 +175,18 @@ import Testing
 
     @Test(arguments: [
         PassHere(name: "busy or failed", pass: nil, committed: 1_500, running: false, decision: .nothing),
-        PassHere(name: "a reader kept frames", pass: Pass(frames: 1_000, copied: 900), committed: 1_500, running: false,
-                 decision: .finish(Pass(frames: 1_000, copied: 900))),
-        PassHere(name: "little appended meanwhile", pass: Pass(frames: 1_000, copied: 1_000), committed: 1_032, running: false,
-                 decision: .finish(Pass(frames: 1_000, copied: 1_000))),
-        PassHere(name: "more appended meanwhile", pass: Pass(frames: 1_000, copied: 1_000), committed: 1_033, running: false,
-                 decision: .morePassesOnThread(after: Pass(frames: 1_000, copied: 1_000))),
-        PassHere(name: "more appended, the thread busy", pass: Pass(frames: 1_000, copied: 1_000), committed: 1_400, running: true,
-                 decision: .finish(Pass(frames: 1_000, copied: 1_000))),
+        PassHere(
+            name: "a reader kept frames", pass: Pass(frames: 1_000, copied: 900), committed: 1_500, running: false,
+            decision: .finish(Pass(frames: 1_000, copied: 900))),
+        PassHere(
+            name: "little appended meanwhile", pass: Pass(frames: 1_000, copied: 1_000), committed: 1_032, running: false,
+            decision: .finish(Pass(frames: 1_000, copied: 1_000))),
+        PassHere(
+            name: "more appended meanwhile", pass: Pass(frames: 1_000, copied: 1_000), committed: 1_033, running: false,
+            decision: .morePassesOnThread(after: Pass(frames: 1_000, copied: 1_000))),
+        PassHere(
+            name: "more appended, the thread busy", pass: Pass(frames: 1_000, copied: 1_000), committed: 1_400, running: true,
+            decision: .finish(Pass(frames: 1_000, copied: 1_000))),
     ])
     func afterAFirstPassOnTheWritersThread(_ row: PassHere) {
         #expect(Self.normal.afterPassHere(row.pass, walFramesCommitted: row.committed, passesRunning: row.running) == row.decision)
@@ -206,39 +220,54 @@ import Testing
         // A writer alone's run starts with the first pass.
         Run(name: "alone: no connection", run: .aloneRun(), events: [], last: .noConnection, end: .abandon),
         Run(name: "alone: the first pass did not run", run: .aloneRun(), events: [.ask(300)], last: .passed(nil), end: .abandon),
-        Run(name: "alone: little appended during the first pass", run: .aloneRun(),
+        Run(
+            name: "alone: little appended during the first pass", run: .aloneRun(),
             events: [.ask(300), .passed(Pass(frames: 300, copied: 300))], last: .ask(332),
             end: .finish(last: Pass(frames: 300, copied: 300), .caughtUp)),
-        Run(name: "alone: a reader kept frames of the first pass", run: .aloneRun(),
+        Run(
+            name: "alone: a reader kept frames of the first pass", run: .aloneRun(),
             events: [.ask(300), .passed(Pass(frames: 300, copied: 200))], last: .ask(900),
             end: .finish(last: Pass(frames: 300, copied: 200), .caughtUp)),
-        Run(name: "alone: the WAL reached the threshold", run: .aloneRun(),
+        Run(
+            name: "alone: the WAL reached the threshold", run: .aloneRun(),
             events: [.ask(300), .passed(Pass(frames: 300, copied: 300))], last: .ask(1_000),
             end: .finish(last: Pass(frames: 300, copied: 300), .walAtLimit)),
-        Run(name: "alone: the second pass found little new", run: .aloneRun(),
+        Run(
+            name: "alone: the second pass found little new", run: .aloneRun(),
             events: [.ask(300), .passed(Pass(frames: 300, copied: 300)), .ask(500)], last: .passed(Pass(frames: 332, copied: 332)),
             end: .finish(last: Pass(frames: 332, copied: 332), .caughtUp)),
-        Run(name: "alone: the second pass did not run", run: .aloneRun(),
+        Run(
+            name: "alone: the second pass did not run", run: .aloneRun(),
             events: [.ask(300), .passed(Pass(frames: 300, copied: 300)), .ask(500)], last: .passed(nil),
             end: .finish(last: Pass(frames: 300, copied: 300), .passFailed)),
         // After a first pass on the writer's thread.
-        Run(name: "catching up: no connection", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [], last: .noConnection,
+        Run(
+            name: "catching up: no connection", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [], last: .noConnection,
             end: .finish(last: CheckpointPolicyTests.first, .noConnection)),
-        Run(name: "catching up: little appended since the first pass", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [], last: .ask(1_032),
+        Run(
+            name: "catching up: little appended since the first pass", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [], last: .ask(1_032),
             end: .finish(last: CheckpointPolicyTests.first, .caughtUp)),
-        Run(name: "catching up: the WAL at 2,000 frames", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [], last: .ask(2_000),
+        Run(
+            name: "catching up: the WAL at 2,000 frames", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [], last: .ask(2_000),
             end: .finish(last: CheckpointPolicyTests.first, .walAtLimit)),
-        Run(name: "catching up: a pass did not run", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [.ask(1_400)], last: .passed(nil),
+        Run(
+            name: "catching up: a pass did not run", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [.ask(1_400)], last: .passed(nil),
             end: .finish(last: CheckpointPolicyTests.first, .passFailed)),
-        Run(name: "catching up: a reader kept frames", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [.ask(1_400)],
+        Run(
+            name: "catching up: a reader kept frames", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [.ask(1_400)],
             last: .passed(Pass(frames: 1_400, copied: 1_100)), end: .finish(last: Pass(frames: 1_400, copied: 1_100), .caughtUp)),
-        Run(name: "catching up: the WAL restarted meanwhile", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [.ask(1_400)],
+        Run(
+            name: "catching up: the WAL restarted meanwhile", run: .catchUpRun(after: CheckpointPolicyTests.first), events: [.ask(1_400)],
             last: .passed(Pass(frames: 80, copied: 80)), end: .finish(last: Pass(frames: 80, copied: 80), .caughtUp)),
-        Run(name: "catching up: shorter passes until the WAL reaches 2,000", run: .catchUpRun(after: CheckpointPolicyTests.first),
-            events: [.ask(1_400), .passed(Pass(frames: 1_400, copied: 1_400)), .ask(1_700),
-                     .passed(Pass(frames: 1_700, copied: 1_700))],
+        Run(
+            name: "catching up: shorter passes until the WAL reaches 2,000", run: .catchUpRun(after: CheckpointPolicyTests.first),
+            events: [
+                .ask(1_400), .passed(Pass(frames: 1_400, copied: 1_400)), .ask(1_700),
+                .passed(Pass(frames: 1_700, copied: 1_700)),
+            ],
             last: .ask(2_050), end: .finish(last: Pass(frames: 1_700, copied: 1_700), .walAtLimit)),
-        Run(name: "catching up: eight passes in all", run: .catchUpRun(after: CheckpointPolicyTests.first),
+        Run(
+            name: "catching up: eight passes in all", run: .catchUpRun(after: CheckpointPolicyTests.first),
             events: (1...7).flatMap { i -> [Run.Event] in
                 [.ask(1_000 + Int64(i) * 100), .passed(Pass(frames: 1_000 + Int64(i) * 100, copied: 1_000 + Int64(i) * 100))]
             },

@@ -79,10 +79,12 @@ enum ColumnRule {
     static func generatedValues(seed: UInt64 = 0x5eed, count: Int = 120) -> [DatabaseValue] {
         let limit: Int64 = 1 << 53
         let integers: [DatabaseValue] = [.integer(limit), .integer(limit + 1), .integer(-limit - 1), .integer(.max - 1), .integer(1 << 62)]
-        let texts: [String] = ["12", "-7", " 12 ", "\t12\n", "007", "+5", "1e3", "2.0", "2.5", ".5", "5.", "-0", "-0.0", "12abc", "abc", " ",
-                               "0x10", "1e", "e5", ".", "1.2.3", "inf", "NaN", "1e400", "9223372036854775807", "9223372036854775808",
-                               "-9223372036854775808", "-9223372036854775809", "9007199254740993", "10000000000000000000",
-                               "1" + String(repeating: "0", count: 30)]
+        let texts: [String] = [
+            "12", "-7", " 12 ", "\t12\n", "007", "+5", "1e3", "2.0", "2.5", ".5", "5.", "-0", "-0.0", "12abc", "abc", " ",
+            "0x10", "1e", "e5", ".", "1.2.3", "inf", "NaN", "1e400", "9223372036854775807", "9223372036854775808",
+            "-9223372036854775808", "-9223372036854775809", "9007199254740993", "10000000000000000000",
+            "1" + String(repeating: "0", count: 30),
+        ]
         var values: [DatabaseValue] = adversarialValues.map(\.databaseValue) + integers + texts.map { .text($0) }
         values += [
             .real(9223372036854775808.0), .real(-9223372036854775808.0), .real(9223372036854774784.0), .real(2.5), .real(-2.5),
@@ -99,9 +101,12 @@ enum ColumnRule {
             values.append(.real(Double(Int64(bitPattern: random.next()) >> (random.next() % 63))))
             values.append(.real(Double(String(format: "%.*g", Int(random.next() % 15) + 1, Double(bitPattern: random.next() % (1 << 62))))!))
             values.append(.text(numberText(&random)))
-            values.append(.text(String((0..<Int(random.next() % 12)).map { _ in
-                Character(Unicode.Scalar(UInt32(random.next() % 0x2FF) + 1).map { $0.properties.isNoncharacterCodePoint ? "x" : $0 } ?? "x")
-            })))
+            values.append(
+                .text(
+                    String(
+                        (0..<Int(random.next() % 12)).map { _ in
+                            Character(Unicode.Scalar(UInt32(random.next() % 0x2FF) + 1).map { $0.properties.isNoncharacterCodePoint ? "x" : $0 } ?? "x")
+                        })))
         }
         return values
     }

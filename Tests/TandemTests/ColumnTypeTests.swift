@@ -55,8 +55,9 @@ import Testing
                     mismatches.append("\(shown): refused but a row or an entry exists")
                 }
             }
-            #expect(mismatches.isEmpty, "\(path): \(mismatches.count) of \(Self.values.count) values differ from the rule, e.g. \(mismatches.prefix(6))",
-                    sourceLocation: SourceLocation(fileID: file, filePath: file, line: line, column: 1))
+            #expect(
+                mismatches.isEmpty, "\(path): \(mismatches.count) of \(Self.values.count) values differ from the rule, e.g. \(mismatches.prefix(6))",
+                sourceLocation: SourceLocation(fileID: file, filePath: file, line: line, column: 1))
         }
     }
 
@@ -163,7 +164,9 @@ import Testing
             #expect(!result.stderr.contains("ps_") && !result.stderr.contains("JSON path"), "\(result.stderr)")
             #expect(try files() == before, "a refused command changed the database")
         }
-        let accepted = try runTandem(["exec", path, "INSERT INTO ints(id, x) VALUES ('b', 2.0), ('c', '12'); INSERT INTO reals(id, x) VALUES ('b', 3); INSERT INTO texts(id, x) VALUES ('b', 42), ('c', 2.5)"])
+        let accepted = try runTandem([
+            "exec", path, "INSERT INTO ints(id, x) VALUES ('b', 2.0), ('c', '12'); INSERT INTO reals(id, x) VALUES ('b', 3); INSERT INTO texts(id, x) VALUES ('b', 42), ('c', 2.5)",
+        ])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let db = try SharedDatabase(path: path)
         #expect(try db.fetchAll("SELECT x FROM ints ORDER BY id").map { $0[0] } == [.integer(2), .integer(12)])

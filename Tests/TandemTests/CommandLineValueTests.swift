@@ -19,8 +19,11 @@ import Testing
         for (id, word) in [("a", "007"), ("b", "+5"), ("c", "-0")] {
             #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES (?, ?)", id, word]).status == 0)
         }
-        #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title, done, score) VALUES ('d', ?, ?, ?)",
-                               "--args-json", #"["2.0", 7, 2.0]"#]).status == 0)
+        #expect(
+            try runTandem([
+                "exec", db.path, "INSERT INTO notes(id, title, done, score) VALUES ('d', ?, ?, ?)",
+                "--args-json", #"["2.0", 7, 2.0]"#,
+            ]).status == 0)
         let rows = try db.fetchAll("SELECT title, typeof(done), score FROM notes ORDER BY id")
         #expect(rows.map { $0[0] } == [.text("007"), .text("+5"), .text("-0"), .text("2.0")])
         #expect(rows[3][1] == .text("integer") && exact(rows[3][2]) == exact(.real(2.0)))
@@ -32,8 +35,12 @@ import Testing
     @Test func invalidUTF8ArgumentsAreRefused() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        let shell = try Spawned(executable: "/bin/sh", ["-c", "exec \"$0\" exec \"$1\" \"INSERT INTO notes(title) VALUES (?)\" \"$(printf 'ab\\377')\"",
-                                                        tandemBinary, db.path])
+        let shell = try Spawned(
+            executable: "/bin/sh",
+            [
+                "-c", "exec \"$0\" exec \"$1\" \"INSERT INTO notes(title) VALUES (?)\" \"$(printf 'ab\\377')\"",
+                tandemBinary, db.path,
+            ])
         #expect(try shell.wait() == 2)
         #expect(shell.stderr.contains("not valid UTF-8"), "\(shell.stderr)")
         #expect(try count(db, "SELECT count(*) FROM notes") == 0)

@@ -9,7 +9,8 @@ import Testing
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title, done) VALUES ('n', 'x', 0)")
-        let holder = holderKind == "tandem"
+        let holder =
+            holderKind == "tandem"
             ? try Spawned(["hold", db.path, "--seconds", "1.5", "UPDATE notes SET title = 'held' WHERE id = 'n'"])
             : try pythonLockHolder(path: db.path, seconds: 1.5, mode: "IMMEDIATE")
         let locked = try holder.waitForLine("locked") { $0 == "locked" }

@@ -95,8 +95,9 @@ import Testing
         for c in Self.controls.dropFirst() where c != "\n" && c != "\t" {
             let result = try runTandem(["query", db.path, "SELECT * FROM \"x\(String(Character(c)))y\""])
             #expect(result.status == 1)
-            #expect(raw(result.stderr).isEmpty && result.stderr.contains("x" + Self.shown(c) + "y"),
-                    "U+\(String(format: "%04X", c.value)): \(result.stderr.debugDescription)")
+            #expect(
+                raw(result.stderr).isEmpty && result.stderr.contains("x" + Self.shown(c) + "y"),
+                "U+\(String(format: "%04X", c.value)): \(result.stderr.debugDescription)")
         }
     }
 

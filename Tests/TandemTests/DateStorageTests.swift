@@ -38,11 +38,13 @@ import Testing
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("exact.db"), schema: sampleSchema)
         var random = SeededRandom(seed: 0x1970)
-        let written = (0..<300).map { _ in Date(timeIntervalSince1970: Double.random(in: -6e10..<2.5e11, using: &random)) }
+        let written =
+            (0..<300).map { _ in Date(timeIntervalSince1970: Double.random(in: -6e10..<2.5e11, using: &random)) }
             + [0.1, 0.000_001, 1_700_000_000.123_456, -0.5].map(Date.init(timeIntervalSince1970:))
-        try db.insert(contentsOf: written.enumerated().map { n, date in
-            Sample(id: "e\(n)", title: "", count: 0, score: 0, at: date, size: .small, tags: [], part: Part(name: "", at: date, weight: 0))
-        })
+        try db.insert(
+            contentsOf: written.enumerated().map { n, date in
+                Sample(id: "e\(n)", title: "", count: 0, score: 0, at: date, size: .small, tags: [], part: Part(name: "", at: date, weight: 0))
+            })
         for sample in try db.fetch(RecordQuery<Sample>()) {
             let date = written[Int(sample.id.dropFirst())!]
             #expect(sample.at == date && sample.part?.at == date, "\(date.timeIntervalSince1970)")

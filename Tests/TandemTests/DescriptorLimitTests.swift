@@ -7,8 +7,9 @@ import Testing
 @Suite struct DescriptorLimitTests {
     /// `tandem ARGS…` under `ulimit -n limit`.
     func run(limit: Int, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let spawned = try Spawned(executable: "/bin/sh", ["-c", #"ulimit -n "$0" && exec "$@""#, String(limit), tandemBinary] + arguments,
-                                  environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let spawned = try Spawned(
+            executable: "/bin/sh", ["-c", #"ulimit -n "$0" && exec "$@""#, String(limit), tandemBinary] + arguments,
+            environment: ["SWIFT_BACKTRACE": "enable=no"])
         let status = try spawned.wait()
         return (status, spawned.output.joined(separator: "\n"), spawned.stderr)
     }
@@ -34,8 +35,9 @@ import Testing
             for command in commands() {
                 let result = try run(limit: limit, command)
                 let what = "ulimit -n \(limit): tandem \(command.joined(separator: " "))"
-                #expect(![128 + SIGILL, 128 + SIGABRT, 128 + SIGSEGV, 128 + SIGTRAP].contains(result.status) && !result.stderr.contains("Fatal error"),
-                        "\(what) crashed (\(result.status)): \(result.stderr)")
+                #expect(
+                    ![128 + SIGILL, 128 + SIGABRT, 128 + SIGSEGV, 128 + SIGTRAP].contains(result.status) && !result.stderr.contains("Fatal error"),
+                    "\(what) crashed (\(result.status)): \(result.stderr)")
                 if command.contains("--version") || command.contains("--help") || limit == 4096 {
                     #expect(result.status == 0, "\(what): \(result.stderr)")
                 } else if result.status != 0 {
@@ -59,8 +61,9 @@ import Testing
                 #expect(result.stdout == "ok")
             } else {
                 failures += 1
-                #expect(result.stderr.contains("EMFILE: the process reached its limit of") && result.stderr.contains("open files; raise it with ulimit -n"),
-                        "\(left) left: \(result.stderr)")
+                #expect(
+                    result.stderr.contains("EMFILE: the process reached its limit of") && result.stderr.contains("open files; raise it with ulimit -n"),
+                    "\(left) left: \(result.stderr)")
             }
         }
         #expect(failures > 0, "no count of descriptors left was too few")

@@ -8,8 +8,9 @@ import Testing
     /// SIGPIPE (`SigIgn` in /proc). Before `main`, the kernel's default action applies to any program.
     static func mainHasBegun(_ pid: pid_t) -> Bool {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
-              let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+            let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
         return mask & (1 << (UInt64(SIGPIPE) - 1)) != 0
     }
 
@@ -18,7 +19,8 @@ import Testing
     @Test func signalsDuringStartStopCleanly() throws {
         let f = try SyncFixture()
         for round in 0..<16 {
-            let arguments = round % 2 == 0
+            let arguments =
+                round % 2 == 0
                 ? ["watch", f.a.path, "SELECT count(*) FROM notes"]
                 : ["app", f.a.path, "--backend", f.backendURL]
             let child = try Spawned(arguments)

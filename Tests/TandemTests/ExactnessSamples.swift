@@ -66,8 +66,10 @@ enum ExactnessSamples {
     static let dates: [Date] = {
         let now = Date(timeIntervalSinceReferenceDate: 786_000_000.123_456_7)
         let early = Date(timeIntervalSince1970: 0.1)
-        var dates = [now, early, Date(timeIntervalSince1970: 1_700_000_000.25), Date(timeIntervalSince1970: -1e9 + 0.5),
-                     Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSince1970: 0)]
+        var dates = [
+            now, early, Date(timeIntervalSince1970: 1_700_000_000.25), Date(timeIntervalSince1970: -1e9 + 0.5),
+            Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSince1970: 0),
+        ]
         for base in [now, early, Date(timeIntervalSinceReferenceDate: -500_000_000.7)] {
             let t = base.timeIntervalSinceReferenceDate
             dates += [t.nextUp, t.nextUp.nextUp, t.nextDown].map(Date.init(timeIntervalSinceReferenceDate:))
@@ -84,11 +86,12 @@ enum ExactnessSamples {
         func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &random) ? value() : nil }
         return (0..<count).map { index in
             let title = pick(texts) + (Bool.random(using: &random) ? pick(texts) : "")
-            return Sample(id: String(format: "s%03d", index), title: title, note: maybe(pick(texts)), count: pick(ints), opt: maybe(pick(ints)),
-                          score: pick(reals), ratio: maybe(pick(reals)), at: pick(dates), due: maybe(pick(dates)), size: pick(Size.allCases),
-                          shade: maybe(pick(Shade.allCases)), tag: maybe(pick(uuids)), tags: maybe([pick(texts)]) ?? [],
-                          part: maybe(Part(name: pick(texts), at: pick(dates), weight: pick([0.0, -0.0, 1.5]))),
-                          folder_id: maybe("f\(index % 5)"))
+            return Sample(
+                id: String(format: "s%03d", index), title: title, note: maybe(pick(texts)), count: pick(ints), opt: maybe(pick(ints)),
+                score: pick(reals), ratio: maybe(pick(reals)), at: pick(dates), due: maybe(pick(dates)), size: pick(Size.allCases),
+                shade: maybe(pick(Shade.allCases)), tag: maybe(pick(uuids)), tags: maybe([pick(texts)]) ?? [],
+                part: maybe(Part(name: pick(texts), at: pick(dates), weight: pick([0.0, -0.0, 1.5]))),
+                folder_id: maybe("f\(index % 5)"))
         }
     }
 }

@@ -8,13 +8,14 @@ import Testing
         let binary = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent().appendingPathComponent("tandem-example").path
         let run = try Spawned(executable: binary, [dir.path("todo.db")])
         #expect(try run.wait() == 0, "\(run.stderr)")
-        #expect(run.output == [
-            "open now: []",
-            #"after inserts: ["Answer mail", "Buy milk"]"#,
-            #"after update: ["Answer mail"]"#,
-            #"due soon: ["Answer mail"]"#,
-            "queued for upload: 3 CRUD entries",
-        ])
+        #expect(
+            run.output == [
+                "open now: []",
+                #"after inserts: ["Answer mail", "Buy milk"]"#,
+                #"after update: ["Answer mail"]"#,
+                #"due soon: ["Answer mail"]"#,
+                "queued for upload: 3 CRUD entries",
+            ])
     }
 
     /// README shows the example program as it is, so what a reader pastes compiles and runs.

@@ -15,9 +15,10 @@ import Testing
         let columns = ["id", "t", "i", "r", "created_at"]
         let rows = try db.fetchAll("SELECT \(columns.joined(separator: ", ")) FROM v\(filter.map { " WHERE \($0)" } ?? "") ORDER BY id")
         let objects = rows.map { row in
-            "{" + columns.enumerated().map { offset, column in
-                JSONValue.string(camel && column == "created_at" ? "createdAt" : column).jsonText + ":" + JSONValue(row[offset]).jsonText
-            }.joined(separator: ",") + "}"
+            "{"
+                + columns.enumerated().map { offset, column in
+                    JSONValue.string(camel && column == "created_at" ? "createdAt" : column).jsonText + ":" + JSONValue(row[offset]).jsonText
+                }.joined(separator: ",") + "}"
         }
         return lines ? objects.map { $0 + "\n" }.joined() : "[" + objects.joined(separator: ",") + "]\n"
     }
@@ -45,7 +46,9 @@ import Testing
         // into the table's storage: values of other types, a key twice, keys missing, NULL data,
         // text that is not UTF-8, a key of another column spelled with an escape.
         try db.write { try $0.execute("INSERT INTO v(id, t, i, r) VALUES ('b1', 'x', 1, 0.1), ('b2', 'quote \" \\ \u{7f}', -5, 1e300), ('b3', NULL, NULL, -0.0)") }
-        try sqlite(db.path, """
+        try sqlite(
+            db.path,
+            """
             INSERT INTO ps_data__v(id, data) VALUES
               ('c1', '{"t":12,"i":"7","r":3,"created_at":1.5}'),
               ('c2', '{"t":"first","t":"second","i":1}'),

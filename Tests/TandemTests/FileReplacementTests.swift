@@ -36,11 +36,12 @@ import Testing
             }
             let status = try process.wait(timeout: 10)
             // Deleted and created again: seen between the two, or after.
-            let reasons = switch replacement {
-            case .deleted, .renamedAway: ["was deleted"]
-            case .recreated: ["was deleted", "was replaced by another file"]
-            case .copiedOver: ["was replaced by another file"]
-            }
+            let reasons =
+                switch replacement {
+                case .deleted, .renamedAway: ["was deleted"]
+                case .recreated: ["was deleted", "was replaced by another file"]
+                case .copiedOver: ["was replaced by another file"]
+                }
             #expect(status == 1, "\(command) after the file was \(replacement): \(status)")
             #expect(reasons.contains { process.stderr.contains("'\(path)' \($0) while \(command) read it; stopping") }, "\(command): \(process.stderr)")
         }

@@ -8,14 +8,19 @@ import Testing
     @Test func aHotJournalIsRolledBackBeforeReadOnlyChecks() throws {
         let dir = try TemporaryDirectory()
         let server = dir.path("server.db")
-        let killed = try Spawned(executable: "/usr/bin/python3", ["-c", """
-            import sqlite3, os, sys
-            c = sqlite3.connect(sys.argv[1], isolation_level=None)
-            c.execute('CREATE TABLE t(a)')
-            c.execute('BEGIN'); c.execute('CREATE TABLE u(b)')
-            c.execute('INSERT INTO t SELECT randomblob(5000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)')
-            os._exit(0)
-            """, server])
+        let killed = try Spawned(
+            executable: "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import sqlite3, os, sys
+                c = sqlite3.connect(sys.argv[1], isolation_level=None)
+                c.execute('CREATE TABLE t(a)')
+                c.execute('BEGIN'); c.execute('CREATE TABLE u(b)')
+                c.execute('INSERT INTO t SELECT randomblob(5000) FROM (SELECT 1 UNION SELECT 2 UNION SELECT 3)')
+                os._exit(0)
+                """, server,
+            ])
         #expect(try killed.wait() == 0)
         #expect(FileManager.default.fileExists(atPath: server + "-journal"))
         let f = try SyncFixture()

@@ -20,14 +20,16 @@ import Testing
         let first = try runTandem(["import", db.path, "ins", payload])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout == "ins: 2 inserted, 0 updated, 0 deleted, 0 unchanged")
-        #expect(try db.uploadQueue.transactions(limit: 10).flatMap(\.entries).map(\.jsonText) == [
-            #"{"data":{"at":1.5,"kind":"opened","note_id":null},"id":"e1","op":"PUT","type":"ins"}"#,
-            #"{"data":{"at":null,"kind":"closed","note_id":null},"id":"e2","op":"PUT","type":"ins"}"#,
-        ])
+        #expect(
+            try db.uploadQueue.transactions(limit: 10).flatMap(\.entries).map(\.jsonText) == [
+                #"{"data":{"at":1.5,"kind":"opened","note_id":null},"id":"e1","op":"PUT","type":"ins"}"#,
+                #"{"data":{"at":null,"kind":"closed","note_id":null},"id":"e2","op":"PUT","type":"ins"}"#,
+            ])
         let notes = dir.path("notes.json")
         try Data(#"[{"id":"n1","title":"t","events":[{"id":"e3","kind":"k"}]}]"#.utf8).write(to: URL(fileURLWithPath: notes))
         let nested = try runTandem(["import", db.path, "notes", notes, "--nested", "events=ins"])
-        #expect(nested.status == 0 && nested.stdout == "ins: 1 inserted, 0 updated, 0 deleted, 0 unchanged\nnotes: 1 inserted, 0 updated, 0 deleted, 0 unchanged", "\(nested.stderr)")
+        #expect(
+            nested.status == 0 && nested.stdout == "ins: 1 inserted, 0 updated, 0 deleted, 0 unchanged\nnotes: 1 inserted, 0 updated, 0 deleted, 0 unchanged", "\(nested.stderr)")
         #expect(try db.uploadQueue.pendingCount() == 4)
     }
 

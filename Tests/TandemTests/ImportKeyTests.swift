@@ -40,7 +40,8 @@ import Testing
 
     @Test func aMapToNoColumnIsRefusedAndAMapToIDMapsTheID() throws {
         _ = try importing(#"[{"id":"a","title":"A"}]"#)
-        try expectRefused("--map nm=nonexistent", "the key map nm=nonexistent names no column: notes has no column 'nonexistent' (its columns: id, title, done, score, created_at)") {
+        try expectRefused("--map nm=nonexistent", "the key map nm=nonexistent names no column: notes has no column 'nonexistent' (its columns: id, title, done, score, created_at)")
+        {
             try importing(#"[{"id":"b","nm":"x"}]"#, ["--map", "nm=nonexistent"])
         }
         try expectRefused("a map unused by the payload", "no column") { try importing(#"[{"id":"b"}]"#, ["--map", "nm=nonexistent"]) }

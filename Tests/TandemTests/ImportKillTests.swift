@@ -14,9 +14,11 @@ import Testing
     @Test func anImportKilledHalfWayLeavesTheDatabaseAsItWas() throws {
         signal(SIGPIPE, SIG_IGN)  // a write to the killed importer's pipe fails instead (children get the default back)
         let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("k.db"), schema: Schema(tables: [
-            TableSchema(name: "notes", columns: [.text("title"), .integer("done")]),
-        ]))
+        let db = try SharedDatabase(
+            path: dir.path("k.db"),
+            schema: Schema(tables: [
+                TableSchema(name: "notes", columns: [.text("title"), .integer("done")])
+            ]))
         let stored = "[" + (0..<2000).map { Self.element($0, title: "stored") }.joined(separator: ",") + "]"
         #expect(try db.importJSON(Data(stored.utf8), into: "notes").tables["notes"]?.inserted == 2000)
         func state() throws -> [String] {
@@ -71,7 +73,8 @@ import Testing
         guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !threads.isEmpty else { return false }
         return threads.allSatisfy { thread in
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
+                let close = stat.lastIndex(of: ")")
+            else { return false }
             return stat[stat.index(close, offsetBy: 2)] == "S"
         }
     }

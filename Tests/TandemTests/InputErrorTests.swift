@@ -44,8 +44,12 @@ import Testing
     }
 
     @Test func closedOutputPipeEndsQuietly() throws {
-        let child = try Subprocess.spawn(tandemBinary, ["query", db.path,
-            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT x FROM c"])
+        let child = try Subprocess.spawn(
+            tandemBinary,
+            [
+                "query", db.path,
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT x FROM c",
+            ])
         close(child.stdoutFD)
         var stderr = [UInt8](repeating: 0, count: 4096)
         let n = read(child.stderrFD, &stderr, stderr.count)

@@ -140,7 +140,9 @@ import Testing
         let db = try SharedDatabase(path: path, schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'queued')")
         #expect(try runTandem(["check", path]).stdout == "ok")
-        try sqlite(path, """
+        try sqlite(
+            path,
+            """
             UPDATE ps_kv SET value = '' WHERE key = 'client_id'; DELETE FROM ps_kv WHERE key = 'epoch';
             CREATE TABLE ps_mine(a); CREATE TABLE other(a);
             CREATE TRIGGER sneaky AFTER INSERT ON other BEGIN DELETE FROM ps_state; END;
@@ -149,10 +151,12 @@ import Testing
             """)
         let check = try runTandem(["check", path])
         #expect(check.status == 1)
-        for problem in ["Tandem's client id is empty", "Tandem's owner epoch is missing",
-                        "the table ps_mine, which Tandem did not make, has a name reserved for Tandem",
-                        "the trigger sneaky on other, which Tandem did not make, may write Tandem's tables",
-                        "Tandem's upload queue holds entries it cannot upload (ids 100, 101, 102, 103)"] {
+        for problem in [
+            "Tandem's client id is empty", "Tandem's owner epoch is missing",
+            "the table ps_mine, which Tandem did not make, has a name reserved for Tandem",
+            "the trigger sneaky on other, which Tandem did not make, may write Tandem's tables",
+            "Tandem's upload queue holds entries it cannot upload (ids 100, 101, 102, 103)",
+        ] {
             #expect(check.stdout.contains(problem), "\(problem): \(check.stdout)")
         }
         let sync = try runTandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")])
@@ -175,10 +179,12 @@ import Testing
 
         let repaired = try runTandem(["init", path, "--schema", schemaFile])
         #expect(repaired.status == 0, "\(repaired.stderr)")
-        for line in ["repaired: no Tandem schema was stored in it; stored the one given",
-                     "repaired: Tandem's client id was missing; made a new one",
-                     "repaired: Tandem's owner epoch was missing or not an integer; set it to 0",
-                     "repaired: Tandem's record of its views' version was missing; regenerated the views and triggers"] {
+        for line in [
+            "repaired: no Tandem schema was stored in it; stored the one given",
+            "repaired: Tandem's client id was missing; made a new one",
+            "repaired: Tandem's owner epoch was missing or not an integer; set it to 0",
+            "repaired: Tandem's record of its views' version was missing; regenerated the views and triggers",
+        ] {
             #expect(repaired.stdout.contains(line), "\(line): \(repaired.stdout)")
         }
         #expect(try runTandem(["check", path]).stdout == "ok")

@@ -18,10 +18,13 @@ import Testing
     private func makeDatabase(_ name: String = "a.db", rows: Int = 3) throws -> String {
         let path = dir.path(name)
         #expect(try runTandem(["init", path, "--schema", schemaFile]).status == 0)
-        let insert = try runTandem(["exec", path, """
+        let insert = try runTandem([
+            "exec", path,
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
             INSERT INTO notes(id, title) SELECT 'row-' || i, printf('note %d, with some text to fill the pages', i) FROM n
-            """, String(rows)])
+            """, String(rows),
+        ])
         #expect(insert.status == 0, "\(insert.stderr)")
         return path
     }
@@ -34,12 +37,14 @@ import Testing
 
         let result = try runTandem(["init", path, "--schema", schemaFile])
         #expect(result.status == 0, "\(result.stderr)")
-        for repaired in ["repaired: view notes was missing", "repaired: the INSTEAD OF INSERT trigger of view notes was missing",
-                         "repaired: the INSTEAD OF UPDATE trigger of view notes was missing",
-                         "repaired: the INSTEAD OF DELETE trigger of view notes was missing",
-                         "repaired: index by_title of notes was missing",
-                         "repaired: Tandem's transaction counter (next_tx) was missing; set it to 2",
-                         "repaired: Tandem's change counter (seq) was missing; set it to 0"] {
+        for repaired in [
+            "repaired: view notes was missing", "repaired: the INSTEAD OF INSERT trigger of view notes was missing",
+            "repaired: the INSTEAD OF UPDATE trigger of view notes was missing",
+            "repaired: the INSTEAD OF DELETE trigger of view notes was missing",
+            "repaired: index by_title of notes was missing",
+            "repaired: Tandem's transaction counter (next_tx) was missing; set it to 2",
+            "repaired: Tandem's change counter (seq) was missing; set it to 0",
+        ] {
             #expect(result.stdout.contains(repaired), "\(result.stdout)")
         }
         #expect(result.stdout.contains("initialised"))
@@ -62,11 +67,13 @@ import Testing
         #expect(check.stdout.contains("Tandem's transaction counter (next_tx) is 0, below transaction 1 in the upload queue"), "\(check.stdout)")
         #expect(check.stdout.contains("Tandem's change counter (seq) is -5, below the newest change stamp 2"), "\(check.stdout)")
         let repair = try runTandem(["init", path, "--schema", schemaFile])
-        #expect(repair.stdout.contains("repaired: Tandem's transaction counter (next_tx) was 0, below transaction 1 in the upload queue; set it to 2"),
-                "\(repair.stdout)")
+        #expect(
+            repair.stdout.contains("repaired: Tandem's transaction counter (next_tx) was 0, below transaction 1 in the upload queue; set it to 2"),
+            "\(repair.stdout)")
         #expect(repair.stdout.contains("repaired: Tandem's change counter (seq) was -5; set it to 2"), "\(repair.stdout)")
         // The repair's own commit took the next sequence number.
-        #expect(try runTandem(["query", path, "SELECT value FROM ps_state WHERE key IN ('next_tx', 'seq') ORDER BY key", "--json"]).stdout
+        #expect(
+            try runTandem(["query", path, "SELECT value FROM ps_state WHERE key IN ('next_tx', 'seq') ORDER BY key", "--json"]).stdout
                 == #"[{"value":2},{"value":3}]"#)
         #expect(try runTandem(["check", path]).stdout == "ok")
     }
@@ -78,8 +85,9 @@ import Testing
         try sqlite(path, "ALTER TABLE ps_data__notes ADD COLUMN extra; DROP VIEW notes")
         let result = try runTandem(["init", path, "--schema", schemaFile])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("the data table of notes has the wrong columns (expected id TEXT PRIMARY KEY, data TEXT; found id TEXT PRIMARY KEY, data TEXT, extra)"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains("the data table of notes has the wrong columns (expected id TEXT PRIMARY KEY, data TEXT; found id TEXT PRIMARY KEY, data TEXT, extra)"),
+            "\(result.stderr)")
         #expect(!result.stderr.contains("ps_data__"), "\(result.stderr)")
         #expect(!result.stdout.contains("initialised"))
         #expect(try sqlite(path, "SELECT count(*) FROM sqlite_master WHERE name = 'notes'") == ["0"])

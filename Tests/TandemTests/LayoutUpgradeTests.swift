@@ -11,8 +11,12 @@ import Testing
             let db = try SharedDatabase(path: path, schema: notesSchema)
             try db.execute("INSERT INTO notes(id, title) VALUES ('kept', 'x')")
         }
-        let shell = try Spawned(executable: "/usr/bin/sqlite3", [path,
-            "DROP TRIGGER ps_view_insert__notes; UPDATE ps_kv SET value = 1 WHERE key = 'layout'"])
+        let shell = try Spawned(
+            executable: "/usr/bin/sqlite3",
+            [
+                path,
+                "DROP TRIGGER ps_view_insert__notes; UPDATE ps_kv SET value = 1 WHERE key = 'layout'",
+            ])
         #expect(try shell.wait() == 0)
         let db = try SharedDatabase(path: path)
         try db.execute("INSERT INTO notes(id, title) VALUES ('new', 'y')")

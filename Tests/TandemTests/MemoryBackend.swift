@@ -6,9 +6,9 @@ import Synchronization
 /// backend: for fast sync tests and the conformance suite, with no files and no processes.
 final class MemoryBackend: SyncBackend {
     private struct State {
-        var rows: [String: [String: JSONValue]] = [:]          // "table\u{0}id" -> columns
+        var rows: [String: [String: JSONValue]] = [:]  // "table\u{0}id" -> columns
         var log: [(version: Int64, txn: Int64, change: ServerChange)] = []
-        var applied: [String: String] = [:]                     // "client\u{0}tx" -> digest
+        var applied: [String: String] = [:]  // "client\u{0}tx" -> digest
         var epochs: [String: Int64] = [:]
         var transactions: Int64 = 0
     }
@@ -27,7 +27,8 @@ final class MemoryBackend: SyncBackend {
                 let digest = transaction.digest
                 if let applied = s.applied[key] {
                     if applied == digest { continue }
-                    let highest = s.applied.keys.filter { $0.hasPrefix(clientID + "\u{0}") }
+                    let highest =
+                        s.applied.keys.filter { $0.hasPrefix(clientID + "\u{0}") }
                         .compactMap { Int64($0.split(separator: "\u{0}").last ?? "") }.max() ?? 0
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
                 }
@@ -44,9 +45,10 @@ final class MemoryBackend: SyncBackend {
                         }
                     case .delete: s.rows[rowKey] = nil
                     }
-                    let change = s.rows[rowKey].map {
-                        ServerChange(op: .put, table: entry.table, rowID: entry.rowID, data: JSONValue.object($0).jsonText)
-                    } ?? ServerChange(op: .delete, table: entry.table, rowID: entry.rowID, data: nil)
+                    let change =
+                        s.rows[rowKey].map {
+                            ServerChange(op: .put, table: entry.table, rowID: entry.rowID, data: JSONValue.object($0).jsonText)
+                        } ?? ServerChange(op: .delete, table: entry.table, rowID: entry.rowID, data: nil)
                     s.log.append((Int64(s.log.count + 1), s.transactions, change))
                 }
                 s.applied[key] = digest
@@ -63,8 +65,9 @@ final class MemoryBackend: SyncBackend {
                 batch += s.log.filter { $0.txn == last.txn && $0.version > last.version }  // whole transactions
             }
             let next = batch.last?.version ?? after
-            return ChangeBatch(changes: batch.map(\.change), nextCursor: batch.isEmpty ? cursor : String(next),
-                               hasMore: s.log.contains { $0.version > next })
+            return ChangeBatch(
+                changes: batch.map(\.change), nextCursor: batch.isEmpty ? cursor : String(next),
+                hasMore: s.log.contains { $0.version > next })
         }
     }
 

@@ -26,16 +26,19 @@ import Testing
     @Test func theLayerMapAndTheFolderTableNameTheTree() throws {
         let design = try Self.text("DESIGN.md")
         let sources = Self.root.appendingPathComponent("Sources/Tandem")
-        let tree = Set(try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { name in
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: sources.appendingPathComponent(name).path, isDirectory: &isDirectory) && isDirectory.boolValue
-        })
-        let table = Set(Self.firstCells(of: design, tableStartingWith: "| folder | what lives there |").map { cell in
-            String(cell.trimmingCharacters(in: CharacterSet(charactersIn: "`")).dropLast(cell.hasSuffix("/`") ? 1 : 0))
-        })
+        let tree = Set(
+            try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { name in
+                var isDirectory: ObjCBool = false
+                return FileManager.default.fileExists(atPath: sources.appendingPathComponent(name).path, isDirectory: &isDirectory) && isDirectory.boolValue
+            })
+        let table = Set(
+            Self.firstCells(of: design, tableStartingWith: "| folder | what lives there |").map { cell in
+                String(cell.trimmingCharacters(in: CharacterSet(charactersIn: "`")).dropLast(cell.hasSuffix("/`") ? 1 : 0))
+            })
         let block = try #require(design.firstMatch(of: /```layers\n((?:.*\n)*?)```/)?.output.1, "DESIGN.md has a ```layers block")
-        let layers = Set(block.split(separator: "\n").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }
-            .filter { !$0.isEmpty })
+        let layers = Set(
+            block.split(separator: "\n").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }
+                .filter { !$0.isEmpty })
         #expect(table == tree, "DESIGN.md's folder table: \(table.symmetricDifference(tree).sorted()) disagree with Sources/Tandem")
         #expect(layers == tree, "DESIGN.md's layer map: \(layers.symmetricDifference(tree).sorted()) disagree with Sources/Tandem")
     }
@@ -45,9 +48,10 @@ import Testing
         let package = try Self.text("Package.swift")
         let targets = Set(package.matches(of: /\.(?:target|systemLibrary|executableTarget|testTarget)\(\s*name: "([^"]+)"/).map { String($0.output.1) })
         #expect(targets.count >= 8, "Package.swift's targets: \(targets.sorted())")
-        let modules = Set(Self.firstCells(of: design, tableStartingWith: "| module | what lives there | depends on |").map { cell in
-            String(cell.split(separator: " ").first ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-        })
+        let modules = Set(
+            Self.firstCells(of: design, tableStartingWith: "| module | what lives there | depends on |").map { cell in
+                String(cell.split(separator: " ").first ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            })
         #expect(modules == targets, "DESIGN.md's module table: \(modules.symmetricDifference(targets).sorted()) disagree with Package.swift")
     }
 }

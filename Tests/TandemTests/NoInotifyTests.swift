@@ -18,8 +18,9 @@ import Testing
             os.execv(sys.argv[1], sys.argv[1:])
             """
         let command = exhaustInotify ? ["/usr/bin/python3", "-c", exhaust, tandemBinary] : [tandemBinary]
-        return try Spawned(executable: "/usr/bin/setpriv",
-                           ["--reuid=65534", "--regid=65534", "--clear-groups", "--"] + command + arguments)
+        return try Spawned(
+            executable: "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--"] + command + arguments)
     }
 
     /// With the user's inotify instances used up, `tandem watch` and `tandem app` start anyway,

@@ -10,8 +10,11 @@ import Testing
 
     init() throws {
         dir = try TemporaryDirectory()
-        db = try SharedDatabase(path: dir.path("o.db"), schema: Schema(tables: [
-            TableSchema(name: "t", columns: [.text("name"), .integer("n")])]))
+        db = try SharedDatabase(
+            path: dir.path("o.db"),
+            schema: Schema(tables: [
+                TableSchema(name: "t", columns: [.text("name"), .integer("n")])
+            ]))
         try db.execute("INSERT INTO t(id, name, n) VALUES ('1', 'plain', 1), ('2', 'a, \"b\"' || char(10) || 'c', NULL), ('3', NULL, 3), ('4', 'ü|✓', -4)")
     }
 
@@ -32,7 +35,9 @@ import Testing
 
     @Test func everyModeHasItsExactForm() throws {
         #expect(try query(["--mode", "json"]) == #"[{"name":"plain","n":1},{"name":"a, \"b\"\nc","n":null},{"name":null,"n":3},{"name":"ü|✓","n":-4}]"#)
-        #expect(try query(["--mode", "ndjson"]) == #"{"name":"plain","n":1}"# + "\n" + #"{"name":"a, \"b\"\nc","n":null}"# + "\n" + #"{"name":null,"n":3}"# + "\n" + #"{"name":"ü|✓","n":-4}"#)
+        #expect(
+            try query(["--mode", "ndjson"]) == #"{"name":"plain","n":1}"# + "\n" + #"{"name":"a, \"b\"\nc","n":null}"# + "\n" + #"{"name":null,"n":3}"# + "\n"
+                + #"{"name":"ü|✓","n":-4}"#)
         #expect(try query(["--mode", "tsv", "--null", ""]) == "name\tn\nplain\t1\na, \"b\"\\nc\t\n\t3\nü|✓\t-4")
         #expect(try query(["--mode", "markdown"]) == "| name | n |\n| --- | --- |\n| plain | 1 |\n| a, \"b\"\\nc | NULL |\n| NULL | 3 |\n| ü\\|✓ | -4 |")
         #expect(try query(["--mode", "line"], "SELECT name, n AS number FROM t WHERE id = '1'") == "  name = plain\nnumber = 1")

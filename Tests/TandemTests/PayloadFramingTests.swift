@@ -11,9 +11,11 @@ import Testing
 
     init() throws {
         dir = try TemporaryDirectory()
-        db = try SharedDatabase(path: dir.path("f.db"), schema: Schema(tables: [
-            TableSchema(name: "notes", columns: [.text("title"), .integer("done")]),
-        ]))
+        db = try SharedDatabase(
+            path: dir.path("f.db"),
+            schema: Schema(tables: [
+                TableSchema(name: "notes", columns: [.text("title"), .integer("done")])
+            ]))
     }
 
     func file(_ bytes: [UInt8], _ name: String = "payload") throws -> String {
@@ -33,8 +35,10 @@ import Testing
         #expect(fromFile.status == 0 && fromFile.stdout == "notes: 3 inserted, 0 updated, 0 deleted, 0 unchanged", "\(fromFile.stderr)")
         #expect(fromFile.stderr.isEmpty, "no progress line off a terminal: \(fromFile.stderr)")
         // Standard input as a pipe and as a file, with `-` and without.
-        for command in ["cat '\(path)' | '\(tandemBinary)' import '\(db.path)' notes - --ndjson",
-                        "'\(tandemBinary)' import '\(db.path)' notes --ndjson < '\(path)'"] {
+        for command in [
+            "cat '\(path)' | '\(tandemBinary)' import '\(db.path)' notes - --ndjson",
+            "'\(tandemBinary)' import '\(db.path)' notes --ndjson < '\(path)'",
+        ] {
             let result = try runShell(command)
             #expect(result.status == 0 && result.stdout == "notes: 0 inserted, 0 updated, 0 deleted, 3 unchanged", "\(command): \(result.stderr)")
         }
@@ -62,7 +66,10 @@ import Testing
             (Array("[{\"id\":\"x\"},{\"id\":\"y\",\"title\":\"a\ttab\"}]".utf8), [], "element [1] is not valid JSON"),
             (invalidUTF8, [], "the payload is not UTF-8: element [2] holds bytes that are not"),
             (Array("{\"id\":\"x\"}\n\n[1]\n".utf8), ["--ndjson"], "element [1] (line 3) is not an object"),
-            (Array("{\"id\":\"x\"}\n{\"id\":\"y\"}\n{\"id\":\"z\",\"done\":\"yes\"}\n".utf8), ["--ndjson"], "element [2] (line 3), key 'done': \"yes\" does not fit the integer column done"),
+            (
+                Array("{\"id\":\"x\"}\n{\"id\":\"y\"}\n{\"id\":\"z\",\"done\":\"yes\"}\n".utf8), ["--ndjson"],
+                "element [2] (line 3), key 'done': \"yes\" does not fit the integer column done"
+            ),
             (Array("{\"id\":\"x\"}\n{\"id\":\"x\"}\n".utf8), ["--ndjson"], "element [1]: id 'x' appears twice in the payload"),
         ]
         for (bytes, extra, message) in cases {

@@ -33,20 +33,22 @@ import Testing
         #expect(first.stdout == "notes: 2 inserted, 0 updated, 0 deleted, 0 unchanged")
         let second = try importing(#"[{"id":"a","title":"A","done":true,"createdAt":1704164645},{"id":"b","title":"B","done":1},{"id":"c","title":"C"}]"#)
         #expect(second.stdout == "notes: 1 inserted, 1 updated, 0 deleted, 1 unchanged", "\(second.stderr)")
-        #expect(try entries() == [
-            #"{"data":{"created_at":1704164645.0,"done":0,"title":"A"},"id":"a","op":"PUT","type":"notes"}"#,
-            #"{"data":{"created_at":null,"done":1,"title":"B"},"id":"b","op":"PUT","type":"notes"}"#,
-            #"{"data":{"done":1},"id":"a","op":"PATCH","type":"notes"}"#,
-            #"{"data":{"created_at":null,"done":null,"title":"C"},"id":"c","op":"PUT","type":"notes"}"#,
-        ])
+        #expect(
+            try entries() == [
+                #"{"data":{"created_at":1704164645.0,"done":0,"title":"A"},"id":"a","op":"PUT","type":"notes"}"#,
+                #"{"data":{"created_at":null,"done":1,"title":"B"},"id":"b","op":"PUT","type":"notes"}"#,
+                #"{"data":{"done":1},"id":"a","op":"PATCH","type":"notes"}"#,
+                #"{"data":{"created_at":null,"done":null,"title":"C"},"id":"c","op":"PUT","type":"notes"}"#,
+            ])
         let pruned = try importing(#"[{"id":"a","title":"A"}]"#, ["--delete-missing"])
         #expect(pruned.stdout == "notes: 0 inserted, 0 updated, 2 deleted, 1 unchanged")
         #expect(try count(db, "SELECT count(*) FROM notes") == 1)
     }
 
     @Test func scopedAndNestedImportsTouchOneParentsChildren() throws {
-        let nested = try importing(#"[{"id":"n1","title":"one","items":[{"id":"i1","label":"x"},{"id":"i2","label":"y"}]},{"id":"n2","title":"two","items":[{"id":"i3","label":"z"}]}]"#,
-                                   ["--nested", "items=items"])
+        let nested = try importing(
+            #"[{"id":"n1","title":"one","items":[{"id":"i1","label":"x"},{"id":"i2","label":"y"}]},{"id":"n2","title":"two","items":[{"id":"i3","label":"z"}]}]"#,
+            ["--nested", "items=items"])
         #expect(nested.status == 0, "\(nested.stderr)")
         #expect(nested.stdout == "items: 3 inserted, 0 updated, 0 deleted, 0 unchanged\nnotes: 2 inserted, 0 updated, 0 deleted, 0 unchanged")
         #expect(try db.fetchAll("SELECT id, note_id FROM items ORDER BY id").map { "\($0[0])>\($0[1])" } == ["i1>n1", "i2>n1", "i3>n1".replacingOccurrences(of: "n1", with: "n2")])
@@ -55,7 +57,9 @@ import Testing
         #expect(try db.fetchAll("SELECT id FROM items ORDER BY id").map { $0[0] } == [.text("i1"), .text("i3")], "n2's item is untouched")
         let moved = try importing(#"[{"id":"n2","title":"two","items":[{"id":"i1","label":"x2"},{"id":"i3","label":"z"}]}]"#, ["--nested", "items=items"])
         #expect(moved.stdout == "items: 0 inserted, 1 updated, 0 deleted, 1 unchanged\nnotes: 0 inserted, 0 updated, 0 deleted, 1 unchanged", "\(moved.stderr)")
-        #expect(try db.fetchAll("SELECT id, note_id FROM items ORDER BY id").map { "\($0[0])>\($0[1])" } == ["i1>n2", "i3>n2"], "an item moved to another parent is updated, not inserted again")
+        #expect(
+            try db.fetchAll("SELECT id, note_id FROM items ORDER BY id").map { "\($0[0])>\($0[1])" } == ["i1>n2", "i3>n2"],
+            "an item moved to another parent is updated, not inserted again")
     }
 
     @Test func aPayloadThatDoesNotFitIsRejectedWholeAndChangesNoByte() throws {
@@ -81,7 +85,9 @@ import Testing
     }
 
     @Test func exportThenImportIsANoOp() throws {
-        _ = try importing(#"[{"id":"a","title":"quote \" and \\ and \u0000","done":0,"created_at":2.0},{"id":"b","title":null,"created_at":-0.0},{"id":"c","title":"2.0","done":9223372036854775807}]"#)
+        _ = try importing(
+            #"[{"id":"a","title":"quote \" and \\ and \u0000","done":0,"created_at":2.0},{"id":"b","title":null,"created_at":-0.0},{"id":"c","title":"2.0","done":9223372036854775807}]"#
+        )
         let queued = try db.uploadQueue.pendingCount()
         for keys in ["snake", "camel"] {
             let exported = try runTandem(["export", db.path, "notes", "--keys", keys])
@@ -92,7 +98,9 @@ import Testing
         }
         #expect(try db.uploadQueue.pendingCount() == queued, "the round trip queued nothing")
         let filtered = try runTandem(["export", db.path, "notes", "--where", "done = 0"])
-        #expect(try JSONValue(parsing: filtered.stdout) == .array([.object(["id": .string("a"), "title": .string("quote \" and \\ and \u{0}"), "done": .integer(0), "created_at": .double(2.0)])]))
+        #expect(
+            try JSONValue(parsing: filtered.stdout)
+                == .array([.object(["id": .string("a"), "title": .string("quote \" and \\ and \u{0}"), "done": .integer(0), "created_at": .double(2.0)])]))
     }
 }
 

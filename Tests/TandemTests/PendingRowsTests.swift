@@ -39,8 +39,12 @@ import Testing
             case 8:
                 try db.uploadQueue.retryRejected()
             default:
-                if step % 50 == 9 { _ = try db.disconnectAndClear(discardPending: true) }  // behind the owner's back
-                else { try db.uploadQueue.discardRejected() }
+                if step % 50 == 9 {
+                    _ = try db.disconnectAndClear(discardPending: true)
+                }  // behind the owner's back
+                else {
+                    try db.uploadQueue.discardRejected()
+                }
             }
             let kept = try db.write { try pending.rows(in: $0) }
             #expect(kept == (try truth()), "after step \(step)")

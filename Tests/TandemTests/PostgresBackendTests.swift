@@ -39,8 +39,11 @@ struct PostgresBackendTests {
         #expect(row.values == [.text("from psql"), .integer(1), .real(2.0)])
         // Text in the integer column, written while the column was declared text: the view
         // refuses text there now, the upload still carries it.
-        let textDone = Schema(tables: [TableSchema(name: "notes", columns: [.text("title"), .text("done"), .real("score")],
-                                                   indexes: notesSchema.tables[0].indexes)])
+        let textDone = Schema(tables: [
+            TableSchema(
+                name: "notes", columns: [.text("title"), .text("done"), .real("score")],
+                indexes: notesSchema.tables[0].indexes)
+        ])
         try SharedDatabase(path: db.path, schema: textDone).execute("INSERT INTO notes(id, title, done) VALUES ('bad', 'x', 'not a number')")
         _ = try SharedDatabase(path: db.path, schema: notesSchema)
         let rejected = try runTandem(["sync", db.path, "--backend", url])
@@ -80,8 +83,11 @@ struct PostgresBackendTests {
     @Test func stressWithKillsPassesThroughPostgres() throws {
         let url = try TestPostgres.database(schema: StressWriterCommand.schema)
         let dir = try TemporaryDirectory()
-        let stress = try runTandem(["stress", dir.path("s.db"), "--writers", "4", "--transactions", "150", "--kill-every", "60",
-                                    "--backend", url, "--json"], timeout: 240)
+        let stress = try runTandem(
+            [
+                "stress", dir.path("s.db"), "--writers", "4", "--transactions", "150", "--kill-every", "60",
+                "--backend", url, "--json",
+            ], timeout: 240)
         #expect(stress.status == 0, "\(stress.stdout.suffix(600)) \(stress.stderr.suffix(600))")
         #expect(stress.stdout.contains(#""failed_checks":[]"#), "\(stress.stdout.suffix(600))")
     }
@@ -127,8 +133,10 @@ final class PrivatePostgres {
     var url: String { "postgresql://tandem@/postgres?host=\(directory.url.path)&port=\(port)" }
 
     func start() throws {
-        try run([bin + "/pg_ctl", "-D", directory.path("data"), "-l", directory.path("log"), "-w",
-                 "-o", "-k \(directory.url.path) -p \(port) -c listen_addresses='' -c fsync=off", "start"])
+        try run([
+            bin + "/pg_ctl", "-D", directory.path("data"), "-l", directory.path("log"), "-w",
+            "-o", "-k \(directory.url.path) -p \(port) -c listen_addresses='' -c fsync=off", "start",
+        ])
     }
 
     func stop() throws { try run([bin + "/pg_ctl", "-D", directory.path("data"), "-m", "fast", "-w", "stop"]) }

@@ -9,7 +9,8 @@ struct PostgresConnectionTests {
     /// The test server's socket directory and port, for spellings of its connection string.
     private static var server: (host: String, port: String)? {
         guard let url = TestPostgres.url, let items = URLComponents(string: url)?.queryItems,
-              let host = items.first(where: { $0.name == "host" })?.value, let port = items.first(where: { $0.name == "port" })?.value else { return nil }
+            let host = items.first(where: { $0.name == "host" })?.value, let port = items.first(where: { $0.name == "port" })?.value
+        else { return nil }
         return (host, port)
     }
 

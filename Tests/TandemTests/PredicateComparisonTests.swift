@@ -15,15 +15,16 @@ import Testing
     static func records(count: Int) -> [TodoItem] {
         var random = SeededRandom(seed: 0x5eed)
         return (0..<count).map { index in
-            TodoItem(id: String(format: "r%03d", index),
-                     title: texts.randomElement(using: &random)! + (Bool.random(using: &random) ? texts.randomElement(using: &random)! : ""),
-                     count: ints.randomElement(using: &random)!, score: reals.randomElement(using: &random)!,
-                     done: Bool.random(using: &random),
-                     note: Bool.random(using: &random) ? texts.randomElement(using: &random)! : nil,
-                     due: Bool.random(using: &random) ? dates.randomElement(using: &random)! : nil,
-                     priority: Priority.allCases.randomElement(using: &random)!,
-                     tag: Bool.random(using: &random) ? UUID(uuidString: "00000000-0000-4000-8000-00000000000\(index % 3)") : nil,
-                     attachment: nil, meta: nil, folder_id: Bool.random(using: &random) ? "f\(index % 4)" : nil)
+            TodoItem(
+                id: String(format: "r%03d", index),
+                title: texts.randomElement(using: &random)! + (Bool.random(using: &random) ? texts.randomElement(using: &random)! : ""),
+                count: ints.randomElement(using: &random)!, score: reals.randomElement(using: &random)!,
+                done: Bool.random(using: &random),
+                note: Bool.random(using: &random) ? texts.randomElement(using: &random)! : nil,
+                due: Bool.random(using: &random) ? dates.randomElement(using: &random)! : nil,
+                priority: Priority.allCases.randomElement(using: &random)!,
+                tag: Bool.random(using: &random) ? UUID(uuidString: "00000000-0000-4000-8000-00000000000\(index % 3)") : nil,
+                attachment: nil, meta: nil, folder_id: Bool.random(using: &random) ? "f\(index % 4)" : nil)
         }
     }
 
@@ -133,7 +134,10 @@ import Testing
             }
         }
         #expect(translated == corpus.count - 1, "only the fallback predicate is untranslatable")
-        #expect(throws: TandemError.invalidRecord("TodoItem: the predicate expression $0.title.<a computed Int> cannot be translated to SQL; count, ids and delete need an SQL predicate")) {
+        #expect(
+            throws: TandemError.invalidRecord(
+                "TodoItem: the predicate expression $0.title.<a computed Int> cannot be translated to SQL; count, ids and delete need an SQL predicate")
+        ) {
             try db.count(RecordQuery<TodoItem>(#Predicate { $0.title.count > 2 }))
         }
     }

@@ -12,8 +12,10 @@ import Testing
     typealias Case = (name: String, predicate: Predicate<Sample>)
     typealias Samples = ExactnessSamples
 
-    static let textConstants = ["", "a", "e", "é", "e\u{301}", "\u{301}", "éa", "f", "K", "\u{212A}", ";", "\n", "\r", "\r\n",
-                                "a\r", "\u{0}", "a\u{0}", "🇸🇸", "🇸🇪", "👨", "\u{200D}", "ß", "Å", "o\u{301}\u{308}", "ab"]
+    static let textConstants = [
+        "", "a", "e", "é", "e\u{301}", "\u{301}", "éa", "f", "K", "\u{212A}", ";", "\n", "\r", "\r\n",
+        "a\r", "\u{0}", "a\u{0}", "🇸🇸", "🇸🇪", "👨", "\u{200D}", "ß", "Å", "o\u{301}\u{308}", "ab",
+    ]
 
     static var textCases: [Case] {
         var all: [Case] = []
@@ -180,7 +182,9 @@ import Testing
         (("title.count > 2", #Predicate { $0.title.count > 2 }), "$0.title.<a computed Int>"),
         (("tags contains a", #Predicate { $0.tags.contains("a") }), "SequenceContains"),
         (("-score > 1", #Predicate { -$0.score > 1 }), "UnaryMinus"),
-        { let nan = Double.nan; return (("(ratio ?? .nan) == 1.5", #Predicate { ($0.ratio ?? nan) == 1.5 }), "nan") }(),
+        {
+            let nan = Double.nan; return (("(ratio ?? .nan) == 1.5", #Predicate { ($0.ratio ?? nan) == 1.5 }), "nan")
+        }(),
     ]
 
     /// The database with the records, some rows as another program writes them (UUIDs upper-cased).

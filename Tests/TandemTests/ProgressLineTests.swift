@@ -7,13 +7,17 @@ import Testing
 /// `--json`.
 @Suite struct ProgressLineTests {
     @Test func theLineSaysWhatIsDoneItsRateTheTimeAndTheTimeLeft() {
-        #expect(ProgressLine.text(label: "import notes", unit: .rows, count: 412_000, elapsed: .seconds(3), fraction: 0.4)
+        #expect(
+            ProgressLine.text(label: "import notes", unit: .rows, count: 412_000, elapsed: .seconds(3), fraction: 0.4)
                 == "import notes: 412,000 rows, 137,333 rows/s, 3.0 s, 40 %, about 4.5 s left")
-        #expect(ProgressLine.text(label: "export notes", unit: .rows, count: 5, elapsed: .milliseconds(500), fraction: nil)
+        #expect(
+            ProgressLine.text(label: "export notes", unit: .rows, count: 5, elapsed: .milliseconds(500), fraction: nil)
                 == "export notes: 5 rows, 10 rows/s, 0.5 s")
-        #expect(ProgressLine.text(label: "stress", unit: .transactions, count: 1_234_567, elapsed: .seconds(75), fraction: 1)
+        #expect(
+            ProgressLine.text(label: "stress", unit: .transactions, count: 1_234_567, elapsed: .seconds(75), fraction: 1)
                 == "stress: 1,234,567 transactions, 16,461 tx/s, 1 min 15 s, 100 %")
-        #expect(ProgressLine.text(label: "backup", unit: .bytes, count: 12_345_678, elapsed: .seconds(2), fraction: 0.25)
+        #expect(
+            ProgressLine.text(label: "backup", unit: .bytes, count: 12_345_678, elapsed: .seconds(2), fraction: 0.25)
                 == "backup: 12.3 MB, 6.2 MB/s, 2.0 s, 25 %, about 6.0 s left")
     }
 

@@ -64,17 +64,20 @@ let recordSchema: Schema = {
 
     @Test func theSchemaIsDerivedFromTheRecordTypes() throws {
         let table = try #require(recordSchema.table(named: "todo_item"))
-        #expect(table.columns.map { "\($0.name):\($0.type.rawValue)" } == [
-            "title:text", "count:integer", "score:real", "done:integer", "note:text", "due:real", "priority:text",
-            "tag:text", "attachment:text", "meta:text", "folder_id:text"])
+        #expect(
+            table.columns.map { "\($0.name):\($0.type.rawValue)" } == [
+                "title:text", "count:integer", "score:real", "done:integer", "note:text", "due:real", "priority:text",
+                "tag:text", "attachment:text", "meta:text", "folder_id:text",
+            ])
         #expect(table.indexes == [IndexSchema(name: "by_folder_id", columns: ["folder_id"])])
         #expect(RecordLayout.snakeCase("TodoItem") == "todo_item" && RecordLayout.snakeCase("URLRequest") == "url_request")
     }
 
     @Test func recordsRoundTripExactly() throws {
         let meta = Meta(tags: ["a", "\u{0}", "{}"], at: Date(timeIntervalSince1970: 1_700_000_000))
-        let original = TodoItem(title: "a\u{0}b ✓ '%_\\", count: .min, score: -0.0, done: true, note: "2.0", due: Date(timeIntervalSince1970: 0.1),
-                                priority: .high, tag: UUID(), attachment: Data([0, 255, 1]), meta: meta, folder_id: nil)
+        let original = TodoItem(
+            title: "a\u{0}b ✓ '%_\\", count: .min, score: -0.0, done: true, note: "2.0", due: Date(timeIntervalSince1970: 0.1),
+            priority: .high, tag: UUID(), attachment: Data([0, 255, 1]), meta: meta, folder_id: nil)
         let stored = try db.insert(original)
         #expect(!stored.id.isEmpty && stored.id == stored.id.lowercased())
         let fetched = try #require(try db.fetch(TodoItem.self, id: stored.id))
@@ -144,7 +147,11 @@ let recordSchema: Schema = {
     @MainActor @Test func liveResultsFollowWritesOfOtherProcesses() async throws {
         let live = try LiveResults(db, RecordQuery<TodoItem>(#Predicate { !$0.done }, sortBy: [SortDescriptor(\.title)]))
         try await waitOnMainActor("the first results") { live.records.isEmpty && live.error == nil }
-        #expect(try runTandem(["exec", db.path, "INSERT INTO todo_item(id, title, count, score, done, priority) VALUES ('h1', 'from a helper', 0, 0.0, 0, 'low'), ('h2', 'done', 0, 0.0, 1, 'low')"]).status == 0)
+        #expect(
+            try runTandem([
+                "exec", db.path,
+                "INSERT INTO todo_item(id, title, count, score, done, priority) VALUES ('h1', 'from a helper', 0, 0.0, 0, 'low'), ('h2', 'done', 0, 0.0, 1, 'low')",
+            ]).status == 0)
         try await waitOnMainActor("the helper's open item") { live.records.map(\.id) == ["h1"] }
         withExtendedLifetime(live) {}
     }
@@ -153,7 +160,10 @@ let recordSchema: Schema = {
     /// fetch with an error naming the type, the property and the row, never a trap.
     @Test func aMissingRequiredValueIsADescriptiveError() throws {
         try db.execute("INSERT INTO todo_item(id, title) VALUES ('bare', 'x')")
-        #expect(throws: TandemError.invalidRecord("TodoItem.count is NULL or missing (row 'bare') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")) {
+        #expect(
+            throws: TandemError.invalidRecord(
+                "TodoItem.count is NULL or missing (row 'bare') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")
+        ) {
             try db.fetch(TodoItem.self, id: "bare")
         }
     }
@@ -178,7 +188,8 @@ let recordSchema: Schema = {
         var stream = db.watch(RecordQuery<TodoItem>(#Predicate { $0.count > 1 }, sortBy: [SortDescriptor(\.count, order: .reverse)])).makeAsyncIterator()
         #expect(try await stream.next() == [])
         for n in 1...3 {
-            #expect(try runTandem(["exec", db.path, "INSERT INTO todo_item(id, title, count, score, done, priority) VALUES (?, 't', ?, 1.5, 0, 'high')", "p\(n)", "\(n)"]).status == 0)
+            #expect(
+                try runTandem(["exec", db.path, "INSERT INTO todo_item(id, title, count, score, done, priority) VALUES (?, 't', ?, 1.5, 0, 'high')", "p\(n)", "\(n)"]).status == 0)
         }
         var last: [TodoItem] = []
         while last.map(\.id) != ["p3", "p2"] { last = try await stream.next() ?? [] }

@@ -56,19 +56,24 @@ struct Paint: Record {
 /// Every Codable property type works or is refused naming the type and the property.
 @Suite struct RecordTypeTests {
     static let drawings = [
-        Drawing(id: "d1", link: URL(string: "https://example.com/a%20b?q=1#f")!, mirror: nil, price: Decimal(string: "19.99")!,
-                discount: Decimal(string: "-0.000000000000000000000000001")!, shape: .circle(radius: -0.0), outline: .square(2)),
-        Drawing(id: "d2", link: URL(fileURLWithPath: "/tmp/é x"), mirror: URL(string: "mailto:a@b.c"), price: Decimal(string: "123456789012345678901234567890.5")!,
-                discount: nil, shape: .none, outline: nil),
-        Drawing(id: "d3", link: URL(string: "about:blank")!, mirror: URL(string: "https://example.com/a%20b?q=1#f"), price: Decimal(string: "19.990")!,
-                discount: 0, shape: .square(2), outline: .none),
+        Drawing(
+            id: "d1", link: URL(string: "https://example.com/a%20b?q=1#f")!, mirror: nil, price: Decimal(string: "19.99")!,
+            discount: Decimal(string: "-0.000000000000000000000000001")!, shape: .circle(radius: -0.0), outline: .square(2)),
+        Drawing(
+            id: "d2", link: URL(fileURLWithPath: "/tmp/é x"), mirror: URL(string: "mailto:a@b.c"), price: Decimal(string: "123456789012345678901234567890.5")!,
+            discount: nil, shape: .none, outline: nil),
+        Drawing(
+            id: "d3", link: URL(string: "about:blank")!, mirror: URL(string: "https://example.com/a%20b?q=1#f"), price: Decimal(string: "19.990")!,
+            discount: 0, shape: .square(2), outline: .none),
     ]
 
     @Test func urlsDecimalsAndEnumsWithAssociatedValuesAreStored() throws {
         let dir = try TemporaryDirectory()
         let schema = try Schema(records: [RecordTable(Drawing.self)])
-        #expect(schema.table(named: "drawing")?.columns.map { "\($0.name):\($0.type.rawValue)" } == [
-            "link:text", "mirror:text", "price:text", "discount:text", "shape:text", "outline:text"])
+        #expect(
+            schema.table(named: "drawing")?.columns.map { "\($0.name):\($0.type.rawValue)" } == [
+                "link:text", "mirror:text", "price:text", "discount:text", "shape:text", "outline:text",
+            ])
         let db = try SharedDatabase(path: dir.path("drawing.db"), schema: schema)
         try db.insert(contentsOf: Self.drawings)
         let fetched = try db.fetch(RecordQuery<Drawing>())
@@ -96,7 +101,9 @@ struct Paint: Record {
         #expect(throws: TandemError.invalidRecord("Strict2.amount: Positive cannot be laid out as a column: its init(from:) failed on a placeholder value: not positive")) {
             try Schema(records: [RecordTable(Strict2.self)])
         }
-        #expect(throws: TandemError.invalidRecord("Chained.chain: Chain cannot be laid out as a column: Chain nests values more than 32 levels deep (a type that contains itself?)")) {
+        #expect(
+            throws: TandemError.invalidRecord("Chained.chain: Chain cannot be laid out as a column: Chain nests values more than 32 levels deep (a type that contains itself?)")
+        ) {
             try Schema(records: [RecordTable(Chained.self)])
         }
     }

@@ -46,8 +46,9 @@ import Testing
         for command in ["sync", "app"] {
             let result = try runTandem([command, db, "--backend", "sqlite:" + other + "/other.db"])
             #expect(result.status == 1)
-            #expect(result.stderr.contains("syncs with another backend (\(first)) and cannot switch to 'sqlite:\(other)/other.db', which does not exist (nothing was created)"),
-                    "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("syncs with another backend (\(first)) and cannot switch to 'sqlite:\(other)/other.db', which does not exist (nothing was created)"),
+                "\(command): \(result.stderr)")
             #expect(try listing(other) == before, "\(command)")
         }
 
@@ -117,14 +118,16 @@ import Testing
         #expect(try runTandem(["init", db, "--schema", schemaFile]).status == 0)
         let first = try runTandem(in: a, ["sync", "a.db", "--backend", "sqlite:rel.db"])
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(try runTandem(["query", db, "SELECT value FROM ps_kv WHERE key = 'backend_name'", "--json"]).stdout
+        #expect(
+            try runTandem(["query", db, "SELECT value FROM ps_kv WHERE key = 'backend_name'", "--json"]).stdout
                 == #"[{"value":"sqlite:\#(a)/rel.db"}]"#)
 
         let before = try listing(b)
         let elsewhere = try runTandem(in: b, ["sync", db, "--backend", "sqlite:rel.db"])
         #expect(elsewhere.status == 1)
-        #expect(elsewhere.stderr.contains("syncs with another backend (sqlite:\(a)/rel.db) and cannot switch to 'sqlite:\(b)/rel.db', which does not exist (nothing was created)"),
-                "\(elsewhere.stderr)")
+        #expect(
+            elsewhere.stderr.contains("syncs with another backend (sqlite:\(a)/rel.db) and cannot switch to 'sqlite:\(b)/rel.db', which does not exist (nothing was created)"),
+            "\(elsewhere.stderr)")
         #expect(try listing(b) == before)
 
         for (directory, url) in [(b, "sqlite:../A/rel.db"), (b, "sqlite:" + a + "/rel.db"), (a, "sqlite:./rel.db")] {

@@ -32,9 +32,15 @@ private final class RefusingBackend: SyncBackend {
             try tx.execute("INSERT INTO notes(id, title) VALUES ('ok-same-tx', 'x')")
             try tx.execute("INSERT INTO notes(id, title) VALUES ('bad-same-tx', 'x')")
         }
-        try backend.inner.upload([CrudTransaction(transactionID: 1, entries: [
-            CrudEntry(id: 1, transactionID: 1, op: .put, table: "notes", rowID: "from-server", data: ["title": .string("s")])])],
-                                 clientID: "other", epoch: 1)
+        try backend.inner.upload(
+            [
+                CrudTransaction(
+                    transactionID: 1,
+                    entries: [
+                        CrudEntry(id: 1, transactionID: 1, op: .put, table: "notes", rowID: "from-server", data: ["title": .string("s")])
+                    ])
+            ],
+            clientID: "other", epoch: 1)
         let result = try db.syncOnce(with: backend)
         #expect(result.transactions == 99)
         let rejected = try db.uploadQueue.rejected()

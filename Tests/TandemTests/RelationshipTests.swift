@@ -84,7 +84,10 @@ struct Wing: Record {
         let table = try #require(try Schema(records: [RecordTable(Book.self)]).table(named: "book"))
         #expect(table.columns.map(\.name) == ["title", "shelf_id"])
         #expect(table.indexes == [IndexSchema(name: "by_shelf_id", columns: ["shelf_id"])])
-        #expect(throws: TandemError.invalidRecord("Orphan.shelf is a to-one relationship to Shelf, stored as its id in the text column shelf_id; declare `var shelf_id: String?` in Orphan")) {
+        #expect(
+            throws: TandemError.invalidRecord(
+                "Orphan.shelf is a to-one relationship to Shelf, stored as its id in the text column shelf_id; declare `var shelf_id: String?` in Orphan")
+        ) {
             try Schema(records: [RecordTable(Orphan.self)])
         }
         #expect(throws: TandemError.self) { try Schema(records: [RecordTable(Strict.self)]) }
@@ -135,8 +138,11 @@ struct Wing: Record {
     }
 
     @Test func renamedRelationshipsTranslateAndAreCheckedForDepth() throws {
-        let db = try SharedDatabase(path: dir.path("renamed.db"), records: [
-            RecordTable(Room.self), RecordTable(Shelf.self), RecordTable(Crate.self), RecordTable(Tome.self), RecordTable(Annex.self), RecordTable(Wing.self)])
+        let db = try SharedDatabase(
+            path: dir.path("renamed.db"),
+            records: [
+                RecordTable(Room.self), RecordTable(Shelf.self), RecordTable(Crate.self), RecordTable(Tome.self), RecordTable(Annex.self), RecordTable(Wing.self),
+            ])
         let attic = try db.insert(Room(name: "attic"))
         try db.insert(Crate(id: "c1", label: "in the attic", place: attic.id))
         try db.insert(Crate(id: "c2", label: "nowhere", place: nil))
@@ -241,7 +247,10 @@ struct NoteV2Strict: Record {
         #expect(try v2.fetch(RecordQuery<NoteV2>(#Predicate { $0.priority == 3 })).map(\.id) == ["old"])
         #expect(try v2.fetch(RecordQuery<NoteV2>(sortBy: [SortDescriptor(\.priority, order: .reverse)])).map(\.id) == ["old", "new"])
         #expect(try v2.fetch(RecordQuery<NoteV2>(#Predicate { $0.due == nil })).count == 2, "an optional property reads what is stored")
-        #expect(throws: TandemError.invalidRecord("NoteV2Strict.priority is NULL or missing (row 'old') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")) {
+        #expect(
+            throws: TandemError.invalidRecord(
+                "NoteV2Strict.priority is NULL or missing (row 'old') but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")
+        ) {
             try v2.fetch(NoteV2Strict.self, id: "old")
         }
     }

@@ -6,14 +6,20 @@ import Testing
 /// in a `catch` clause against the errors SQLite really returns.
 @Suite struct ResultCodeTests {
     static let primaries: [ResultCode] = [.error, .busy, .locked, .readOnly, .interrupt, .ioError, .corrupt, .full, .cantOpen, .constraint, .misuse, .auth, .notADatabase]
-    static let extended: [ResultCode] = [.busyRecovery, .busySnapshot, .busyTimeout, .constraintCheck, .constraintForeignKey, .constraintNotNull,
-                                         .constraintPrimaryKey, .constraintTrigger, .constraintUnique, .constraintDatatype, .readOnlyDatabaseMoved]
+    static let extended: [ResultCode] = [
+        .busyRecovery, .busySnapshot, .busyTimeout, .constraintCheck, .constraintForeignKey, .constraintNotNull,
+        .constraintPrimaryKey, .constraintTrigger, .constraintUnique, .constraintDatatype, .readOnlyDatabaseMoved,
+    ]
 
     @Test func primaryCodesMatchTheirExtendedCodesAndExtendedCodesOnlyThemselves() {
         for pattern in Self.primaries + Self.extended {
             for code in Self.primaries + Self.extended {
                 let expected = pattern.isPrimary ? code.rawValue & 0xff == pattern.rawValue : code == pattern
-                let matched = switch code { case pattern: true; default: false }
+                let matched =
+                    switch code {
+                    case pattern: true;
+                    default: false
+                    }
                 #expect(matched == expected, "\(pattern) against \(code)")
             }
         }

@@ -66,8 +66,11 @@ import Testing
         try db.execute("INSERT INTO notes(id, title, done) VALUES ('a', 'one', 1), ('b', 'two', 2), ('c', 'returning', 3)")
         let updated = try db.write { try $0.run("UPDATE notes SET done = '7' WHERE id IN ('a', 'b') RETURNING id, done, typeof(done) AS kind, title || '!' AS shout") }
         #expect(updated.resultSets[0].columns == ["id", "done", "kind", "shout"])
-        #expect(updated.resultSets[0].rows.map(\.values) == [[.text("a"), .integer(7), .text("integer"), .text("one!")],
-                                                              [.text("b"), .integer(7), .text("integer"), .text("two!")]])
+        #expect(
+            updated.resultSets[0].rows.map(\.values) == [
+                [.text("a"), .integer(7), .text("integer"), .text("one!")],
+                [.text("b"), .integer(7), .text("integer"), .text("two!")],
+            ])
         let unchanged = try db.write { try $0.fetchAll("UPDATE notes SET done = 7.0 WHERE id = 'a' RETURNING done") }
         #expect(unchanged.map(\.values) == [[.integer(7)]], "a matched row that did not change is returned as stored")
         let deleted = try db.write { try $0.fetchAll("DELETE FROM notes WHERE id = 'c' RETURNING id, title") }
@@ -76,10 +79,13 @@ import Testing
         #expect(withParameter.map(\.values) == [[.text("p"), .text("extra")]])
         #expect(try db.fetchAll("SELECT count(*) FROM notes WHERE id = 'p'")[0][0] == .integer(1), "written once")
         // The word in a string, a comment or a subquery is not the clause.
-        let tricky = try db.write { try $0.run("""
-            INSERT INTO notes(title) SELECT 'RETURNING -- not a clause' FROM (SELECT 1 AS "returning") /* RETURNING */ RETURNING title, id; \
-            INSERT INTO notes(id, title) VALUES ('last', 'x') RETURNING id
-            """) }
+        let tricky = try db.write {
+            try $0.run(
+                """
+                INSERT INTO notes(title) SELECT 'RETURNING -- not a clause' FROM (SELECT 1 AS "returning") /* RETURNING */ RETURNING title, id; \
+                INSERT INTO notes(id, title) VALUES ('last', 'x') RETURNING id
+                """)
+        }
         #expect(tricky.resultSets.map { $0.rows.count } == [1, 1])
         #expect(tricky.resultSets[0].rows[0][0] == .text("RETURNING -- not a clause") && tricky.resultSets[0].rows[0][1] != .null)
         #expect(tricky.resultSets[1].rows[0].values == [.text("last")])

@@ -33,7 +33,9 @@ import Testing
                 switch random.next() % 8 {
                 case 0, 1:
                     let count = 1 + Int(random.next() % 3)
-                    let new = (0..<count).map { _ in next += 1; return "n\(next)" }
+                    let new = (0..<count).map { _ in
+                        next += 1; return "n\(next)"
+                    }
                     statements.append("INSERT INTO \(table)(id, title) VALUES " + new.map { "('\($0)', 'x')" }.joined(separator: ", "))
                     live[table]?.formUnion(new)
                     total += count

@@ -29,7 +29,8 @@ import Testing
         let fifo = dir.path("go")
         #expect(mkfifo(fifo, 0o600) == 0)
         // The command, on the signal, says so, waits for the test, writes, and exits 7.
-        let script = #"trap 'echo got-signal; read x < "$1"; sqlite3 "$2" "$3" || exit 9; exit 7' \#(signal); echo started $$; i=0; while [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done"#
+        let script =
+            #"trap 'echo got-signal; read x < "$1"; sqlite3 "$2" "$3" || exit 9; exit 7' \#(signal); echo started $$; i=0; while [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done"#
         let run = try Spawned(["run", path, "--", "/bin/sh", "-c", script, "sh", fifo, path, "INSERT INTO notes(id, title) VALUES ('late', 'write')"])
         let started = try run.waitForLine("started") { $0.hasPrefix("started ") }.text
         let command = try #require(pid_t(started.dropFirst("started ".count)))

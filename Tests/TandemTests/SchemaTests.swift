@@ -15,7 +15,8 @@ import Testing
     }
 
     @Test func parsesTheDocumentedJSON() throws {
-        let json = #"{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"},{"name":"done","type":"integer"}],"indexes":[{"name":"by_title","columns":["title"]}],"localOnly":false,"insertOnly":false}]}"#
+        let json =
+            #"{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"},{"name":"done","type":"integer"}],"indexes":[{"name":"by_title","columns":["title"]}],"localOnly":false,"insertOnly":false}]}"#
         let schema = try Schema(json: Data(json.utf8))
         #expect(schema.tables.count == 1)
         #expect(schema.tables[0].columns == [.text("title"), .integer("done")])

@@ -37,18 +37,21 @@ import Testing
                         let before = try fingerprint(path)
                         let refused = try runTandem(["init", path, "--schema", file])
                         #expect(refused.status == 1, "\(what): \(refused.stdout)")
-                        #expect(refused.stderr.contains("their rows would be queued for upload and leave this host: items (\(rows) rows); nothing was changed. Run again with --upload-local-rows"),
-                                "\(what): \(refused.stderr)")
+                        #expect(
+                            refused.stderr.contains(
+                                "their rows would be queued for upload and leave this host: items (\(rows) rows); nothing was changed. Run again with --upload-local-rows"),
+                            "\(what): \(refused.stderr)")
                         #expect(try fingerprint(path) == before, "\(what): a refused init changed the file")
                     }
                     let result = try runTandem(["init", path, "--schema", file] + (uploads ? ["--upload-local-rows"] : []))
                     #expect(result.status == 0, "\(what): \(result.stderr)")
-                    let said: String? = switch (from, to) {
-                    case (.local, _) where rows > 0: "items: local-only until now; its \(rows) rows are queued for upload and leave this host"
-                    case (.synced, .local): "items: local-only from now on; its \(rows) rows stay on this host and are no longer synced"
-                    case (.synced, .insertOnly): "items: insert-only from now on; its \(rows) rows leave the table"
-                    default: nil
-                    }
+                    let said: String? =
+                        switch (from, to) {
+                        case (.local, _) where rows > 0: "items: local-only until now; its \(rows) rows are queued for upload and leave this host"
+                        case (.synced, .local): "items: local-only from now on; its \(rows) rows stay on this host and are no longer synced"
+                        case (.synced, .insertOnly): "items: insert-only from now on; its \(rows) rows leave the table"
+                        default: nil
+                        }
                     if let said { #expect(result.stdout.contains(said), "\(what): \(result.stdout)") }
                     let queued = try SharedDatabase(path: path).uploadQueue.pendingCount() - queuedBefore
                     #expect(queued == (from == .local ? rows : 0), "\(what): \(queued) entries queued")

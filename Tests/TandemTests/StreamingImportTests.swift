@@ -19,8 +19,10 @@ import Testing
             let d = Double(bitPattern: random.next())
             if d.isFinite { values.append(.double(d)) }
         }
-        values += [.double(123456789.12345678), .double(0.14285714285714285), .string("\u{e000}1"), .string("ü 日本 😀 \u{2028}"),
-                   .string("a\"b\\c/d\u{8}\u{c}"), .integer(9007199254740993), .double(9007199254740992.0)]
+        values += [
+            .double(123456789.12345678), .double(0.14285714285714285), .string("\u{e000}1"), .string("ü 日本 😀 \u{2028}"),
+            .string("a\"b\\c/d\u{8}\u{c}"), .integer(9007199254740993), .double(9007199254740992.0),
+        ]
         let columns: [(String, ColumnSchema.ColumnType)] = [("t", .text), ("i", .integer), ("r", .real)]
         return values.enumerated().map { n, value in
             var object: [String: JSONValue] = ["id": .string("e\(n)")]
@@ -51,8 +53,9 @@ import Testing
         try reference.write { tx in
             for case .object(let object) in elements {
                 let names = object.keys.sorted()
-                try tx.execute("INSERT INTO v(\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
-                               names.map { object[$0]!.databaseValue })
+                try tx.execute(
+                    "INSERT INTO v(\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+                    names.map { object[$0]!.databaseValue })
             }
         }
         for (chunk, format) in [(1, PayloadFormat.array), (3, .ndjson), (7, .array), (1 << 20, .ndjson)] {

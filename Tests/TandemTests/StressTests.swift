@@ -39,8 +39,10 @@ import Testing
 
     @Test func passesWithABackendAndOwnerKills() throws {
         let dir = try TemporaryDirectory()
-        let run = try stress([dir.path("s.db"), "--writers", "3", "--transactions", "200", "--watchers", "1",
-                              "--backend", "sqlite:" + dir.path("server.db"), "--kill-every", "40"])
+        let run = try stress([
+            dir.path("s.db"), "--writers", "3", "--transactions", "200", "--watchers", "1",
+            "--backend", "sqlite:" + dir.path("server.db"), "--kill-every", "40",
+        ])
         #expect(run.status == 0, "\(run.report) \(run.stderr)")
         let names = (run.report["checks"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
         #expect(names.contains("peer-equal") && names.contains("uploaded-once"))
@@ -59,7 +61,8 @@ import Testing
         #expect(duplicated.status == 1)
         #expect(duplicated.report["failed_checks"] as? [String] == ["crud-entries"])
 
-        let delete = try Spawned(executable: "/usr/bin/sqlite3", [path, "DELETE FROM ps_crud WHERE id > (SELECT max(id) - 1 FROM ps_crud); DELETE FROM ps_data__stress WHERE id = 'w1-t7-r0'"])
+        let delete = try Spawned(
+            executable: "/usr/bin/sqlite3", [path, "DELETE FROM ps_crud WHERE id > (SELECT max(id) - 1 FROM ps_crud); DELETE FROM ps_data__stress WHERE id = 'w1-t7-r0'"])
         #expect(try delete.wait() == 0)
         let deleted = try runTandem(["stress", path, "--verify"])
         #expect(deleted.status == 1)

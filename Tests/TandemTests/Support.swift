@@ -27,15 +27,17 @@ final class TemporaryDirectory {
 }
 
 let notesSchema = Schema(tables: [
-    TableSchema(name: "notes", columns: [.text("title"), .integer("done"), .real("score")],
-          indexes: [IndexSchema(name: "by_title", columns: ["title"])]),
+    TableSchema(
+        name: "notes", columns: [.text("title"), .integer("done"), .real("score")],
+        indexes: [IndexSchema(name: "by_title", columns: ["title"])])
 ])
 
 /// `notes` plus a local-only `drafts` and an insert-only `events` table, for upload queue tests.
-let queueSchema = Schema(tables: notesSchema.tables + [
-    TableSchema(name: "drafts", columns: [.text("body")], localOnly: true),
-    TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
-])
+let queueSchema = Schema(
+    tables: notesSchema.tables + [
+        TableSchema(name: "drafts", columns: [.text("body")], localOnly: true),
+        TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
+    ])
 
 /// The `tandem` binary built beside the test bundle.
 let tandemBinary: String = {
@@ -75,12 +77,16 @@ final class Spawned: @unchecked Sendable {
         child = try Subprocess.spawn(executable, arguments, environment: env)
         pid = child.pid
         LiveChildren.add(pid)
-        readLines(from: child.stdoutFD, name: "test.stdout", onLine: { [self] line, at in
-            condition.lock(); lines.append((line, at)); condition.broadcast(); condition.unlock()
-        }, onEnd: { [self] in finishStream() })
-        readLines(from: child.stderrFD, name: "test.stderr", onLine: { [self] line, _ in
-            condition.lock(); stderrText += line + "\n"; condition.unlock()
-        }, onEnd: { [self] in finishStream() })
+        readLines(
+            from: child.stdoutFD, name: "test.stdout",
+            onLine: { [self] line, at in
+                condition.lock(); lines.append((line, at)); condition.broadcast(); condition.unlock()
+            }, onEnd: { [self] in finishStream() })
+        readLines(
+            from: child.stderrFD, name: "test.stderr",
+            onLine: { [self] line, _ in
+                condition.lock(); stderrText += line + "\n"; condition.unlock()
+            }, onEnd: { [self] in finishStream() })
     }
 
     convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {
@@ -200,9 +206,13 @@ func count(_ db: SharedDatabase, _ sql: String, _ arguments: [any DatabaseValueC
 
 /// Writes the stress schema database via the library.
 func makeStressDatabase(_ path: String) throws -> SharedDatabase {
-    try SharedDatabase(path: path, schema: Schema(tables: [TableSchema(
-        name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
-        indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])]))
+    try SharedDatabase(
+        path: path,
+        schema: Schema(tables: [
+            TableSchema(
+                name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
+                indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])
+        ]))
 }
 
 /// Seconds a block takes (for messages only; tests assert on bounded waits).
@@ -306,7 +316,9 @@ let unprivileged: [String]? = {
 /// Runs `tandem ARGS…` as an unprivileged user (root would pass every permission check).
 func runTandemUnprivileged(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
     let prefix = unprivileged ?? []
-    let spawned = prefix.isEmpty ? try Spawned(arguments)
+    let spawned =
+        prefix.isEmpty
+        ? try Spawned(arguments)
         : try Spawned(executable: prefix[0], Array(prefix.dropFirst()) + [tandemBinary] + arguments)
     let status = try spawned.wait()
     return (status, spawned.output.joined(separator: "\n"), spawned.stderr)

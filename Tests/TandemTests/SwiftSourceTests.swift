@@ -62,8 +62,11 @@ import Testing
     func compile(_ files: [String], output: String? = nil) throws -> String? {
         let build = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent()
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var arguments = ["swiftc", "-swift-version", "6", "-j", "1", "-I", build.appendingPathComponent("Modules").path,
-                         "-I", packageRoot.appendingPathComponent("Sources/CSQLite").path] + files
+        var arguments =
+            [
+                "swiftc", "-swift-version", "6", "-j", "1", "-I", build.appendingPathComponent("Modules").path,
+                "-I", packageRoot.appendingPathComponent("Sources/CSQLite").path,
+            ] + files
         if let output {
             arguments += try FileManager.default.contentsOfDirectory(atPath: build.appendingPathComponent("Tandem.build").path)
                 .filter { $0.hasSuffix(".o") }.map { build.appendingPathComponent("Tandem.build/\($0)").path }
@@ -77,14 +80,19 @@ import Testing
     }
 
     @Test func everyKeywordAndTroublesomeNameAsATableTypeChecks() throws {
-        let names = ["notes", "note", "todo_items", "todoItems", "categories", "boxes", "status", "strings", "data", "records", "types",
-                     "_", "__", "Items", "news", "true", "False"] + Self.keywords
+        let names =
+            [
+                "notes", "note", "todo_items", "todoItems", "categories", "boxes", "status", "strings", "data", "records", "types",
+                "_", "__", "Items", "news", "true", "False",
+            ] + Self.keywords
         var lowered: Set<String> = []
         let tables = names.filter { lowered.insert($0.lowercased()).inserted }.map { TableSchema(name: $0, columns: Self.columns(["value", "Value_2"])) }
         let dir = try TemporaryDirectory()
         let (_, _, typeNames) = try generate(tables, in: dir)
-        for name in ["Note", "Note2", "TodoItem", "TodoItems", "Category", "Box", "Status", "StringRecord", "DataRecord", "RecordRecord",
-                     "TypeRecord", "SelfRecord", "Unnamed", "Unnamed2", "Typealias", "As", "News", "AnyRecord", "ProtocolRecord"] {
+        for name in [
+            "Note", "Note2", "TodoItem", "TodoItems", "Category", "Box", "Status", "StringRecord", "DataRecord", "RecordRecord",
+            "TypeRecord", "SelfRecord", "Unnamed", "Unnamed2", "Typealias", "As", "News", "AnyRecord", "ProtocolRecord",
+        ] {
             #expect(typeNames.contains(name), "no struct \(name) in \(typeNames)")
         }
         let errors = try compile([dir.path("Records.swift")])
@@ -103,10 +111,11 @@ import Testing
                 keywordTables.append([keyword])
             }
         }
-        let tables = [
-            TableSchema(name: "notes", columns: Self.columns(["default", "self", "in", "var", "Type", "_", "__", "created_at", "createdAt", "_id", "i_d", "URL"])),
-            TableSchema(name: "generated", columns: Self.columns(Self.randomNames(count: 60, using: &random))),
-        ] + keywordTables.enumerated().map { TableSchema(name: "keywords_\($0.offset)", columns: Self.columns($0.element)) }
+        let tables =
+            [
+                TableSchema(name: "notes", columns: Self.columns(["default", "self", "in", "var", "Type", "_", "__", "created_at", "createdAt", "_id", "i_d", "URL"])),
+                TableSchema(name: "generated", columns: Self.columns(Self.randomNames(count: 60, using: &random))),
+            ] + keywordTables.enumerated().map { TableSchema(name: "keywords_\($0.offset)", columns: Self.columns($0.element)) }
         let dir = try TemporaryDirectory()
         let (db, source, typeNames) = try generate(tables, in: dir)
         for declaration in ["var createdAt: ", "var created_at: ", "var `default`: ", "var type: ", "var url: ", "var `_`: ", "case type = \"Type\""] {
@@ -117,10 +126,18 @@ import Testing
         try db.write { tx in
             for table in tables {
                 let names = ["id"] + table.columns.map(\.name)
-                let values: [DatabaseValue] = [.text("original")] + table.columns.enumerated().map { index, column in
-                    switch column.type { case .text: .text("t\(index)"); case .integer: .integer(Int64(index)); case .real: .real(Double(index) + 0.5) }
-                }
-                try tx.execute("INSERT INTO \(SQLText.identifier(table.name))(\(names.map(SQLText.identifier).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))", values)
+                let values: [DatabaseValue] =
+                    [.text("original")]
+                    + table.columns.enumerated().map { index, column in
+                        switch column.type {
+                        case .text: .text("t\(index)");
+                        case .integer: .integer(Int64(index));
+                        case .real: .real(Double(index) + 0.5)
+                        }
+                    }
+                try tx.execute(
+                    "INSERT INTO \(SQLText.identifier(table.name))(\(names.map(SQLText.identifier).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+                    values)
             }
         }
         let program = """
@@ -144,17 +161,20 @@ import Testing
         #expect(try run.wait() == 0 && run.output == ["copied"], "\(run.stderr)")
         for table in tables {
             let rows = try db.fetchAll("SELECT * FROM \(SQLText.identifier(table.name)) ORDER BY id = 'copy'")
-            #expect(rows.count == 2 && Array(rows[0].values.dropFirst()) == Array(rows[1].values.dropFirst()),
-                    "\(table.name): \(rows.map { Array($0.values) })")
+            #expect(
+                rows.count == 2 && Array(rows[0].values.dropFirst()) == Array(rows[1].values.dropFirst()),
+                "\(table.name): \(rows.map { Array($0.values) })")
         }
     }
 
     @Test func namesAreSingularCamelCaseAndCollisionFree() {
-        #expect(["notes", "todo_items", "categories", "boxes", "matches", "addresses", "status", "analysis", "news_items", "person"]
-            .map { SwiftRecordSource.singular(SwiftRecordSource.upperCamel($0)) }
-            == ["Note", "TodoItem", "Category", "Box", "Match", "Address", "Status", "Analysis", "NewsItem", "Person"])
-        #expect(["created_at", "Type", "URL", "_private", "_", "a__b", "createdAt", "x1_y"].map(SwiftRecordSource.lowerCamel)
-            == ["createdAt", "type", "url", "_private", "_", "aB", "createdAt", "x1Y"])
+        #expect(
+            ["notes", "todo_items", "categories", "boxes", "matches", "addresses", "status", "analysis", "news_items", "person"]
+                .map { SwiftRecordSource.singular(SwiftRecordSource.upperCamel($0)) }
+                == ["Note", "TodoItem", "Category", "Box", "Match", "Address", "Status", "Analysis", "NewsItem", "Person"])
+        #expect(
+            ["created_at", "Type", "URL", "_private", "_", "a__b", "createdAt", "x1_y"].map(SwiftRecordSource.lowerCamel)
+                == ["createdAt", "type", "url", "_private", "_", "aB", "createdAt", "x1Y"])
         for name in ["true", "False", "TRUE"] {
             #expect(throws: TandemError.invalidSchema("column 't.\(name)': SQLite cannot name a view's column '\(name)' (it reads the word as a boolean); rename it")) {
                 try Schema(tables: [TableSchema(name: "t", columns: [.text(name)])]).validate()

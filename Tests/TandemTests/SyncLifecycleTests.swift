@@ -259,9 +259,10 @@ import Testing
         #expect(recovered.connected && recovered.lastFailure == nil && recovered.uploadPendingSince == nil)
         #expect(machine.passSucceeded(moreToUpload: false) == .waitForWakeUp)
         _ = machine.woken()
-        #expect(machine.passFailed(Self.locked, uploadPendingSince: nil, now: t0 + 3.9) ==
-                .backOff(seconds: 0.05, failure: Self.locked, writeStatus: Self.failedStatus(after: recovered).with(failure: Self.locked)),
-                "a success resets the backoff")
+        #expect(
+            machine.passFailed(Self.locked, uploadPendingSince: nil, now: t0 + 3.9)
+                == .backOff(seconds: 0.05, failure: Self.locked, writeStatus: Self.failedStatus(after: recovered).with(failure: Self.locked)),
+            "a success resets the backoff")
     }
 
     // MARK: - One-shot sync

@@ -60,8 +60,11 @@ import Testing
 
     /// two-app-processes: exactly one owner at a time; each transaction reaches the backend once.
     @Test func twoAppProcessesHaveOneOwner() throws {
-        let f = try SyncFixture(schema: Schema(tables: [TableSchema(
-            name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")])]))
+        let f = try SyncFixture(
+            schema: Schema(tables: [
+                TableSchema(
+                    name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")])
+            ]))
         let first = try Spawned(["app", f.a.path, "--backend", f.backendURL, "--json"])
         let second = try Spawned(["app", f.a.path, "--backend", f.backendURL, "--json"])
         try waitUntil("an owner") { (first.output + second.output).contains { $0.contains("became_owner") } }
@@ -111,11 +114,16 @@ import Testing
         try waitUntil(timeout: 20, "B to hold all 300 rows") { try count(f.b, "SELECT count(*) FROM stress") == 300 }
         let query = "SELECT * FROM stress ORDER BY id"
         #expect(try f.a.fetchAll(query) == f.b.fetchAll(query))
-        let log = try Spawned(executable: "/usr/bin/sqlite3", [f.serverPath, """
-            SELECT count(*), count(DISTINCT id) FROM server_changes;
-            SELECT count(*) FROM (SELECT json_extract(data, '$.writer') AS w, json_extract(data, '$.txn') AS t, version,
-              lag(json_extract(data, '$.txn')) OVER (PARTITION BY json_extract(data, '$.writer') ORDER BY version) AS prev FROM server_changes) WHERE t <= prev;
-            """])
+        let log = try Spawned(
+            executable: "/usr/bin/sqlite3",
+            [
+                f.serverPath,
+                """
+                SELECT count(*), count(DISTINCT id) FROM server_changes;
+                SELECT count(*) FROM (SELECT json_extract(data, '$.writer') AS w, json_extract(data, '$.txn') AS t, version,
+                  lag(json_extract(data, '$.txn')) OVER (PARTITION BY json_extract(data, '$.writer') ORDER BY version) AS prev FROM server_changes) WHERE t <= prev;
+                """,
+            ])
         try log.wait()
         #expect(log.output == ["300|300", "0"], "duplicates or out-of-order uploads: \(log.output)")
         for app in survivors + [appB] { app.signal(SIGTERM) }

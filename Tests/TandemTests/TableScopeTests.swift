@@ -9,7 +9,8 @@ import Testing
     }
 
     @Test func scopesAreReadAndTheirParentReferenceIsFound() throws {
-        let parsed = try schema("""
+        let parsed = try schema(
+            """
             {"name":"folders","columns":[{"name":"tenant","type":"text"}],"scope":{"column":"tenant"}},
             {"name":"notes","columns":[{"name":"folder_id","type":"text"}],"scope":{"parent":"folders"}},
             {"name":"tags","columns":[{"name":"owner","type":"text"}],"scope":{"parent":"folders","via":"owner"}},
@@ -29,10 +30,14 @@ import Testing
             (#"{"name":"t","columns":[{"name":"a","type":"real"}],"scope":{"column":"a"}}"#, "the scope column 'a' is real"),
             (#"{"name":"t","columns":[{"name":"a","type":"text"}],"localOnly":true,"scope":{"column":"a"}}"#, "table 't' is localOnly"),
             (#"{"name":"t","columns":[{"name":"a","type":"text"}],"scope":{"parent":"nope"}}"#, "its scope's parent 'nope' is not a declared table"),
-            (#"{"name":"p","columns":[{"name":"a","type":"text"}]},{"name":"t","columns":[{"name":"p_id","type":"text"}],"scope":{"parent":"p"}}"#,
-             "its scope's parent 'p' must be scoped by a column of its own"),
-            (#"{"name":"p","columns":[{"name":"a","type":"text"}],"scope":{"column":"a"}},{"name":"t","columns":[{"name":"x","type":"text"}],"scope":{"parent":"p"}}"#,
-             "no text column 'p_id' names its scope's parent row"),
+            (
+                #"{"name":"p","columns":[{"name":"a","type":"text"}]},{"name":"t","columns":[{"name":"p_id","type":"text"}],"scope":{"parent":"p"}}"#,
+                "its scope's parent 'p' must be scoped by a column of its own"
+            ),
+            (
+                #"{"name":"p","columns":[{"name":"a","type":"text"}],"scope":{"column":"a"}},{"name":"t","columns":[{"name":"x","type":"text"}],"scope":{"parent":"p"}}"#,
+                "no text column 'p_id' names its scope's parent row"
+            ),
             (#"{"name":"t","columns":[{"name":"a","type":"text"}],"scope":{"column":"a","via":"a"}}"#, "'via' goes with 'parent'"),
             (#"{"name":"t","columns":[{"name":"a","type":"text"}],"scope":{}}"#, "scope takes either 'column'"),
             (#"{"name":"t","columns":[{"name":"a","type":"text"}],"scope":{"column":"a","tenant":"x"}}"#, "unknown key 'tenant'"),
@@ -51,8 +56,10 @@ import Testing
     struct Note: Record { var id = ""; var title: String; var folder_id: String? }
 
     @Test func recordTablesTakeAScope() throws {
-        let schema = try Schema(records: [RecordTable(Folder.self, scope: .column("tenant")),
-                                          RecordTable(Note.self, scope: .parent(table: "folder", via: ""))])
+        let schema = try Schema(records: [
+            RecordTable(Folder.self, scope: .column("tenant")),
+            RecordTable(Note.self, scope: .parent(table: "folder", via: "")),
+        ])
         #expect(schema.table(named: "note")?.scope == .parent(table: "folder", via: "folder_id"))
     }
 }

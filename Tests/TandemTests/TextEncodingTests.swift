@@ -17,9 +17,11 @@ import Testing
         var random = SeededRandom(seed: 0x0f8)
         let valid: [[UInt8]] = ["a", "é", "日", "😀", "\u{0}", "\u{FFFE}", "\u{FFFF}", "\u{10FFFF}", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{D7FF}", "\u{E000}"]
             .map { Array($0.utf8) }
-        let invalid: [[UInt8]] = [[0x80], [0xBF], [0xC0, 0xAF], [0xC1, 0xBF], [0xE0, 0x80, 0xAF], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80],
-                                  [0xED, 0xBF, 0xBF], [0xF0, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xFE],
-                                  [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xC2], [0xC2, 0x80, 0x80], [0xE2, 0x82, 0xAC, 0xAC]]
+        let invalid: [[UInt8]] = [
+            [0x80], [0xBF], [0xC0, 0xAF], [0xC1, 0xBF], [0xE0, 0x80, 0xAF], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80],
+            [0xED, 0xBF, 0xBF], [0xF0, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xFE],
+            [0xE2, 0x82], [0xF0, 0x9F, 0x98], [0xC2], [0xC2, 0x80, 0x80], [0xE2, 0x82, 0xAC, 0xAC],
+        ]
         var samples: [[UInt8]] = [[0x61, 0xFF, 0x62]] + valid + invalid
         for _ in 0..<150 {
             var bytes: [UInt8] = []
@@ -48,8 +50,10 @@ import Testing
         // The library's SQL, on insert and on update, and the id too.
         try db.write { tx in
             for (n, bytes) in samples.enumerated() {
-                for (sql, arguments) in [("INSERT INTO notes(id, title) VALUES (?, CAST(? AS TEXT))", ["i\(n)", DatabaseValue.blob(Data(bytes))] as [any DatabaseValueConvertible]),
-                                         ("INSERT INTO notes(id, title) VALUES (CAST(? AS TEXT), 'id')", [DatabaseValue.blob(Data(Array("\(n)-".utf8) + bytes))])] {
+                for (sql, arguments) in [
+                    ("INSERT INTO notes(id, title) VALUES (?, CAST(? AS TEXT))", ["i\(n)", DatabaseValue.blob(Data(bytes))] as [any DatabaseValueConvertible]),
+                    ("INSERT INTO notes(id, title) VALUES (CAST(? AS TEXT), 'id')", [DatabaseValue.blob(Data(Array("\(n)-".utf8) + bytes))]),
+                ] {
                     do {
                         try tx.execute(sql, arguments)
                         #expect(Self.isUTF8(bytes), "\(hex(bytes)) was stored")

@@ -19,11 +19,12 @@ import Testing
             let month = Int.random(in: 1...12, using: &random)
             let days = [31, ISO8601Timestamp.isLeap(Int64(year)) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
             let digits = Int.random(in: 0...12, using: &random)
-            return Instant(year: year, month: month, day: Int.random(in: 1...days, using: &random),
-                           hour: Int.random(in: 0...23, using: &random), minute: Int.random(in: 0...59, using: &random),
-                           second: Int.random(in: 0...59, using: &random),
-                           fraction: String((0..<digits).map { _ in "0123456789".randomElement(using: &random)! }),
-                           offsetMinutes: Int.random(in: -(23 * 60 + 59)...(23 * 60 + 59), using: &random))
+            return Instant(
+                year: year, month: month, day: Int.random(in: 1...days, using: &random),
+                hour: Int.random(in: 0...23, using: &random), minute: Int.random(in: 0...59, using: &random),
+                second: Int.random(in: 0...59, using: &random),
+                fraction: String((0..<digits).map { _ in "0123456789".randomElement(using: &random)! }),
+                offsetMinutes: Int.random(in: -(23 * 60 + 59)...(23 * 60 + 59), using: &random))
         }
 
         /// The local wall time for the offset, as Foundation's UTC calendar counts it.
@@ -66,7 +67,8 @@ import Testing
             for (index, date) in dates.enumerated() {
                 for separator in ["T", "t", " "] {
                     let decimal = index % 2 == 0 ? "." : ","
-                    let time = [String(format: "%02d:%02d:%02d", l.hour!, l.minute!, l.second!), String(format: "%02d%02d%02d", l.hour!, l.minute!, l.second!)][index % 2]
+                    let time =
+                        [String(format: "%02d:%02d:%02d", l.hour!, l.minute!, l.second!), String(format: "%02d%02d%02d", l.hour!, l.minute!, l.second!)][index % 2]
                         + (fraction.isEmpty ? "" : decimal + fraction)
                     result += zones.map { date + separator + time + $0 }
                 }
@@ -134,8 +136,10 @@ import Testing
         // Generated: every proper prefix of a full timestamp is one of its shorter forms or
         // refused, and text appended to a valid one is refused (but a zone after a time).
         let full = "2024-01-02T03:04:05.25+02:30"
-        let shorter: Set<String> = ["2024-01-02", "2024-01-02T03", "2024-01-02T03:04", "2024-01-02T03:04:05", "2024-01-02T03:04:05.2",
-                                    "2024-01-02T03:04:05.25", "2024-01-02T03:04:05.25+02"]
+        let shorter: Set<String> = [
+            "2024-01-02", "2024-01-02T03", "2024-01-02T03:04", "2024-01-02T03:04:05", "2024-01-02T03:04:05.2",
+            "2024-01-02T03:04:05.25", "2024-01-02T03:04:05.25+02",
+        ]
         for length in 0..<full.count {
             let prefix = String(full.prefix(length))
             if shorter.contains(prefix) {
@@ -155,8 +159,10 @@ import Testing
 
     @Test func writtenTimestampsReadBackAsTheSameDouble() throws {
         var random = SeededRandom(seed: 0xda7e)
-        var values: [Double] = [0, -0.0, 0.1, -0.1, -1.5, 1e-7, -1e-7, 1_704_164_645.123456, -62_167_219_200, 253_402_300_799.999,
-                                Date(timeIntervalSinceReferenceDate: 0.000_001).timeIntervalSince1970]
+        var values: [Double] = [
+            0, -0.0, 0.1, -0.1, -1.5, 1e-7, -1e-7, 1_704_164_645.123456, -62_167_219_200, 253_402_300_799.999,
+            Date(timeIntervalSinceReferenceDate: 0.000_001).timeIntervalSince1970,
+        ]
         for _ in 0..<2000 {
             values.append(Double.random(in: -62_167_219_200...253_402_300_799, using: &random))
             values.append(Date(timeIntervalSinceReferenceDate: Double.random(in: -1e9...1e9, using: &random)).timeIntervalSince1970)
@@ -190,16 +196,20 @@ import Testing
 
     @Test func importReadsTimestampsWholeOrRefusesNamingElementAndKey() throws {
         let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("i.db"), schema: Schema(tables: [
-            TableSchema(name: "notes", columns: [.text("title"), .integer("done"), .real("score"), .real("created_at")]),
-        ]))
+        let db = try SharedDatabase(
+            path: dir.path("i.db"),
+            schema: Schema(tables: [
+                TableSchema(name: "notes", columns: [.text("title"), .integer("done"), .real("score"), .real("created_at")])
+            ]))
         func importing(_ value: String) throws -> (status: Int32, stdout: String, stderr: String) {
             let file = dir.path("p.json")
             try #"[{"id":"a","title":"x"},{"id":"b","createdAt":"\#(value)"}]"#.write(toFile: file, atomically: true, encoding: .utf8)
             return try runTandem(["import", db.path, "notes", file])
         }
-        for (text, expected) in [("2024-01-02T03:04:05", 1_704_164_645.0), ("2024-01-02 03:04:05", 1_704_164_645),
-                                 ("2024-01-02T03:04Z", 1_704_164_640), ("2024-01-02T03:04:05.5-01:00", 1_704_168_245.5)] {
+        for (text, expected) in [
+            ("2024-01-02T03:04:05", 1_704_164_645.0), ("2024-01-02 03:04:05", 1_704_164_645),
+            ("2024-01-02T03:04Z", 1_704_164_640), ("2024-01-02T03:04:05.5-01:00", 1_704_168_245.5),
+        ] {
             let result = try importing(text)
             #expect(result.status == 0, "\(text): \(result.stderr)")
             #expect(try db.fetchAll("SELECT created_at FROM notes WHERE id = 'b'").first?[0] == .real(expected), "\(text)")

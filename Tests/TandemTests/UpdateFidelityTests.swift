@@ -16,9 +16,9 @@ import Testing
 
     func declare(title: String, n: String) throws -> (status: Int32, stdout: String, stderr: String) {
         try """
-            {"tables":[{"name":"loc","columns":[{"name":"title","type":"\(title)"},{"name":"n","type":"\(n)"}]},
-                       {"name":"mine","localOnly":true,"columns":[{"name":"title","type":"\(title)"},{"name":"n","type":"\(n)"}]}]}
-            """.write(toFile: schemaFile, atomically: true, encoding: .utf8)
+        {"tables":[{"name":"loc","columns":[{"name":"title","type":"\(title)"},{"name":"n","type":"\(n)"}]},
+                   {"name":"mine","localOnly":true,"columns":[{"name":"title","type":"\(title)"},{"name":"n","type":"\(n)"}]}]}
+        """.write(toFile: schemaFile, atomically: true, encoding: .utf8)
         return try runTandem(["init", db, "--schema", schemaFile])
     }
 

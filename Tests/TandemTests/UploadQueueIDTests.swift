@@ -121,7 +121,8 @@ import Testing
     /// An `AUTOINCREMENT` queue with the counter missing: the bulk path counts on from
     /// `sqlite_sequence`, not from the (empty) queue.
     @Test func aMissingCounterOnAnAutoincrementQueueKeepsItsCount() throws {
-        try shell("""
+        try shell(
+            """
             BEGIN; DROP TABLE ps_crud;
             CREATE TABLE ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
             INSERT INTO ps_crud(id, tx_id, data) VALUES (500, 1, '{}'); DELETE FROM ps_crud;
@@ -182,7 +183,8 @@ import Testing
         let restored = try SharedDatabase(path: copy, schema: db.schema)
         try restored.execute("INSERT INTO notes(id, title) VALUES ('b', 'x')")
         #expect(try restored.fetchAll("SELECT id FROM ps_crud").map { $0[0] } == [.integer(2)])
-        let shellWrite = try Spawned(executable: "/usr/bin/sqlite3", [copy, "INSERT INTO notes(id, title) VALUES ('c', 'x'); UPDATE notes SET title = 'z' WHERE id = 'c'; DELETE FROM notes WHERE id = 'b'"])
+        let shellWrite = try Spawned(
+            executable: "/usr/bin/sqlite3", [copy, "INSERT INTO notes(id, title) VALUES ('c', 'x'); UPDATE notes SET title = 'z' WHERE id = 'c'; DELETE FROM notes WHERE id = 'b'"])
         #expect(try shellWrite.wait() == 0, "\(shellWrite.stderr)")
         #expect(try restored.fetchAll("SELECT id FROM ps_crud ORDER BY id").map { $0[0] } == [.integer(2), .integer(3), .integer(4), .integer(5)])
     }
@@ -192,10 +194,11 @@ import Testing
         try db.execute("INSERT INTO drafts(id, body) VALUES ('d1', 'a'), ('d2', 'b')")
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         try db.uploadQueue.complete(try db.uploadQueue.transactions(limit: 10), epoch: 0)
-        let synced = Schema(tables: notesSchema.tables + [
-            TableSchema(name: "drafts", columns: [.text("body")]),
-            TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
-        ])
+        let synced = Schema(
+            tables: notesSchema.tables + [
+                TableSchema(name: "drafts", columns: [.text("body")]),
+                TableSchema(name: "events", columns: [.text("kind")], insertOnly: true),
+            ])
         let reopened = try SharedDatabase(path: db.path, schema: synced)
         try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'x')")
         #expect(try reopened.fetchAll("SELECT id FROM ps_crud ORDER BY id").map { $0[0] } == [.integer(2), .integer(3), .integer(4)])

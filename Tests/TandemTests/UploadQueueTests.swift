@@ -21,11 +21,12 @@ import Testing
         try db.execute("UPDATE notes SET done = 1 WHERE id = 'n1'")  // no change: no entry
         try db.execute("DELETE FROM notes WHERE id = 'n1'")
         let raw = try db.fetchAll("SELECT data FROM ps_crud ORDER BY id").map { $0[0].stringValue ?? "" }
-        #expect(raw == [
-            #"{"op":"PUT","type":"notes","id":"n1","data":{"title":"a","done":0,"score":null}}"#,
-            #"{"op":"PATCH","type":"notes","id":"n1","data":{"done":1}}"#,
-            #"{"op":"DELETE","type":"notes","id":"n1"}"#,
-        ])
+        #expect(
+            raw == [
+                #"{"op":"PUT","type":"notes","id":"n1","data":{"title":"a","done":0,"score":null}}"#,
+                #"{"op":"PATCH","type":"notes","id":"n1","data":{"done":1}}"#,
+                #"{"op":"DELETE","type":"notes","id":"n1"}"#,
+            ])
         let decoded = try entries()
         #expect(decoded.map(\.op) == [.put, .patch, .delete])
         #expect(decoded[1].data == ["done": .integer(1)])
@@ -123,8 +124,9 @@ import Testing
         try drain()
         #expect(seen == seen.sorted() && Set(seen).count == seen.count, "ids \(seen)")
         #expect(seen.count == 7, "ids \(seen)")
-        #expect(try db.fetchAll("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'")[0][0] == .integer(0),
-                "no AUTOINCREMENT bookkeeping (one page less per commit)")
+        #expect(
+            try db.fetchAll("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'")[0][0] == .integer(0),
+            "no AUTOINCREMENT bookkeeping (one page less per commit)")
     }
 
     /// A database made when the queue was an `AUTOINCREMENT` table keeps counting from the
@@ -135,12 +137,17 @@ import Testing
             let made = try SharedDatabase(path: old, schema: notesSchema)
             try made.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         }
-        let rewrite = try Spawned(executable: "/usr/bin/sqlite3", [old, """
-            BEGIN; DROP TABLE ps_crud;
-            CREATE TABLE ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
-            INSERT INTO ps_crud(id, tx_id, data) VALUES (500, 1, '{}'); DELETE FROM ps_crud;
-            DELETE FROM ps_state WHERE key = 'crud_last'; UPDATE ps_kv SET value = 3 WHERE key = 'layout'; COMMIT;
-            """])
+        let rewrite = try Spawned(
+            executable: "/usr/bin/sqlite3",
+            [
+                old,
+                """
+                BEGIN; DROP TABLE ps_crud;
+                CREATE TABLE ps_crud(id INTEGER PRIMARY KEY AUTOINCREMENT, tx_id INTEGER NOT NULL, data TEXT NOT NULL);
+                INSERT INTO ps_crud(id, tx_id, data) VALUES (500, 1, '{}'); DELETE FROM ps_crud;
+                DELETE FROM ps_state WHERE key = 'crud_last'; UPDATE ps_kv SET value = 3 WHERE key = 'layout'; COMMIT;
+                """,
+            ])
         #expect(try rewrite.wait() == 0, "\(rewrite.stderr)")
         let reopened = try SharedDatabase(path: old, schema: notesSchema)
         try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")
@@ -151,8 +158,12 @@ import Testing
     /// its own) are counted when the layout is upgraded again: no id is given twice.
     @Test func entriesQueuedBehindTheCounterAreCountedAtOpen() throws {
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
-        let behind = try Spawned(executable: "/usr/bin/sqlite3", [db.path,
-            "INSERT INTO ps_crud(id, tx_id, data) VALUES (40, 9, '{\"op\":\"DELETE\",\"type\":\"notes\",\"id\":\"zz\"}'); UPDATE ps_kv SET value = 3 WHERE key = 'layout'"])
+        let behind = try Spawned(
+            executable: "/usr/bin/sqlite3",
+            [
+                db.path,
+                "INSERT INTO ps_crud(id, tx_id, data) VALUES (40, 9, '{\"op\":\"DELETE\",\"type\":\"notes\",\"id\":\"zz\"}'); UPDATE ps_kv SET value = 3 WHERE key = 'layout'",
+            ])
         #expect(try behind.wait() == 0, "\(behind.stderr)")
         let reopened = try SharedDatabase(path: db.path, schema: db.schema)
         try reopened.execute("INSERT INTO notes(id, title) VALUES ('b', 'y')")

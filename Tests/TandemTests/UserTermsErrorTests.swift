@@ -15,8 +15,10 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: schema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('x', 'first'); INSERT INTO secrets(id, v) VALUES ('s', 'v')")
 
-        for (sql, arguments) in [("INSERT INTO notes(id, title) VALUES ('x', 'again')", [String]()),
-                                 ("INSERT INTO notes(id, title) VALUES (?, ?)", ["x", "again"])] {
+        for (sql, arguments) in [
+            ("INSERT INTO notes(id, title) VALUES ('x', 'again')", [String]()),
+            ("INSERT INTO notes(id, title) VALUES (?, ?)", ["x", "again"]),
+        ] {
             let result = try runTandem(["exec", db.path, sql] + arguments)
             #expect(result.status == 1)
             #expect(result.stderr.contains("a row with id 'x' already exists in table notes"), "\(result.stderr)")
@@ -50,8 +52,10 @@ import Testing
         chmod(locked, 0o555)
         let before = try listing(locked)
 
-        for command in [["init", locked + "/new.db", "--schema", schemaFile], ["query", locked + "/existing.db", "SELECT 1"],
-                        ["exec", locked + "/existing.db", "INSERT INTO notes(title) VALUES ('x')"]] {
+        for command in [
+            ["init", locked + "/new.db", "--schema", schemaFile], ["query", locked + "/existing.db", "SELECT 1"],
+            ["exec", locked + "/existing.db", "INSERT INTO notes(title) VALUES ('x')"],
+        ] {
             let result = try runTandemUnprivileged(command)
             #expect(result.status == 1, "\(command[0])")
             #expect(result.stderr.contains("the directory '\(locked)' is not writable"), "\(command[0]): \(result.stderr)")

@@ -27,8 +27,10 @@ import Testing
             #expect(result.status == 0, "\(value): \(result.stderr)")
             // The same value through an UPDATE (a PATCH entry) of a row that held other values.
             let sets = columns.indices.filter { takes[$0] }.map { "\(columns[$0].name) = ?1" }
-            let update = try runTandem(["exec", a, "INSERT INTO v(id, t, i, r, x) VALUES (?, 'x', 1, 1.5, 'y'); UPDATE v SET \((sets.isEmpty ? ["id = id"] : sets).joined(separator: ", ")) WHERE id = ?2",
-                                        "--args-json", JSONValue.array([.string("u\(index)"), value, .string("u\(index)")]).jsonText])
+            let update = try runTandem([
+                "exec", a, "INSERT INTO v(id, t, i, r, x) VALUES (?, 'x', 1, 1.5, 'y'); UPDATE v SET \((sets.isEmpty ? ["id = id"] : sets).joined(separator: ", ")) WHERE id = ?2",
+                "--args-json", JSONValue.array([.string("u\(index)"), value, .string("u\(index)")]).jsonText,
+            ])
             #expect(update.status == 0, "\(value): \(update.stderr)")
             for (column, type) in zip(columns, takes) where !type {
                 for sql in ["INSERT INTO v(id, \(column.name)) VALUES ('refused', ?)", "UPDATE v SET \(column.name) = ? WHERE id = 'u\(index)'"] {
@@ -49,18 +51,18 @@ import Testing
         let rows = try SharedDatabase(path: a).fetchAll(query)
         for (index, value) in adversarialValues.enumerated() {
             for prefix in ["r", "u"] {
-            let row = try #require(rows.first { $0[0] == .text("\(prefix)\(index)") })
-            switch value {
-            case .string: #expect(exact(row[1]) == exact(value.databaseValue), "text column")
-            case .integer: #expect(exact(row[2]) == exact(value.databaseValue), "integer column")
-            case .double: #expect(exact(row[3]) == exact(value.databaseValue), "real column")
-            default: #expect(row[1] == .null && row[2] == .null && row[3] == .null)
-            }
-            for (offset, type) in [ColumnSchema.ColumnType.text, .integer, .real, .text].enumerated() {
-                let unchanged: DatabaseValue = prefix == "u" ? [.text("x"), .integer(1), .real(1.5), .text("y")][offset] : .null
-                let expected = ColumnRule.stored(value.databaseValue, in: type) ?? unchanged
-                #expect(exact(row[offset + 1]) == exact(expected), "\(prefix)\(index) column \(offset + 1)")
-            }
+                let row = try #require(rows.first { $0[0] == .text("\(prefix)\(index)") })
+                switch value {
+                case .string: #expect(exact(row[1]) == exact(value.databaseValue), "text column")
+                case .integer: #expect(exact(row[2]) == exact(value.databaseValue), "integer column")
+                case .double: #expect(exact(row[3]) == exact(value.databaseValue), "real column")
+                default: #expect(row[1] == .null && row[2] == .null && row[3] == .null)
+                }
+                for (offset, type) in [ColumnSchema.ColumnType.text, .integer, .real, .text].enumerated() {
+                    let unchanged: DatabaseValue = prefix == "u" ? [.text("x"), .integer(1), .real(1.5), .text("y")][offset] : .null
+                    let expected = ColumnRule.stored(value.databaseValue, in: type) ?? unchanged
+                    #expect(exact(row[offset + 1]) == exact(expected), "\(prefix)\(index) column \(offset + 1)")
+                }
             }
         }
         #expect(try runTandem(["sync", a, "--backend", server]).status == 0)
@@ -105,12 +107,16 @@ import Testing
             guard case .double(let parsed) = try JSONValue(parsing: text) else { Issue.record("\(text) is not read as a real"); continue }
             #expect(parsed.bitPattern == expected.bitPattern, "\(text)")
         }
-        #expect(try JSONValue(parsing: "[9223372036854775807, -9223372036854775808, 9223372036854775808]")
+        #expect(
+            try JSONValue(parsing: "[9223372036854775807, -9223372036854775808, 9223372036854775808]")
                 == .array([.integer(.max), .integer(.min), .double(9223372036854775808.0)]))
-        #expect(try JSONValue(parsing: #" {"a" : [ "\u00e9\ud83d\ude00\n\"\\\/", true, false, null ] } "#)
+        #expect(
+            try JSONValue(parsing: #" {"a" : [ "\u00e9\ud83d\ude00\n\"\\\/", true, false, null ] } "#)
                 == .object(["a": .array([.string("é😀\n\"\\/"), .bool(true), .bool(false), .null])]))
-        for bad in ["", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "-", "1e", "\"\\ud800\"", "\"\\udc00x\"", "\"a\u{1}\"", "\"\\x\"",
-                    "[1] 2", "tru", "nul", "{1:2}", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601)] {
+        for bad in [
+            "", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "-", "1e", "\"\\ud800\"", "\"\\udc00x\"", "\"a\u{1}\"", "\"\\x\"",
+            "[1] 2", "tru", "nul", "{1:2}", "[" + String(repeating: "[", count: 600) + String(repeating: "]", count: 601),
+        ] {
             #expect(throws: TandemError.self, "\(bad.prefix(20))") { try JSONValue(parsing: bad) }
         }
     }

@@ -157,8 +157,10 @@ import Testing
     private static func enqueue(path: String, id: String, queue: WriteLock) throws -> Spawned {
         let ticket = queue.ticketsDrawn
         // A long busy timeout: under load, starting the later waiters may take seconds.
-        let waiter = try Spawned(["hold", path, "--seconds", "0", "--busy-timeout", "60000",
-                                  "INSERT INTO notes(id, title) VALUES ('\(id)', (SELECT count(*) FROM notes))"])
+        let waiter = try Spawned([
+            "hold", path, "--seconds", "0", "--busy-timeout", "60000",
+            "INSERT INTO notes(id, title) VALUES ('\(id)', (SELECT count(*) FROM notes))",
+        ])
         try waitUntil("\(id) queued for the write lock (ticket \(ticket))") {
             queue.ticketsDrawn != ticket && queue.isQueued(ticket: ticket)
         }

@@ -16,10 +16,12 @@ public struct BackendKind: Sendable {
     public let existingIdentifier: @Sendable (BackendURL) throws -> String?
 
     /// A backend kind; register it with ``BackendRegistry/register(_:)``.
-    public init(scheme: String, usage: String,
-                parse: @escaping @Sendable (String, String) throws -> BackendURL,
-                open: @escaping @Sendable (BackendURL) throws -> any SyncBackend,
-                existingIdentifier: @escaping @Sendable (BackendURL) throws -> String?) {
+    public init(
+        scheme: String, usage: String,
+        parse: @escaping @Sendable (String, String) throws -> BackendURL,
+        open: @escaping @Sendable (BackendURL) throws -> any SyncBackend,
+        existingIdentifier: @escaping @Sendable (BackendURL) throws -> String?
+    ) {
         self.scheme = scheme.lowercased()
         self.usage = usage
         self.parse = parse

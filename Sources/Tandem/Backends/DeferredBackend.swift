@@ -86,7 +86,7 @@ extension SharedDatabase {
         let backend: any SyncBackend
         do {
             backend = try openBackend(url)
-        } catch where SyncFailure(error, databasePath: path).kind == .backendUnavailable {
+        } catch  where SyncFailure(error, databasePath: path).kind == .backendUnavailable {
             try? recordFailureAsOwner(error, backendName: url.name)
             throw error
         }

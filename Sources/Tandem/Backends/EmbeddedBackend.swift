@@ -128,8 +128,10 @@ public final class EmbeddedBackend: SyncBackend {
             }
             for transaction in transactions {
                 let digest = transaction.digest
-                if let applied = try tx.scalar("SELECT digest FROM server_uploads WHERE client_id = ? AND tx_id = ?",
-                                               [clientID, transaction.transactionID]).stringValue {
+                if let applied = try tx.scalar(
+                    "SELECT digest FROM server_uploads WHERE client_id = ? AND tx_id = ?",
+                    [clientID, transaction.transactionID]
+                ).stringValue {
                     if applied == digest || applied.isEmpty { continue }  // a retry: applied once already
                     let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
@@ -137,8 +139,9 @@ public final class EmbeddedBackend: SyncBackend {
                 // The log's newest transaction, on the version key (server_uploads has no index on txn).
                 let txn = (try tx.scalar("SELECT txn FROM server_changes ORDER BY version DESC LIMIT 1").int64Value ?? 0) + 1
                 for entry in transaction.entries { try apply(entry, txn: txn, in: tx) }
-                try tx.execute("INSERT INTO server_uploads(client_id, tx_id, txn, digest) VALUES (?, ?, ?, ?)",
-                               [clientID, transaction.transactionID, txn, digest])
+                try tx.execute(
+                    "INSERT INTO server_uploads(client_id, tx_id, txn, digest) VALUES (?, ?, ?, ?)",
+                    [clientID, transaction.transactionID, txn, digest])
             }
         }
     }
@@ -157,7 +160,8 @@ public final class EmbeddedBackend: SyncBackend {
         case .delete:
             try tx.execute("DELETE FROM server_rows WHERE type = ? AND id = ?", [entry.table, entry.rowID])
         }
-        try tx.execute("""
+        try tx.execute(
+            """
             INSERT INTO server_changes(txn, op, type, id, data)
             SELECT ?, CASE WHEN data IS NULL THEN 'DELETE' ELSE 'PUT' END, ?, ?, data
             FROM (SELECT (SELECT data FROM server_rows WHERE type = ? AND id = ?) AS data)
@@ -168,8 +172,9 @@ public final class EmbeddedBackend: SyncBackend {
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
         let after = try parse(cursor)
         return try database.read { tx in
-            var rows = try tx.fetchAll("SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version LIMIT ?",
-                                       [after, max(1, limit)])
+            var rows = try tx.fetchAll(
+                "SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version LIMIT ?",
+                [after, max(1, limit)])
             guard let last = rows.last, let lastVersion = last[0].int64Value else {
                 return ChangeBatch(changes: [], nextCursor: cursor, hasMore: false)
             }
@@ -177,8 +182,10 @@ public final class EmbeddedBackend: SyncBackend {
             // version order (the server file has one writer at a time), so read on until another
             // transaction's, on the version key.
             var more = false
-            try tx.connection.forEachRow("SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version",
-                                         [.integer(lastVersion)]) { row in
+            try tx.connection.forEachRow(
+                "SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version",
+                [.integer(lastVersion)]
+            ) { row in
                 guard row[1] == last[1] else { more = true; return false }
                 rows.append(row)
                 return true
@@ -188,8 +195,9 @@ public final class EmbeddedBackend: SyncBackend {
             // drops the client's synced rows that have no pending upload first.
             let reason = after == 0 ? "first sync" : nil
             let changes = rows.map { row in
-                ServerChange(op: row[2].stringValue == "DELETE" ? .delete : .put, table: row[3].stringValue ?? "",
-                             rowID: row[4].stringValue ?? "", data: row[5].stringValue)
+                ServerChange(
+                    op: row[2].stringValue == "DELETE" ? .delete : .put, table: row[3].stringValue ?? "",
+                    rowID: row[4].stringValue ?? "", data: row[5].stringValue)
             }
             return ChangeBatch(changes: changes, nextCursor: String(next), hasMore: more, fullSyncReason: reason)
         }

@@ -18,7 +18,8 @@ extension SharedDatabase {
         return try write { tx in
             let pending = try UploadQueueRows.count(in: tx)
             if pending > 0 && !discardPending {
-                throw TandemError.invalidBackend("'\(path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
+                throw TandemError.invalidBackend(
+                    "'\(path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
             }
             try UploadQueueRows.clear(in: tx)
             var cleared = ClearedData(discardedUploads: pending)

@@ -45,8 +45,9 @@ public struct CrudEntry: Sendable, Hashable, Codable {
     /// - Throws: ``TandemError/invalidJSON(_:)`` naming the entry when it is not valid.
     init(id: Int64, transactionID: Int64, json: String) throws {
         guard case .object(let object)? = try? JSONValue(parsing: json, refusingDuplicateKeys: false),
-              case .string(let opText)? = object["op"], let op = Operation(rawValue: opText),
-              case .string(let table)? = object["type"], case .string(let rowID)? = object["id"] else {
+            case .string(let opText)? = object["op"], let op = Operation(rawValue: opText),
+            case .string(let table)? = object["type"], case .string(let rowID)? = object["id"]
+        else {
             throw TandemError.invalidJSON("upload queue entry \(id) is not a CRUD entry of the expected shape: \(json.prefix(200))")
         }
         var data: [String: JSONValue]?

@@ -60,7 +60,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .uploadRejected(let table, let rowID, let reason):
             return "the backend rejected the upload of \(table) row '\(rowID)': \(reason); it stays queued"
         case .transactionConflict(let client, let tx, let highest):
-            return "the backend already applied different entries as transaction \(tx) of client \(client) (the client database was restored from a backup or copied); queued transactions are renumbered after \(highest)"
+            return
+                "the backend already applied different entries as transaction \(tx) of client \(client) (the client database was restored from a backup or copied); queued transactions are renumbered after \(highest)"
         }
     }
 

@@ -35,7 +35,8 @@ struct ChangeLedger {
     mutating func update(with reading: Reading) -> DatabaseChange? {
         var foreign = false
         if let recorded = reading.recordedCommits, let commits = reading.commits, commits != lastForeignCommits,
-           Self.foreignCommits(at: commits, recorded: recorded) {
+            Self.foreignCommits(at: commits, recorded: recorded)
+        {
             lastForeignCommits = commits
             foreign = true
         }

@@ -92,7 +92,9 @@ final class ChangeObserver: @unchecked Sendable {
             let connection = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds, rules: LayoutRules())
             let wakeup = try FileWakeup(path: notifyPath)
             let counter = WALCommitCounter(databasePath: path)
-            state.withLock { $0.wakeup = wakeup; $0.commitCounter = counter }
+            state.withLock {
+                $0.wakeup = wakeup; $0.commitCounter = counter
+            }
             _ = try read(connection)  // establishes the baseline
             let handover = Handover(connection)
             let thread = Thread { [self] in run(connection: handover.value, wakeup: wakeup) }
@@ -134,10 +136,11 @@ final class ChangeObserver: @unchecked Sendable {
         try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.ledger.lastSequence }
-        let reading = ChangeLedger.Reading(stamps: try connection.stamps(after: since),
-                                           dataVersion: try connection.scalar("PRAGMA data_version").int64Value ?? 0,
-                                           recordedCommits: try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:)),
-                                           commits: commits)
+        let reading = ChangeLedger.Reading(
+            stamps: try connection.stamps(after: since),
+            dataVersion: try connection.scalar("PRAGMA data_version").int64Value ?? 0,
+            recordedCommits: try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:)),
+            commits: commits)
         try connection.control(.commit)
         return state.withLock { $0.ledger.update(with: reading) }
     }

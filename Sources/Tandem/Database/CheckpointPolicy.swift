@@ -62,8 +62,9 @@ struct CheckpointPolicy: Equatable, Sendable {
 
     /// The policy of a writer with this `synchronous` setting and busy timeout (ms).
     init(synchronous: Configuration.Synchronous, busyTimeoutMilliseconds: Int32) {
-        self.init(whenAlone: synchronous == .normal,
-                  waitNanoseconds: min(CheckpointPolicy.maximumWaitNanoseconds, UInt64(max(0, busyTimeoutMilliseconds)) * 1_000_000 / 4))
+        self.init(
+            whenAlone: synchronous == .normal,
+            waitNanoseconds: min(CheckpointPolicy.maximumWaitNanoseconds, UInt64(max(0, busyTimeoutMilliseconds)) * 1_000_000 / 4))
     }
 
     /// A checkpoint pass that ran. One that found another checkpoint in its way (`SQLITE_BUSY`),
@@ -125,8 +126,9 @@ struct CheckpointPolicy: Equatable, Sendable {
         let forOwnPasses = facts.walFrames >= CheckpointPolicy.thresholdFrames && facts.ownPassesUnwaited && facts.writingAlone
         switch (atLimit, forOwnPasses) {
         case (true, _):
-            return .catchUpAtLimit(waitingForOwnPasses: forOwnPasses,
-                                   waitFramesIfItRunsOut: facts.walFrames + CheckpointPolicy.limitFrames)
+            return .catchUpAtLimit(
+                waitingForOwnPasses: forOwnPasses,
+                waitFramesIfItRunsOut: facts.walFrames + CheckpointPolicy.limitFrames)
         case (false, true):
             return .waitForOwnPasses
         case (false, false):

@@ -136,8 +136,10 @@ final class Checkpointing: @unchecked Sendable {
             record.checkpointedFrames = claim  // claimed: other writers need not try meanwhile
             passesOnWriterThread.add(1, ordering: .relaxed)
             let first = Self.pass(try? connection.checkpoint())
-            switch policy.afterPassHere(first, walFramesCommitted: record.walFramesCommitted,
-                                        passesRunning: passesRunning.load(ordering: .acquiring)) {
+            switch policy.afterPassHere(
+                first, walFramesCommitted: record.walFramesCommitted,
+                passesRunning: passesRunning.load(ordering: .acquiring))
+            {
             case .nothing:
                 return
             case .finish(let pass):
@@ -170,7 +172,8 @@ final class Checkpointing: @unchecked Sendable {
                 step = run.next(walFramesCommitted: record.walFramesCommitted)
                 while step == .pass {
                     passesOnCheckpointThread.add(1, ordering: .relaxed)
-                    step = run.passEnded(Self.pass(try? connection.checkpoint()))
+                    step =
+                        run.passEnded(Self.pass(try? connection.checkpoint()))
                         ?? run.next(walFramesCommitted: record.walFramesCommitted)
                 }
             } else {

@@ -39,23 +39,33 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
             // Without a -wal or -journal beside it, every commit is in the file: it is read as
             // it is on disk, so that a WAL-mode file gains no -wal or -shm from the survey.
             let sidecars = ["-wal", "-journal"].contains { FileManager.default.fileExists(atPath: resolved + $0) }
-            connection = sidecars ? try Opening.openReader(path: resolved, configuration: Configuration())
-                : try Connection(path: resolved, readOnly: true, busyTimeoutMilliseconds: Configuration().busyTimeoutMilliseconds, immutable: true,
-                                   rules: LayoutRules())
+            connection =
+                sidecars
+                ? try Opening.openReader(path: resolved, configuration: Configuration())
+                : try Connection(
+                    path: resolved, readOnly: true, busyTimeoutMilliseconds: Configuration().busyTimeoutMilliseconds, immutable: true,
+                    rules: LayoutRules())
             try Opening.configureReader(connection)
         } catch let error as SQLiteError {
             throw TandemError.cannotOpen(path: resolved, reason: error.message)
         }
         // A file with Tandem's bookkeeping tables is Tandem's even when its stored settings were
         // deleted (init repairs it); only another program's file needs --adopt.
-        let isTandem = try !(connection.storedIfPresent(.schema)).isNull
-            || connection.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-                                 [.text(InternalTables.crud), .text(InternalTables.state)]).int64Value == 2
-        let objects = isTandem ? [] : try connection.fetchAll(
-            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"
-        ).map { Object(type: $0[0].stringValue ?? "", name: $0[1].stringValue ?? "") }
-        return DatabaseFileSurvey(path: resolved, isTandemDatabase: isTandem, journalMode: walHeader(resolved) ? "wal" : "delete",
-                                  foreignObjects: objects)
+        let isTandem =
+            try !(connection.storedIfPresent(.schema)).isNull
+            || connection.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+                [.text(InternalTables.crud), .text(InternalTables.state)]
+            ).int64Value == 2
+        let objects =
+            isTandem
+            ? []
+            : try connection.fetchAll(
+                "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"
+            ).map { Object(type: $0[0].stringValue ?? "", name: $0[1].stringValue ?? "") }
+        return DatabaseFileSurvey(
+            path: resolved, isTandemDatabase: isTandem, journalMode: walHeader(resolved) ? "wal" : "delete",
+            foreignObjects: objects)
     }
 
     /// The header's file format versions are 2 for a WAL database (bytes 18 and 19).

@@ -18,11 +18,13 @@ enum Opening {
                 // Each name of a hard-linked file gets its own -wal and -shm, so commits made
                 // through one name are lost at the next checkpoint through the other.
                 guard info.st_nlink <= 1 else {
-                    throw TandemError.cannotOpen(path: given, reason: """
-                        the file has \(info.st_nlink) hard links; SQLite keeps a separate WAL and -shm per name, so \
-                        writers using different names would lose commits (https://www.sqlite.org/howtocorrupt.html#_multiple_links_to_the_same_file). \
-                        Remove the extra links and open it through one name
-                        """)
+                    throw TandemError.cannotOpen(
+                        path: given,
+                        reason: """
+                            the file has \(info.st_nlink) hard links; SQLite keeps a separate WAL and -shm per name, so \
+                            writers using different names would lose commits (https://www.sqlite.org/howtocorrupt.html#_multiple_links_to_the_same_file). \
+                            Remove the extra links and open it through one name
+                            """)
                 }
                 return path
             case S_IFLNK:
@@ -67,7 +69,8 @@ enum Opening {
         }
         defer { close(fd) }
         if !readOnly, let problem = directoryProblem(path),
-           [path + "-write.lock", path + "-notify"].contains(where: { !FileManager.default.fileExists(atPath: $0) }) {
+            [path + "-write.lock", path + "-notify"].contains(where: { !FileManager.default.fileExists(atPath: $0) })
+        {
             throw TandemError.cannotOpen(path: path, reason: problem)
         }
         var header = [UInt8](repeating: 0, count: 16)
@@ -108,8 +111,9 @@ enum Opening {
                 // The busy handler must not outlast the open deadline.
                 let now = DispatchTime.now().uptimeNanoseconds
                 let remaining = Int32(clamping: deadline > now ? (deadline - now) / 1_000_000 : 0)
-                let connection = try Connection(path: path, readOnly: configuration.readOnly,
-                                                busyTimeoutMilliseconds: min(configuration.busyTimeoutMilliseconds, remaining), rules: LayoutRules())
+                let connection = try Connection(
+                    path: path, readOnly: configuration.readOnly,
+                    busyTimeoutMilliseconds: min(configuration.busyTimeoutMilliseconds, remaining), rules: LayoutRules())
                 try configure(connection)
                 connection.setBusyTimeout(configuration.busyTimeoutMilliseconds)
                 return connection
@@ -117,8 +121,11 @@ enum Opening {
                 let now = DispatchTime.now().uptimeNanoseconds
                 if now >= deadline {
                     let waited = Double(now - start) / 1e9
-                    throw TandemError.cannotOpen(path: path, reason: String(format:
-                        lockedPrefix + " %.1f s (%@); another connection holds a lock", waited, error.message))
+                    throw TandemError.cannotOpen(
+                        path: path,
+                        reason: String(
+                            format:
+                                lockedPrefix + " %.1f s (%@); another connection holds a lock", waited, error.message))
                 }
                 usleep(useconds_t(min(delay, deadline - now) / 1000))
                 delay = min(delay * 2, 250_000_000)

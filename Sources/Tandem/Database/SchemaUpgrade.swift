@@ -33,7 +33,8 @@ public struct SchemaUpgrade: Sendable, Equatable {
             case .rowsStopSyncing(let table, let rows):
                 return "\(table): local-only from now on; \(Self.its(rows, "stays", "stay")) on this host and \(rows == 1 ? "is" : "are") no longer synced"
             case .rowsSetAside(let table, let rows):
-                return "\(table): insert-only from now on; \(Self.its(rows, "leaves", "leave")) the table and \(rows == 1 ? "is" : "are") kept aside (downloads keep them current) for a switch back"
+                return
+                    "\(table): insert-only from now on; \(Self.its(rows, "leaves", "leave")) the table and \(rows == 1 ? "is" : "are") kept aside (downloads keep them current) for a switch back"
             case .tableDropped(let table, let rows):
                 return "\(table): no longer declared; \(Self.its(rows, "stays", "stay")) in the file, unread, until it is declared again"
             case .columnDropped(let table, let column):

@@ -96,9 +96,11 @@ public final class SharedDatabase: Sendable {
     /// With `requireStoredSchema`, a missing file is refused the same way. When a later step
     /// fails and this call created the database file, it removes the file and the sidecar files
     /// that did not exist before.
-    init(path: String, configuration: Configuration, requireStoredSchema: Bool = false,
-         probe: ((Transaction) throws -> Void)? = nil,
-         setUp: (Writer?, ReaderPool, String) throws -> Schema) throws {
+    init(
+        path: String, configuration: Configuration, requireStoredSchema: Bool = false,
+        probe: ((Transaction) throws -> Void)? = nil,
+        setUp: (Writer?, ReaderPool, String) throws -> Schema
+    ) throws {
         let path = try Opening.resolve(path)
         if requireStoredSchema {
             guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
@@ -121,7 +123,8 @@ public final class SharedDatabase: Sendable {
             if let error = error as? SQLiteError, error.code == .notADatabase || error.code == .corrupt {
                 throw TandemError.cannotOpen(path: path, reason: error.message)
             }
-            let diskError = (error as? SQLiteError).map { $0.code == .full || $0.code == .ioError }
+            let diskError =
+                (error as? SQLiteError).map { $0.code == .full || $0.code == .ioError }
                 ?? (error as? SystemError).map { $0.errno == ENOSPC || $0.errno == EDQUOT } ?? false
             if diskError, let full = Opening.fullFileSystem(path) { throw TandemError.cannotOpen(path: path, reason: "\(full) (\(error))") }
             throw error
@@ -129,21 +132,25 @@ public final class SharedDatabase: Sendable {
         self.path = path
         self.configuration = configuration
         self.openedFile = FileIdentity(path: path)
-        self.observer = ChangeObserver(path: path, notifyPath: path + "-notify", busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
-                                        pollInterval: configuration.changePollInterval.seconds)
+        self.observer = ChangeObserver(
+            path: path, notifyPath: path + "-notify", busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+            pollInterval: configuration.changePollInterval.seconds)
     }
 
     /// Opens the writer (unless read-only) and the reader pool, and runs `setUp`. Everything it
     /// opened is closed again when it throws.
-    private static func connect(path: String, configuration: Configuration,
-                                setUp: (Writer?, ReaderPool, String) throws -> Schema) throws -> (Writer?, ReaderPool, Schema) {
+    private static func connect(
+        path: String, configuration: Configuration,
+        setUp: (Writer?, ReaderPool, String) throws -> Schema
+    ) throws -> (Writer?, ReaderPool, Schema) {
         let readers = ReaderPool(maximum: configuration.maximumReaders) { try Opening.openReader(path: path, configuration: configuration) }
         var writer: Writer?
         if !configuration.readOnly {
-            let writeLock = try WriteLock(path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
-                                           streakLimit: configuration.writeLockStreakLimit,
-                                           timeoutMilliseconds: configuration.busyTimeoutMilliseconds,
-                                           interruptible: configuration.interruptsLockWaits)
+            let writeLock = try WriteLock(
+                path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
+                streakLimit: configuration.writeLockStreakLimit,
+                timeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+                interruptible: configuration.interruptsLockWaits)
             // Openers that find the write lock free hold it while switching to WAL, so that
             // processes starting together mostly take turns; when a writer holds it, opening
             // goes ahead and the busy-retry loop covers the rest.
@@ -152,8 +159,10 @@ public final class SharedDatabase: Sendable {
                     try Opening.configureWriter($0, configuration: configuration)
                 }
             }
-            writer = try Writer(connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode,
-                                synchronous: configuration.synchronous) {
+            writer = try Writer(
+                connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode,
+                synchronous: configuration.synchronous
+            ) {
                 try Opening.open(path: path, configuration: configuration) { try Opening.configureWriter($0, configuration: configuration) }
             }
         }

@@ -126,8 +126,10 @@ final class WriteLock: @unchecked Sendable {
         guard done else {
             if step > 0 { lock.unlockByte(at: own) }
             if cancellation?.isCancelled == true { throw CancellationError() }
-            throw SQLiteError(extendedCode: SQLITE_BUSY, message:
-                "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
+            throw SQLiteError(
+                extendedCode: SQLITE_BUSY,
+                message:
+                    "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
                 path: databasePath)
         }
         heldSlot = own

@@ -95,10 +95,11 @@ struct WriteLockRecord: Equatable, Sendable {
 
         /// Every field as read now, one at a time (not one consistent snapshot).
         var fields: WriteLockRecord {
-            WriteLockRecord(holder: self[\.holder], streak: self[\.streak], tickets: self[\.tickets],
-                            checkpointedFrames: self[\.checkpointedFrames], catchUpPending: self[\.catchUpPending],
-                            ticketsServed: self[\.ticketsServed], walFramesCommitted: self[\.walFramesCommitted],
-                            checkpointWaitFrames: self[\.checkpointWaitFrames])
+            WriteLockRecord(
+                holder: self[\.holder], streak: self[\.streak], tickets: self[\.tickets],
+                checkpointedFrames: self[\.checkpointedFrames], catchUpPending: self[\.catchUpPending],
+                ticketsServed: self[\.ticketsServed], walFramesCommitted: self[\.walFramesCommitted],
+                checkpointWaitFrames: self[\.checkpointWaitFrames])
         }
 
         /// ``WriteLockRecord/checkpointedFrames``, never below 0.

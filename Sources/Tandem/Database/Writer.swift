@@ -51,8 +51,10 @@ final class Writer: @unchecked Sendable {
     /// - Parameter openCheckpointConnection: opens another connection configured as this one,
     ///   for checkpoint passes outside the lock (see ``Checkpointing``).
     /// - Parameter synchronous: the connection's setting (it decides where a writer alone checkpoints).
-    init(connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t, synchronous: Configuration.Synchronous,
-         openCheckpointConnection: @escaping () throws -> Connection) throws {
+    init(
+        connection: Connection, writeLock: WriteLock, notifyPath: String, mode: mode_t, synchronous: Configuration.Synchronous,
+        openCheckpointConnection: @escaping () throws -> Connection
+    ) throws {
         self.connection = connection
         self.writeLock = writeLock
         self.checkpointing = Checkpointing(
@@ -96,8 +98,10 @@ final class Writer: @unchecked Sendable {
     /// Records the changed tables in `ps_state` inside the transaction, then wakes other processes.
     /// - Parameter marked: tables to stamp as changed even though no row change of them was seen
     ///   (raw table names), for writes Tandem cannot see.
-    func write<T>(marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil,
-                  _ body: (Transaction) throws -> T) throws -> (T, Commit?) {
+    func write<T>(
+        marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil,
+        _ body: (Transaction) throws -> T
+    ) throws -> (T, Commit?) {
         try enter()
         defer { leave() }
         try writeLock.acquire(cancellation: cancellation)
@@ -117,8 +121,9 @@ final class Writer: @unchecked Sendable {
         let commit: Commit?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
-            commit = try recordChanges(rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
-                                       known: known, marked: marked)
+            commit = try recordChanges(
+                rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
+                known: known, marked: marked)
             try connection.control(.commit)
             if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
             if commit != nil { checkpointing.committed(on: connection) }
@@ -146,8 +151,10 @@ final class Writer: @unchecked Sendable {
     ///
     /// - Parameter known: `ps_state` as this process's last commit left it, when no other
     ///   connection has committed since: then the counters are known, and one statement sets them.
-    private func recordChanges(rowsChanged: Bool, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
-                               marked: Set<String>) throws -> Commit? {
+    private func recordChanges(
+        rowsChanged: Bool, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
+        marked: Set<String>
+    ) throws -> Commit? {
         var tables = connection.takeChangedTables().union(marked)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {

@@ -62,7 +62,8 @@ enum ConstraintMessage {
         let placeholders = Array(repeating: "?", count: candidates.count).joined(separator: ", ")
         let query = "SELECT id FROM \(SQLText.identifier(dataTable)) WHERE id IN (\(placeholders)) LIMIT 2"
         guard let statement = try? connection.prepare(query),
-              let rows = try? statement.fetchAll(candidates.map { .text($0) }), rows.count == 1 else { return nil }
+            let rows = try? statement.fetchAll(candidates.map { .text($0) }), rows.count == 1
+        else { return nil }
         return rows[0][0].stringValue
     }
 

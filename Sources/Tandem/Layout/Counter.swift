@@ -60,15 +60,20 @@ extension Connection {
 
     /// Stamps `table` as changed by the commit with sequence number `sequence`.
     func stampChanged(_ table: String, sequence: Int64) throws {
-        try execute("INSERT INTO ps_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    [.text(Counter.changed(table)), .integer(sequence)])
+        try execute(
+            "INSERT INTO ps_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [.text(Counter.changed(table)), .integer(sequence)])
     }
 
     /// Stamps newer than `sequence`, as (table, sequence).
     func stamps(after sequence: Int64) throws -> [(table: String, sequence: Int64)] {
-        try fetchAll("SELECT substr(key, ?), value FROM ps_state WHERE key > ? AND key < ? AND value > ?",
-                     [.integer(Int64(Counter.changedPrefix.count + 1)), .text(Counter.changedPrefix),
-                      .text(String(Counter.changedPrefix.dropLast()) + ";"), .integer(sequence)])
-            .compactMap { row in row[0].stringValue.flatMap { t in row[1].int64Value.map { (t, $0) } } }
+        try fetchAll(
+            "SELECT substr(key, ?), value FROM ps_state WHERE key > ? AND key < ? AND value > ?",
+            [
+                .integer(Int64(Counter.changedPrefix.count + 1)), .text(Counter.changedPrefix),
+                .text(String(Counter.changedPrefix.dropLast()) + ";"), .integer(sequence),
+            ]
+        )
+        .compactMap { row in row[0].stringValue.flatMap { t in row[1].int64Value.map { (t, $0) } } }
     }
 }

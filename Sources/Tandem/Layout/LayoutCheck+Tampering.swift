@@ -10,19 +10,25 @@ extension LayoutCheck {
         switch clientID {
         case .text(let id) where !id.isEmpty: break
         default:
-            let state = switch clientID {
-            case .null: "missing"
-            case .text: "empty"
-            default: "not a text (\(clientID))"
-            }
-            found.append(LayoutFinding("Tandem's client id is \(state): a sync would upload under it",
-                                       repair: "Tandem's client id was \(state); made a new one (uploads still queued are sent under it, as another client's)",
-                                       action: .clientID))
+            let state =
+                switch clientID {
+                case .null: "missing"
+                case .text: "empty"
+                default: "not a text (\(clientID))"
+                }
+            found.append(
+                LayoutFinding(
+                    "Tandem's client id is \(state): a sync would upload under it",
+                    repair: "Tandem's client id was \(state); made a new one (uploads still queued are sent under it, as another client's)",
+                    action: .clientID))
         }
-        if case .integer = try tx.scalar("SELECT value FROM ps_kv WHERE key = ?", [StoredKey.epoch.rawValue]) {} else {
-            found.append(LayoutFinding("Tandem's owner epoch is missing or not an integer",
-                                       repair: "Tandem's owner epoch was missing or not an integer; set it to 0 (an owner moves it past the backend's when the backend refuses it)",
-                                       action: .epoch))
+        if case .integer = try tx.scalar("SELECT value FROM ps_kv WHERE key = ?", [StoredKey.epoch.rawValue]) {
+        } else {
+            found.append(
+                LayoutFinding(
+                    "Tandem's owner epoch is missing or not an integer",
+                    repair: "Tandem's owner epoch was missing or not an integer; set it to 0 (an owner moves it past the backend's when the backend refuses it)",
+                    action: .epoch))
         }
         found += try foreignObjectFindings(in: tx)
         found += try malformedQueueFindings(in: tx)
@@ -34,7 +40,8 @@ extension LayoutCheck {
     private static func foreignObjectFindings(in tx: Transaction) throws -> [LayoutFinding] {
         let ours = Set(ownTables.map(\.name))
         var found: [LayoutFinding] = []
-        let objects = try tx.fetchAll("""
+        let objects = try tx.fetchAll(
+            """
             SELECT type, name, tbl_name FROM sqlite_master
             WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (name LIKE 'ps\\_%' ESCAPE '\\' OR (type = 'trigger' AND (tbl_name LIKE 'ps\\_%' ESCAPE '\\' OR sql LIKE '%ps\\_%' ESCAPE '\\')))
             ORDER BY name
@@ -50,7 +57,8 @@ extension LayoutCheck {
             if type == "trigger", ["insert", "update", "delete"].contains(where: { InternalTables.trigger($0, of: table) == name }) { continue }
             if type == "trigger" {
                 let on = table.lowercased().hasPrefix("ps_") ? InternalTables.describe(table) : table
-                found.append(LayoutFinding("the trigger \(name) on \(on), which Tandem did not make, may write Tandem's tables: drop it (DROP TRIGGER \(SQLText.identifier(name)))"))
+                found.append(
+                    LayoutFinding("the trigger \(name) on \(on), which Tandem did not make, may write Tandem's tables: drop it (DROP TRIGGER \(SQLText.identifier(name)))"))
             } else {
                 found.append(LayoutFinding("the \(type) \(name), which Tandem did not make, has a name reserved for Tandem (names beginning with ps_): rename or drop it"))
             }
@@ -61,7 +69,8 @@ extension LayoutCheck {
     /// Queue entries the sync engine cannot upload: not a JSON object with an op (PUT, PATCH or
     /// DELETE), a type and a non-empty id, data for a PUT or PATCH, and an integer transaction id.
     private static func malformedQueueFindings(in tx: Transaction) throws -> [LayoutFinding] {
-        let rows = try tx.fetchAll("""
+        let rows = try tx.fetchAll(
+            """
             SELECT id FROM ps_crud WHERE typeof(tx_id) <> 'integer' OR typeof(data) <> 'text' OR NOT json_valid(data)
                 OR json_type(data) <> 'object' OR coalesce(data ->> '$.op' NOT IN ('PUT', 'PATCH', 'DELETE'), 1)
                 OR json_type(data, '$.type') IS NOT 'text' OR json_type(data, '$.id') IS NOT 'text' OR data ->> '$.id' = ''
@@ -70,6 +79,10 @@ extension LayoutCheck {
             """)
         guard !rows.isEmpty else { return [] }
         let ids = rows.prefix(10).compactMap { $0[0].int64Value }.map(String.init).joined(separator: ", ") + (rows.count > 10 ? ", …" : "")
-        return [LayoutFinding("Tandem's upload queue holds entries it cannot upload (ids \(ids)): each must be a JSON object with an op (PUT, PATCH or DELETE), a type, a non-empty id and, for PUT and PATCH, data")]
+        return [
+            LayoutFinding(
+                "Tandem's upload queue holds entries it cannot upload (ids \(ids)): each must be a JSON object with an op (PUT, PATCH or DELETE), a type, a non-empty id and, for PUT and PATCH, data"
+            )
+        ]
     }
 }

@@ -10,34 +10,46 @@ import Foundation
 enum LayoutCheck {
     static let ownTables: [(name: String, label: String, shape: [String], columns: String)] = [
         (InternalTables.keyValue, "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY"),
-        (InternalTables.crud, "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
-         "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT"),
+        (
+            InternalTables.crud, "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
+            "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT"
+        ),
         (InternalTables.state, "Tandem's counters (ps_state)", ["key/TEXT/1", "value/INTEGER/0"], "key TEXT PRIMARY KEY, value INTEGER"),
-        (InternalTables.untyped, "Tandem's table of rows of undeclared tables (ps_untyped)", ["type/TEXT/1", "id/TEXT/2", "data/TEXT/0"],
-         "type TEXT, id TEXT, data TEXT, PRIMARY KEY(type, id)"),
-        (InternalTables.download, "Tandem's staging table for large downloads (ps_download)",
-         ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT"),
+        (
+            InternalTables.untyped, "Tandem's table of rows of undeclared tables (ps_untyped)", ["type/TEXT/1", "id/TEXT/2", "data/TEXT/0"],
+            "type TEXT, id TEXT, data TEXT, PRIMARY KEY(type, id)"
+        ),
+        (
+            InternalTables.download, "Tandem's staging table for large downloads (ps_download)",
+            ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT"
+        ),
     ]
 
     /// Everything wrong with the layout, in the order found. Reads only. `declared`: the schema
     /// the file is about to be opened with, which takes the place of a stored schema that is missing.
     static func findings(in tx: Transaction, declared: Schema? = nil) throws -> [LayoutFinding] {
-        guard try holdsTandemTables(in: tx) else { return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one by opening it with a schema)")] }
+        guard try holdsTandemTables(in: tx) else {
+            return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one by opening it with a schema)")]
+        }
         var found: [LayoutFinding] = []
         var sound: Set<String> = []
         for own in ownTables {
             guard let type = try objectType(own.name, in: tx) else {
-                found.append(LayoutFinding("\(own.label) is missing", repair: "\(own.label) was missing; created it empty",
-                                           action: .createInternalTables))
+                found.append(
+                    LayoutFinding(
+                        "\(own.label) is missing", repair: "\(own.label) was missing; created it empty",
+                        action: .createInternalTables))
                 continue
             }
             let shape = type == "table" ? try SchemaInstaller.columnShape(of: own.name, in: tx) : []
             if shape == own.shape {
                 sound.insert(own.name)
             } else {
-                found.append(LayoutFinding(type == "table"
-                    ? "\(own.label) has the wrong columns (expected \(own.columns); found \(SchemaInstaller.describe(shape)))"
-                    : "\(own.label) is a \(type), not a table"))
+                found.append(
+                    LayoutFinding(
+                        type == "table"
+                            ? "\(own.label) has the wrong columns (expected \(own.columns); found \(SchemaInstaller.describe(shape)))"
+                            : "\(own.label) is a \(type), not a table"))
             }
         }
         if sound.isSuperset(of: ["ps_crud", "ps_state"]) { found += try counterFindings(in: tx) }
@@ -48,8 +60,10 @@ enum LayoutCheck {
             if let stored = try SchemaInstaller.storedSchema(tx) {
                 schema = stored
             } else if let declared {
-                found.append(LayoutFinding("no Tandem schema is stored in it", repair: "no Tandem schema was stored in it; stored the one given",
-                                           action: .storeSchema))
+                found.append(
+                    LayoutFinding(
+                        "no Tandem schema is stored in it", repair: "no Tandem schema was stored in it; stored the one given",
+                        action: .storeSchema))
                 schema = declared
             } else {
                 found.append(LayoutFinding("no Tandem schema is stored in it (store one with \(Remedy.storeSchema.apiTerms))"))
@@ -61,11 +75,15 @@ enum LayoutCheck {
         }
         let current = try SchemaInstaller.layoutIsCurrent(tx)
         if try tx.stored(.layout) == .null {
-            found.append(LayoutFinding("Tandem's record of its views' version is missing",
-                                       repair: "Tandem's record of its views' version was missing; regenerated the views and triggers", action: .upgradeLayout))
+            found.append(
+                LayoutFinding(
+                    "Tandem's record of its views' version is missing",
+                    repair: "Tandem's record of its views' version was missing; regenerated the views and triggers", action: .upgradeLayout))
         } else if !current {
-            found.append(LayoutFinding("the views and triggers were made by an older Tandem",
-                                       repair: "the views and triggers were made by an older Tandem; regenerated them", action: .upgradeLayout))
+            found.append(
+                LayoutFinding(
+                    "the views and triggers were made by an older Tandem",
+                    repair: "the views and triggers were made by an older Tandem; regenerated them", action: .upgradeLayout))
         }
         for table in schema.tables { found += try tableFindings(table, compareSQL: current, in: tx) }
         return found
@@ -82,9 +100,11 @@ enum LayoutCheck {
         let idLabel = "Tandem's upload queue id counter (crud_last)"
         if let last = try tx.connection.counter(.crudLast) {
             if last < newestEntry {
-                found.append(LayoutFinding("\(idLabel) is \(last), below entry \(newestEntry) in the upload queue",
-                                           repair: "\(idLabel) was \(last), below entry \(newestEntry) in the upload queue; set it to \(newestEntry)",
-                                           action: .counters))
+                found.append(
+                    LayoutFinding(
+                        "\(idLabel) is \(last), below entry \(newestEntry) in the upload queue",
+                        repair: "\(idLabel) was \(last), below entry \(newestEntry) in the upload queue; set it to \(newestEntry)",
+                        action: .counters))
             }
         } else {
             found.append(LayoutFinding("\(idLabel) is missing", repair: "\(idLabel) was missing; set it to \(newestEntry)", action: .counters))
@@ -95,9 +115,11 @@ enum LayoutCheck {
         if let next = try tx.connection.counter(.nextTransaction) {
             // next_tx equal to the newest queued id is an open transaction (sealed before upload).
             if let newest = newestTransaction, next < newest {
-                found.append(LayoutFinding("\(label) is \(next), below transaction \(newest) in the upload queue",
-                                           repair: "\(label) was \(next), below transaction \(newest) in the upload queue; set it to \(safeNext)",
-                                           action: .counters))
+                found.append(
+                    LayoutFinding(
+                        "\(label) is \(next), below transaction \(newest) in the upload queue",
+                        repair: "\(label) was \(next), below transaction \(newest) in the upload queue; set it to \(safeNext)",
+                        action: .counters))
             } else if next < 1 {
                 found.append(LayoutFinding("\(label) is \(next), below 1", repair: "\(label) was \(next); set it to 1", action: .counters))
             }
@@ -108,8 +130,10 @@ enum LayoutCheck {
         let seqLabel = "Tandem's change counter (seq)"
         if let seq = try tx.connection.counter(.sequence) {
             if seq < newestStamp {
-                found.append(LayoutFinding("\(seqLabel) is \(seq), below the newest change stamp \(newestStamp)",
-                                           repair: "\(seqLabel) was \(seq); set it to \(newestStamp)", action: .counters))
+                found.append(
+                    LayoutFinding(
+                        "\(seqLabel) is \(seq), below the newest change stamp \(newestStamp)",
+                        repair: "\(seqLabel) was \(seq); set it to \(newestStamp)", action: .counters))
             } else if seq < 0 {
                 found.append(LayoutFinding("\(seqLabel) is \(seq), below 0", repair: "\(seqLabel) was \(seq); set it to 0", action: .counters))
             }
@@ -124,9 +148,11 @@ enum LayoutCheck {
         let name = table.name
         if let problem = try SchemaInstaller.dataTableProblem(table, in: tx) {
             if try objectType(table.dataTableName, in: tx) == nil {
-                found.append(LayoutFinding("the data table of \(name) is missing",
-                                           repair: "the data table of \(name) was missing; created it empty (its rows were lost)",
-                                           action: .createDataTable(table: name)))
+                found.append(
+                    LayoutFinding(
+                        "the data table of \(name) is missing",
+                        repair: "the data table of \(name) was missing; created it empty (its rows were lost)",
+                        action: .createDataTable(table: name)))
             } else {
                 found.append(LayoutFinding("the data table of \(name) \(problem)"))
             }
@@ -144,8 +170,10 @@ enum LayoutCheck {
             }
             let sql = object[1].stringValue ?? ""
             if compareSQL && sql != expected.replacingOccurrences(of: " IF NOT EXISTS ", with: " ") {
-                found.append(LayoutFinding("\(label) differs from the one the schema makes",
-                                           repair: "\(label) differed from the one the schema makes; regenerated it", action: regenerate))
+                found.append(
+                    LayoutFinding(
+                        "\(label) differs from the one the schema makes",
+                        repair: "\(label) differed from the one the schema makes; regenerated it", action: regenerate))
             }
         }
         try check(name, "view \(name)", type: "view", sql: table.createView)
@@ -164,7 +192,8 @@ enum LayoutCheck {
         guard !actions.isEmpty else { return }
         try tx.executeOwn(InternalTables.ddl)
         try UploadQueueRows.seedLastID(on: tx.connection)
-        try tx.executeOwn("""
+        try tx.executeOwn(
+            """
             \(InternalTables.counters)
             UPDATE ps_state SET value = (SELECT max(tx_id) + 1 FROM ps_crud)
                 WHERE key = 'next_tx' AND value < (SELECT max(tx_id) FROM ps_crud);

@@ -22,12 +22,15 @@ struct LayoutRules: ConnectionRules {
         case .schemaChange(let object):
             return InternalTables.schemaRefusal(object)
         case .foreignTrigger(let trigger, let table):
-            return "the trigger \(trigger), which Tandem did not make, writes \(InternalTables.describe(table)), which only Tandem writes: drop the trigger (\(Remedy.listLayoutProblems.apiTerms) lists such triggers)"
+            return
+                "the trigger \(trigger), which Tandem did not make, writes \(InternalTables.describe(table)), which only Tandem writes: drop the trigger (\(Remedy.listLayoutProblems.apiTerms) lists such triggers)"
         }
     }
 
-    func userTerms(code: Int32, message: String, sql: String?, arguments: [DatabaseValue],
-                   on connection: Connection) -> (code: Int32, message: String)? {
+    func userTerms(
+        code: Int32, message: String, sql: String?, arguments: [DatabaseValue],
+        on connection: Connection
+    ) -> (code: Int32, message: String)? {
         if code & 0xff == SQLITE_CONSTRAINT {
             return (code, ConstraintMessage.rewrite(message, sql: sql, arguments: arguments, on: connection))
         }

@@ -13,7 +13,8 @@ enum RejectedUploadRows {
     static func setAside(_ transaction: CrudTransaction, error: String, in tx: Transaction) throws {
         try tx.executeOwn(ddl)
         let ids = transaction.entries.map { JSONValue.integer($0.id) }
-        try tx.executeOwn("""
+        try tx.executeOwn(
+            """
             INSERT OR REPLACE INTO ps_crud_rejected(id, tx_id, data, error, rejected_at)
             SELECT id, tx_id, data, ?, ? FROM ps_crud WHERE id IN (SELECT value FROM json_each(?))
             """, [error, Date().timeIntervalSince1970, JSONValue.array(ids).jsonText])
@@ -30,9 +31,11 @@ enum RejectedUploadRows {
             if let last = result.last, last.transaction.transactionID == txID {
                 result[result.count - 1].transaction = CrudTransaction(transactionID: txID, entries: last.transaction.entries + [entry])
             } else {
-                result.append(RejectedTransaction(transaction: CrudTransaction(transactionID: txID, entries: [entry]),
-                                                  error: row[3].stringValue ?? "",
-                                                  rejectedAt: Date(timeIntervalSince1970: row[4].doubleValue ?? 0)))
+                result.append(
+                    RejectedTransaction(
+                        transaction: CrudTransaction(transactionID: txID, entries: [entry]),
+                        error: row[3].stringValue ?? "",
+                        rejectedAt: Date(timeIntervalSince1970: row[4].doubleValue ?? 0)))
             }
         }
         return result
@@ -49,12 +52,15 @@ enum RejectedUploadRows {
     /// - Returns: how many transactions were queued again.
     static func requeue(_ transactionID: Int64?, in tx: Transaction) throws -> Int {
         guard try exists(in: tx) else { return 0 }
-        let chosen = try tx.fetchAll("SELECT DISTINCT tx_id FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1 ORDER BY tx_id",
-                                     [transactionID.map(DatabaseValue.integer) ?? .null]).compactMap { $0[0].int64Value }
+        let chosen = try tx.fetchAll(
+            "SELECT DISTINCT tx_id FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1 ORDER BY tx_id",
+            [transactionID.map(DatabaseValue.integer) ?? .null]
+        ).compactMap { $0[0].int64Value }
         for rejected in chosen {
             try UploadQueueRows.seal(in: tx)
             let next = try UploadQueueRows.nextID(on: tx.connection)
-            try tx.executeOwn("""
+            try tx.executeOwn(
+                """
                 INSERT INTO ps_crud(id, tx_id, data)
                 SELECT ? + row_number() OVER (ORDER BY id) - 1, \(InternalTables.nextTransactionID), data FROM ps_crud_rejected WHERE tx_id = ?
                 """, [next, rejected])
@@ -69,8 +75,11 @@ enum RejectedUploadRows {
     /// - Returns: how many entries were dropped.
     static func discard(_ transactionID: Int64?, in tx: Transaction) throws -> Int {
         guard try exists(in: tx) else { return 0 }
-        let dropped = Int(try tx.scalar("SELECT count(*) FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1",
-                                        [transactionID.map(DatabaseValue.integer) ?? .null]).int64Value ?? 0)
+        let dropped = Int(
+            try tx.scalar(
+                "SELECT count(*) FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1",
+                [transactionID.map(DatabaseValue.integer) ?? .null]
+            ).int64Value ?? 0)
         try tx.executeOwn("DELETE FROM ps_crud_rejected WHERE ?1 IS NULL OR tx_id = ?1", [transactionID.map(DatabaseValue.integer) ?? .null])
         return dropped
     }

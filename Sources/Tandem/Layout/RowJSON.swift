@@ -115,7 +115,9 @@ struct RowJSON {
     /// A finite real as the trigger writes it, appended to `bytes`.
     static func appendReal(_ d: Double, to bytes: inout [UInt8]) {
         if d == 0 {
-            bytes.append(contentsOf: d.sign == .minus ? [UInt8(ascii: "-"), UInt8(ascii: "0"), UInt8(ascii: "."), UInt8(ascii: "0")] : [UInt8(ascii: "0"), UInt8(ascii: "."), UInt8(ascii: "0")])
+            bytes.append(
+                contentsOf: d.sign == .minus
+                    ? [UInt8(ascii: "-"), UInt8(ascii: "0"), UInt8(ascii: "."), UInt8(ascii: "0")] : [UInt8(ascii: "0"), UInt8(ascii: "."), UInt8(ascii: "0")])
             return
         }
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in

@@ -7,7 +7,8 @@ extension Schema {
     ///   given twice in one object.
     public init(json: Data) throws {
         if (try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])) != nil,
-           let duplicate = JSONDuplicateKey.first(in: String(decoding: json, as: UTF8.self)) {
+            let duplicate = JSONDuplicateKey.first(in: String(decoding: json, as: UTF8.self))
+        {
             throw TandemError.invalidSchema(duplicate.description)
         }
         do {

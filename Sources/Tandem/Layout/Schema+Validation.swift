@@ -34,7 +34,8 @@ extension Schema {
                 // SQLite (3.40) names a view's column `true` or `false` "columnN" instead, so the
                 // column could be neither read nor written through the table's view.
                 guard !["true", "false"].contains(column.name.lowercased()) else {
-                    throw TandemError.invalidSchema("column '\(table.name).\(column.name)': SQLite cannot name a view's column '\(column.name)' (it reads the word as a boolean); rename it")
+                    throw TandemError.invalidSchema(
+                        "column '\(table.name).\(column.name)': SQLite cannot name a view's column '\(column.name)' (it reads the word as a boolean); rename it")
                 }
                 guard columnNames.insert(column.name.lowercased()).inserted else {
                     throw TandemError.invalidSchema("column '\(table.name).\(column.name)' is declared twice")

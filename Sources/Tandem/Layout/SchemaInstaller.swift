@@ -104,10 +104,13 @@ enum SchemaInstaller {
     /// True when `table`'s view is Tandem's: a view of that name with Tandem's INSTEAD OF INSERT
     /// trigger on it, over a data table of Tandem's shape.
     static func madeByTandem(_ table: TableSchema, in tx: Transaction) throws -> Bool {
-        let view = try tx.scalar("""
-            SELECT count(*) FROM sqlite_master AS v JOIN sqlite_master AS t ON t.type = 'trigger' AND t.name = ? AND t.tbl_name = v.name
-            WHERE v.type = 'view' AND lower(v.name) = lower(?)
-            """, [InternalTables.trigger("insert", of: table.name), table.name]).int64Value ?? 0
+        let view =
+            try tx.scalar(
+                """
+                SELECT count(*) FROM sqlite_master AS v JOIN sqlite_master AS t ON t.type = 'trigger' AND t.name = ? AND t.tbl_name = v.name
+                WHERE v.type = 'view' AND lower(v.name) = lower(?)
+                """, [InternalTables.trigger("insert", of: table.name), table.name]
+            ).int64Value ?? 0
         return try view > 0 && dataTableProblem(table, in: tx) == nil
     }
 
@@ -127,8 +130,9 @@ enum SchemaInstaller {
             try tx.executeOwn("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
         }
         try tx.executeOwn("DROP VIEW IF EXISTS \(table.quotedName)")
-        let indexes = try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE ? ESCAPE '\\'",
-                                      [InternalTables.indexPattern(of: table.name)])
+        let indexes = try tx.fetchAll(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE ? ESCAPE '\\'",
+            [InternalTables.indexPattern(of: table.name)])
         for row in indexes { if let name = row[0].stringValue { try tx.executeOwn("DROP INDEX IF EXISTS \(SQLText.identifier(name))") } }
     }
 
@@ -159,10 +163,12 @@ enum SchemaInstaller {
 
     /// A ``columnShape(of:in:)`` as column definitions: `id TEXT PRIMARY KEY, data TEXT, extra`.
     static func describe(_ shape: [String]) -> String {
-        shape.isEmpty ? "no columns" : shape.map { column in
-            let parts = column.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            return ([parts[0]] + (parts[1].isEmpty ? [] : [parts[1]]) + (parts[2] == "0" ? [] : ["PRIMARY KEY"])).joined(separator: " ")
-        }.joined(separator: ", ")
+        shape.isEmpty
+            ? "no columns"
+            : shape.map { column in
+                let parts = column.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                return ([parts[0]] + (parts[1].isEmpty ? [] : [parts[1]]) + (parts[2] == "0" ? [] : ["PRIMARY KEY"])).joined(separator: " ")
+            }.joined(separator: ", ")
     }
 }
 

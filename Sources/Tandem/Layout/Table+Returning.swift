@@ -8,7 +8,8 @@ extension TableSchema {
     /// `(id, data)` of an inserted row by the rowid ``insertedRowsTable`` gave it: a data
     /// table's row, or a PUT entry's id and data.
     var insertedRowSQL: String {
-        insertOnly ? "SELECT data ->> '$.id', data -> '$.data' FROM \(InternalTables.crud) WHERE id = ?"
+        insertOnly
+            ? "SELECT data ->> '$.id', data -> '$.data' FROM \(InternalTables.crud) WHERE id = ?"
             : "SELECT id, data FROM \(quotedDataTable) WHERE rowid = ?"
     }
 

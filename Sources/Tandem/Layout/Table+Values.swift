@@ -76,16 +76,16 @@ extension TableSchema {
     /// ``storedValue(_:_:in:)``, a real written by ``realLiteral(_:column:)``.
     func jsonValue(_ x: String, _ column: ColumnSchema) -> String {
         guard column.type == .real else { return storedValue(x, column) }
-        return "CASE typeof(\(x)) WHEN 'real' THEN json(\(realLiteral(x, column: column))) WHEN 'null' THEN NULL " +
-            "ELSE json(\(realLiteral("(\(storedValue(x, column)))", column: column))) END"
+        return "CASE typeof(\(x)) WHEN 'real' THEN json(\(realLiteral(x, column: column))) WHEN 'null' THEN NULL "
+            + "ELSE json(\(realLiteral("(\(storedValue(x, column)))", column: column))) END"
     }
 
     /// The same value as JSON text, for a value that passes through a subquery, which drops
     /// the JSON subtype: `json(…)` of it is ``jsonValue(_:_:)``.
     func jsonLiteral(_ x: String, _ column: ColumnSchema) -> String {
         guard column.type == .real else { return "json_quote(\(storedValue(x, column)))" }
-        return "CASE typeof(\(x)) WHEN 'real' THEN \(realLiteral(x, column: column)) WHEN 'null' THEN 'null' " +
-            "ELSE \(realLiteral("(\(storedValue(x, column)))", column: column)) END"
+        return "CASE typeof(\(x)) WHEN 'real' THEN \(realLiteral(x, column: column)) WHEN 'null' THEN 'null' "
+            + "ELSE \(realLiteral("(\(storedValue(x, column)))", column: column)) END"
     }
 
     /// True when an UPDATE's new value `new` changes the stored `old` value: by value, and for
@@ -189,11 +189,12 @@ extension TableSchema {
 
     /// Aborts the statement with a message naming the table, the column and the value `x`.
     private func typeRefusal(_ x: String, _ column: ColumnSchema) -> String {
-        let (article, target) = switch column.type {
-        case .integer: ("an", "an integer")
-        case .real: ("a", "a real")
-        case .text: ("a", "text")
-        }
+        let (article, target) =
+            switch column.type {
+            case .integer: ("an", "an integer")
+            case .real: ("a", "a real")
+            case .text: ("a", "text")
+            }
         let head = "\(name).\(column.name) is \(article) \(column.type.rawValue) column: "
         let value = """
             CASE typeof(\(x)) WHEN 'text' THEN '"' || substr(\(x), 1, 40) || (CASE WHEN length(\(x)) > 40 THEN '…' ELSE '' END) || '"' \

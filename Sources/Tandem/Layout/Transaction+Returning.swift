@@ -14,11 +14,12 @@ extension Transaction {
     /// one whose expressions do not read over the view's columns alone, is left to SQLite.
     func storedRows(_ statement: Statement, _ arguments: [DatabaseValue]) throws -> [Row]? {
         guard !isReadOnly, statement.columnCount > 0, let target = statement.writeTarget,
-              target.action == SQLITE_INSERT || target.action == SQLITE_UPDATE,
-              let table = try SchemaInstaller.cachedStoredSchema(self)?.tables.first(where: { $0.name.lowercased() == target.table.lowercased() }),
-              !(table.insertOnly && target.action == SQLITE_UPDATE),
-              let clause = ReturningClause(statement.sql),
-              let evaluate = try? connection.cachedStatement(table.returningSQL(clause.list)) else {
+            target.action == SQLITE_INSERT || target.action == SQLITE_UPDATE,
+            let table = try SchemaInstaller.cachedStoredSchema(self)?.tables.first(where: { $0.name.lowercased() == target.table.lowercased() }),
+            !(table.insertOnly && target.action == SQLITE_UPDATE),
+            let clause = ReturningClause(statement.sql),
+            let evaluate = try? connection.cachedStatement(table.returningSQL(clause.list))
+        else {
             return nil
         }
         var rows: [(id: DatabaseValue, data: DatabaseValue)] = []

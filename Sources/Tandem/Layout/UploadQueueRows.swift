@@ -32,7 +32,8 @@ enum UploadQueueRows {
 
     /// Moves `next_tx` past every queued entry's transaction id.
     static func seal(in tx: Transaction) throws {
-        try tx.executeOwn("""
+        try tx.executeOwn(
+            """
             UPDATE ps_state SET value = (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)
             WHERE key = ? AND value <= (SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1)
             """, [Counter.nextTransaction.rawValue])
@@ -69,15 +70,17 @@ enum UploadQueueRows {
     /// `next_tx` past them.
     static func renumber(from first: Int64, by shift: Int64, in tx: Transaction) throws {
         try tx.executeOwn("UPDATE ps_crud SET tx_id = tx_id + ? WHERE tx_id >= ?", [shift, first])
-        try tx.executeOwn("UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = ?",
-                       [shift, Counter.nextTransaction.rawValue])
+        try tx.executeOwn(
+            "UPDATE ps_state SET value = max(value + ?, (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)) WHERE key = ?",
+            [shift, Counter.nextTransaction.rawValue])
     }
 
     /// Queues a PUT of every row in `source`'s data table as a row of `table`, except rows the
     /// server changed meanwhile (waiting in ps_untyped).
     static func queuePuts(of table: String, from source: TableSchema, in tx: Transaction) throws {
         // Ids numbered from the next one here: one INSERT … SELECT reads `ps_crud` once.
-        try tx.executeOwn("""
+        try tx.executeOwn(
+            """
             INSERT INTO ps_crud(id, tx_id, data) SELECT ? + row_number() OVER (ORDER BY rowid), \(InternalTables.nextTransactionID),
             json_object('op', 'PUT', 'type', ?, 'id', id, 'data', json(data)) FROM \(source.quotedDataTable)
             WHERE NOT \(UntypedRows.waitingCondition)
@@ -105,7 +108,8 @@ enum UploadQueueRows {
     static func seedLastID(on connection: Connection) throws {
         try connection.execute(InternalTables.seedLastCrudID)
         guard try connection.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'").int64Value == 1 else { return }
-        try connection.execute("""
+        try connection.execute(
+            """
             UPDATE ps_state SET value = (SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud')
             WHERE key = ? AND value < coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ps_crud'), 0)
             """, [.text(Counter.crudLast.rawValue)])
@@ -113,9 +117,11 @@ enum UploadQueueRows {
 
     /// True when ``Counter/crudLast`` is missing or below the queue's highest id.
     static func lastIDIsBehind(on connection: Connection) throws -> Bool {
-        try connection.scalar("""
+        try connection.scalar(
+            """
             SELECT coalesce((SELECT value FROM ps_state WHERE key = '\(Counter.crudLast.rawValue)') < (SELECT coalesce(max(id), 0) FROM ps_crud), 1)
-            """).int64Value == 1
+            """
+        ).int64Value == 1
     }
 
     /// The id the next CRUD entry gets, after ``seedLastID(on:)``.

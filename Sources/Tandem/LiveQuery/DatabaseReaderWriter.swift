@@ -16,8 +16,10 @@ public protocol DatabaseReader: AnyObject, Sendable {
     func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible]) throws -> [Row]
     /// A live query: `onChange` gets the rows now and again after every commit (of any process)
     /// that changes them, on the query's own queue, until the result is cancelled or released.
-    func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible],
-                 onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> AnyDatabaseCancellable
+    func observe(
+        _ sql: String, _ arguments: [any DatabaseValueConvertible],
+        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void
+    ) throws -> AnyDatabaseCancellable
     /// A live query as an asynchronous sequence of results.
     func watch(_ sql: String, _ arguments: [any DatabaseValueConvertible]) -> AsyncThrowingStream<[Row], Error>
 }

@@ -24,8 +24,10 @@ final class LiveQuery<Value: Equatable & Sendable>: Sendable {
     private let state = Mutex(State())
 
     /// - Parameter load: the read, run in one read transaction each time.
-    init(database: SharedDatabase, readSet: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
-         deliver: @escaping @Sendable (Result<Value, Error>) -> Void) {
+    init(
+        database: SharedDatabase, readSet: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
+        deliver: @escaping @Sendable (Result<Value, Error>) -> Void
+    ) {
         self.database = database
         self.load = load
         self.readSet = readSet

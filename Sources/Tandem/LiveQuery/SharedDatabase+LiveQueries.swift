@@ -42,8 +42,10 @@ extension SharedDatabase {
     /// which the observation ends. Called on the query's own serial queue, one call at a time.
     /// - Returns: an ``AnyDatabaseCancellable``; the query runs until it is cancelled or released.
     /// - Throws: ``SQLiteError`` when the SQL does not prepare; an error when the change observer cannot start.
-    public func observe(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
-                        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void) throws -> AnyDatabaseCancellable {
+    public func observe(
+        _ sql: String, _ arguments: [any DatabaseValueConvertible] = [],
+        onChange: @escaping @Sendable (Result<[Row], Error>) -> Void
+    ) throws -> AnyDatabaseCancellable {
         let values = arguments.map(\.databaseValue)
         return try observe(readSet: try readers.read { try $0.tablesRead(by: sql) }, load: { try $0.fetchAll(sql, values) }, onChange: onChange)
     }
@@ -51,8 +53,10 @@ extension SharedDatabase {
     /// A live query of any read: `load` runs in one read transaction now and after every commit
     /// that touches `tables` (user tables; their data tables are added), and `onChange` gets its
     /// value when it differs from the last one.
-    func observe<Value: Equatable & Sendable>(readSet tables: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
-                                              onChange: @escaping @Sendable (Result<Value, Error>) -> Void) throws -> AnyDatabaseCancellable {
+    func observe<Value: Equatable & Sendable>(
+        readSet tables: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
+        onChange: @escaping @Sendable (Result<Value, Error>) -> Void
+    ) throws -> AnyDatabaseCancellable {
         var readSet = tables
         for table in tables {
             readSet.insert(InternalTables.dataTable(of: table, localOnly: false))

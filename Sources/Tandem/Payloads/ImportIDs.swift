@@ -21,7 +21,8 @@ final class ImportIDs {
 
     init() throws {
         connection = try Connection(path: "", readOnly: false, busyTimeoutMilliseconds: 0, rules: nil)
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             PRAGMA cache_size = -16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
             CREATE TABLE ids(id TEXT NOT NULL, position INTEGER NOT NULL);
             CREATE TABLE missing(id TEXT NOT NULL);
@@ -78,10 +79,12 @@ final class ImportIDs {
             }
         }
         guard repeats else { return nil }
-        let row = try connection.fetchAll("""
+        let row = try connection.fetchAll(
+            """
             SELECT later.id, later.position FROM ids AS first JOIN ids AS later ON later.id = first.id AND later.position > first.position
             ORDER BY later.position LIMIT 1
-            """).first
+            """
+        ).first
         guard let row, let id = row[0].stringValue, let position = row[1].int64Value else { return nil }
         return (id, Int(position))
     }

@@ -74,7 +74,8 @@ struct ImportKeys {
                 name = table.columns[index].name
             }
             if let other = claimed[name] {
-                throw TandemError.invalidJSON("element \(at): the keys '\(other)' and '\(key)' both go to \(name == "id" ? "the id" : "column \(name)"); keep one, or map one of them to another column")
+                throw TandemError.invalidJSON(
+                    "element \(at): the keys '\(other)' and '\(key)' both go to \(name == "id" ? "the id" : "column \(name)"); keep one, or map one of them to another column")
             }
             claimed[name] = key
             if case .column(let index) = place { element.columns.append((key, value, index)) } else { element.id = (key, value) }

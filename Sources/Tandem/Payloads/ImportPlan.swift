@@ -8,8 +8,10 @@ struct ImportPlan {
     /// The parent's column and id: only these rows are compared and deleted.
     let scope: (column: String, value: String)
 
-    init(elements: [JSONValue], table name: String, parent: (column: String, id: String), schema: Schema,
-         options: ImportOptions, path: String, on connection: Connection) throws {
+    init(
+        elements: [JSONValue], table name: String, parent: (column: String, id: String), schema: Schema,
+        options: ImportOptions, path: String, on connection: Connection
+    ) throws {
         guard let table = schema.table(named: name) else {
             throw TandemError.invalidSchema("'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
         }
@@ -62,8 +64,9 @@ struct ImportPlan {
     static func insert(_ row: ImportRow, into table: TableSchema, in tx: Transaction) throws {
         let given = table.columns.indices.filter { row.values[$0] != nil }
         let names = ["id"] + given.map { table.columns[$0].name }
-        try tx.execute("INSERT INTO \(SQLText.identifier(table.name))(\(names.map(SQLText.identifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
-                       [DatabaseValue.text(row.id)] + given.map { row.values[$0]! })
+        try tx.execute(
+            "INSERT INTO \(SQLText.identifier(table.name))(\(names.map(SQLText.identifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
+            [DatabaseValue.text(row.id)] + given.map { row.values[$0]! })
     }
 
     /// Updates the columns of `row` whose values differ from `current` (the row as the view
@@ -76,8 +79,9 @@ struct ImportPlan {
         guard !changed.isEmpty else { return false }
         let names = changed.map { table.columns[$0].name }.sorted()
         let values = names.map { name in row.values[table.columns.firstIndex { $0.name == name }!]! }
-        try tx.execute("UPDATE \(SQLText.identifier(table.name)) SET \(names.map { "\(SQLText.identifier($0)) = ?" }.joined(separator: ", ")) WHERE id = ?",
-                       values + [DatabaseValue.text(row.id)])
+        try tx.execute(
+            "UPDATE \(SQLText.identifier(table.name)) SET \(names.map { "\(SQLText.identifier($0)) = ?" }.joined(separator: ", ")) WHERE id = ?",
+            values + [DatabaseValue.text(row.id)])
         return true
     }
 
@@ -130,8 +134,10 @@ struct ImportPlan {
     /// integer or a real, a boolean as 0 or 1 for an integer column), except that a date string
     /// is a real (seconds since 1970) for a real column; then the column's rule applies, as on
     /// every write path (``StoredValue``): `2.0` is 2 in an integer column, `"12"` is 12.
-    static func databaseValue(_ value: JSONValue, for column: ColumnSchema, of table: TableSchema, at place: String,
-                              on connection: Connection) throws -> DatabaseValue {
+    static func databaseValue(
+        _ value: JSONValue, for column: ColumnSchema, of table: TableSchema, at place: String,
+        on connection: Connection
+    ) throws -> DatabaseValue {
         let sqlValue: DatabaseValue
         switch (value, column.type) {
         case (.null, _): sqlValue = .null

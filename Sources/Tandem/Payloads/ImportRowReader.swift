@@ -82,7 +82,9 @@ struct ImportRowReader {
         }
         if let parent {
             if let given = resolved.columns.first(where: { $0.index == parent.index }), values[parent.index] != .text(parent.id) {
-                throw TandemError.invalidJSON("element \(at), key '\(given.key)': \(given.value.jsonText.prefix(60)) is not the id of the element it is nested in ('\(parent.id)'), which \(parent.column) takes")
+                throw TandemError.invalidJSON(
+                    "element \(at), key '\(given.key)': \(given.value.jsonText.prefix(60)) is not the id of the element it is nested in ('\(parent.id)'), which \(parent.column) takes"
+                )
             }
             values[parent.index] = .text(parent.id)
         }
@@ -92,8 +94,10 @@ struct ImportRowReader {
             guard case .array(let childElements) = value, let childTable = options.nested[key], let reference = references[key] else {
                 throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
             }
-            row.children.append(try ImportPlan(elements: childElements, table: childTable, parent: (reference, id),
-                                               schema: schema, options: childOptions, path: "\(path).\(key)", on: connection))
+            row.children.append(
+                try ImportPlan(
+                    elements: childElements, table: childTable, parent: (reference, id),
+                    schema: schema, options: childOptions, path: "\(path).\(key)", on: connection))
         }
         return row
     }

@@ -52,8 +52,10 @@ extension SharedDatabase {
     /// - Throws: ``TandemError/invalidSchema(_:)`` for a table that is not declared; ``SQLiteError``
     ///   for a condition that does not prepare; what `output` throws.
     @discardableResult
-    public func exportJSON(table: String, where filter: String? = nil, keys: KeyStyle = .snake, format: PayloadFormat = .array,
-                           progress: ((ExportProgress) -> Void)? = nil, to output: @escaping (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    public func exportJSON(
+        table: String, where filter: String? = nil, keys: KeyStyle = .snake, format: PayloadFormat = .array,
+        progress: ((ExportProgress) -> Void)? = nil, to output: @escaping (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
         guard let declared = schema.table(named: table) else {
             throw TandemError.invalidSchema("'\(table)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
         }

@@ -52,14 +52,18 @@ extension SharedDatabase {
     ///   for a table that is not declared; ``SystemError`` when the source cannot be read; what a
     ///   write transaction throws.
     @discardableResult
-    public func importJSON(from source: PayloadSource, into table: String, options: ImportOptions = ImportOptions(),
-                           progress: ((ImportProgress) -> Void)? = nil) throws -> ImportResult {
+    public func importJSON(
+        from source: PayloadSource, into table: String, options: ImportOptions = ImportOptions(),
+        progress: ((ImportProgress) -> Void)? = nil
+    ) throws -> ImportResult {
         try importJSON(from: source, into: table, options: options, chunk: 1 << 20, progress: progress)
     }
 
     /// ``importJSON(from:into:options:progress:)`` reading `chunk` bytes at a time.
-    func importJSON(from source: PayloadSource, into table: String, options: ImportOptions, chunk: Int,
-                    progress: ((ImportProgress) -> Void)?) throws -> ImportResult {
+    func importJSON(
+        from source: PayloadSource, into table: String, options: ImportOptions, chunk: Int,
+        progress: ((ImportProgress) -> Void)?
+    ) throws -> ImportResult {
         let declared = try importTable(table, options: options)
         let reader = try PayloadReader(source, chunk: chunk)
         return try write { tx in
@@ -69,8 +73,10 @@ extension SharedDatabase {
         }
     }
 
-    private func importElements(from reader: PayloadReader, into declared: TableSchema, options: ImportOptions, in tx: Transaction,
-                                progress: ((ImportProgress) -> Void)?) throws -> ImportResult {
+    private func importElements(
+        from reader: PayloadReader, into declared: TableSchema, options: ImportOptions, in tx: Transaction,
+        progress: ((ImportProgress) -> Void)?
+    ) throws -> ImportResult {
         var rows = try ImportRowReader(table: declared, schema: schema, options: options, parent: nil, on: tx.connection)
         let applier = try ImportApplier(table: declared, options: options, in: tx)
         var elements = PayloadElements(reader: reader, format: options.format)
@@ -82,8 +88,9 @@ extension SharedDatabase {
             if flat.parse(bytes, element.start..<element.end), let fast = rows.row(from: flat, in: bytes) {
                 row = fast
             } else {
-                row = try rows.row(parsing: UnsafeBufferPointer(rebasing: bytes[element.start..<element.end]),
-                                   at: element.place(options.format), path: "[\(element.index)]")
+                row = try rows.row(
+                    parsing: UnsafeBufferPointer(rebasing: bytes[element.start..<element.end]),
+                    at: element.place(options.format), path: "[\(element.index)]")
             }
             try applier.apply(row, position: element.index)
             count += 1

@@ -139,7 +139,8 @@ struct PayloadElements {
                 start -= shift
                 index -= shift
                 guard try reader.read() else {
-                    throw TandemError.invalidJSON("the payload ends inside element [\(count)]\(format == .ndjson ? " (line \(line))" : ""), which starts at byte \(reader.offset + Int64(start))")
+                    throw TandemError.invalidJSON(
+                        "the payload ends inside element [\(count)]\(format == .ndjson ? " (line \(line))" : ""), which starts at byte \(reader.offset + Int64(start))")
                 }
             }
             let buffer = reader.buffer

@@ -20,8 +20,10 @@ public struct ImportOptions: Sendable {
     /// How the payload's objects are framed: one JSON array (the default), or newline-delimited.
     public var format = PayloadFormat.array
 
-    public init(keyMap: [String: String] = [:], deleteMissing: Bool = false, scope: (column: String, value: String)? = nil,
-                nested: [String: String] = [:], strict: Bool = false, format: PayloadFormat = .array) {
+    public init(
+        keyMap: [String: String] = [:], deleteMissing: Bool = false, scope: (column: String, value: String)? = nil,
+        nested: [String: String] = [:], strict: Bool = false, format: PayloadFormat = .array
+    ) {
         self.keyMap = keyMap
         self.deleteMissing = deleteMissing
         self.scope = scope

@@ -7,12 +7,14 @@ enum ColumnComparison {
     /// `T` for ``SwiftValueFunctions``: decoded as a fetch decodes a column, compared with
     /// Swift's `==` and, for a `Comparable` type, `<`, `<=`, `>`, `>=`.
     static func valueType<T: Equatable>(_ type: T.Type) -> SwiftValueFunctions.ValueType {
-        SwiftValueFunctions.ValueType(decode: { decode(T.self, from: $0) }, compare: { a, b, op in
-            guard let a = a as? T, let b = b as? T else { return false }
-            if Int64(op) == SwiftValueFunctions.equalCode { return a == b }
-            guard let comparable = a as? any Comparable else { return false }
-            return order(comparable, b, op) ?? false
-        })
+        SwiftValueFunctions.ValueType(
+            decode: { decode(T.self, from: $0) },
+            compare: { a, b, op in
+                guard let a = a as? T, let b = b as? T else { return false }
+                if Int64(op) == SwiftValueFunctions.equalCode { return a == b }
+                guard let comparable = a as? any Comparable else { return false }
+                return order(comparable, b, op) ?? false
+            })
     }
 
     /// `a op b` with Swift's operators, as `PredicateExpressions.Comparison` applies them.
@@ -41,7 +43,8 @@ enum ColumnComparison {
         if let optional = value as? any OptionalProtocol, optional.isNone { return .null }
         let value = OptionalType.unwrappedValue(value)
         guard let encodable = value as? any Encodable, let stored = try? RecordValue.databaseValue(encodable),
-              let back = decode(type(of: value), from: stored), Dynamic.equal(value, back) == true else { return nil }
+            let back = decode(type(of: value), from: stored), Dynamic.equal(value, back) == true
+        else { return nil }
         return stored
     }
 }

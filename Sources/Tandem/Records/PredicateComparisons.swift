@@ -155,8 +155,9 @@ extension PredicateContext {
         case .raw(let raw):
             return equality(x, y, raw)
         case .swift(let token):
-            return function(SwiftValueFunctions.compare, x.sql, y.sql, SQLFragment(text: "?", arguments: [.integer(token)]),
-                            SQLFragment(text: "\(SwiftValueFunctions.equalCode)"))
+            return function(
+                SwiftValueFunctions.compare, x.sql, y.sql, SQLFragment(text: "?", arguments: [.integer(token)]),
+                SQLFragment(text: "\(SwiftValueFunctions.equalCode)"))
         }
     }
 

@@ -54,7 +54,8 @@ extension PredicateContext {
     func constant(_ node: Any) -> PredicateConstantValue? {
         if let value = node as? any ConstantNode { return PredicateConstantValue(value: value.constantValue) }
         guard let expression = node as? any PredicateExpression, !Self.refersToRecord(node),
-              let value = try? Self.evaluate(expression) else { return nil }
+            let value = try? Self.evaluate(expression)
+        else { return nil }
         return PredicateConstantValue(value: value)
     }
 

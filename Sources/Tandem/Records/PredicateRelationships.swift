@@ -49,7 +49,8 @@ enum RelationshipDepth {
             throw context.followedTooDeep(binding, relation)
         }
         if let chain = node as? any OptionalChainNode, let path = chain.wrappedNode as? any RelationshipKeyPath,
-           let (outer, relation) = path.relation(context) {
+            let (outer, relation) = path.relation(context)
+        {
             if outer.isRelated { throw context.followedTooDeep(outer, relation) }
             try check(chain.transformNode, context.binding(chain.variableKey, toRelated: try RecordLayout.of(relation.target)))
             return
@@ -64,8 +65,8 @@ enum RelationshipDepth {
         guard properties.count > 2, let first = layout.relation(named: properties[0]) else { return }
         let target = try RecordLayout.of(first.target)
         if let second = target.relation(named: properties[1]) {
-            throw TandemError.invalidRecord("\(layout.typeName): the sort follows \(target.typeName).\(second.property), a relationship of a related record; relationships are followed one level deep")
+            throw TandemError.invalidRecord(
+                "\(layout.typeName): the sort follows \(target.typeName).\(second.property), a relationship of a related record; relationships are followed one level deep")
         }
     }
 }
-

@@ -65,14 +65,18 @@ struct PredicateContext {
 
     /// The error for a relationship of a related record (see ``RelationshipDepth``).
     func followedTooDeep(_ binding: Binding, _ relation: RecordLayout.Relation) -> TandemError {
-        .invalidRecord("\(layout.typeName): the predicate follows \(binding.layout.typeName).\(relation.property), a relationship of a related record; relationships are followed one level deep")
+        .invalidRecord(
+            "\(layout.typeName): the predicate follows \(binding.layout.typeName).\(relation.property), a relationship of a related record; relationships are followed one level deep"
+        )
     }
 
     /// `(SELECT value FROM target AS rN WHERE rN.id = outer.{relation}_id)`: a value of the
     /// related record, NULL when there is none (as `?.` gives nil). `variable`, when given, is
     /// bound to the related record while `value` is translated.
-    func subquery(_ relation: RecordLayout.Relation, from outer: Binding, binding variable: PredicateExpressions.VariableID?,
-                  value: (PredicateContext, _ alias: String) throws -> SQLFragment) throws -> SQLFragment {
+    func subquery(
+        _ relation: RecordLayout.Relation, from outer: Binding, binding variable: PredicateExpressions.VariableID?,
+        value: (PredicateContext, _ alias: String) throws -> SQLFragment
+    ) throws -> SQLFragment {
         if outer.isRelated { throw followedTooDeep(outer, relation) }
         let target = try RecordLayout.of(relation.target)
         let alias = InternalTables.relatedAlias(bindings.count)

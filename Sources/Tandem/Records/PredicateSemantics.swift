@@ -36,7 +36,7 @@ indirect enum PredicateSemantics: Sendable {
         switch base {
         case is String.Type: return .text
         case is Bool.Type, is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type,
-             is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type, is Double.Type:
+            is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type, is Double.Type:
             return .number
         case is Date.Type: return .date
         case is UUID.Type: return .uuid

@@ -59,7 +59,8 @@ protocol ColumnKeyPath {
 extension PredicateExpressions.KeyPath: ColumnKeyPath {
     func storedColumn(_ context: PredicateContext) -> SQLFragment? {
         guard let variable = root as? PredicateExpressions.Variable<Root.Output>, let binding = context.binding(for: variable.key),
-              binding.layout.relation(for: keyPath) == nil, let column = try? binding.layout.column(for: keyPath) else { return nil }
+            binding.layout.relation(for: keyPath) == nil, let column = try? binding.layout.column(for: keyPath)
+        else { return nil }
         return binding.layout.readExpression(of: column, qualifiedBy: binding.alias)
     }
 }

@@ -13,8 +13,10 @@ struct RecordDecoder: Decoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     var typeName: String { layout.typeName }
 
-    static func decode<R: Record>(_ type: R.Type, from row: Row, layout: RecordLayout,
-                                  related: [String: [String: any Record]] = [:]) throws -> R {
+    static func decode<R: Record>(
+        _ type: R.Type, from row: Row, layout: RecordLayout,
+        related: [String: [String: any Record]] = [:]
+    ) throws -> R {
         var values: [String: DatabaseValue] = [:]
         for (column, value) in zip(row.columns, row.values) { values[column] = value }
         return try R(from: RecordDecoder(values: values, layout: layout, related: related))
@@ -55,7 +57,9 @@ struct RecordDecoder: Decoder {
             let row = decoder.values["id"]?.stringValue.map { " (row '\($0)')" } ?? ""
             if value.isNull, let fallback = decoder.layout.defaults[key.stringValue] { value = fallback }
             guard !value.isNull else {
-                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue) is NULL or missing\(row) but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value")
+                throw TandemError.invalidRecord(
+                    "\(decoder.typeName).\(key.stringValue) is NULL or missing\(row) but the property is not optional; make it optional, give it a default in a DefaultedRecord, or store a value"
+                )
             }
             do {
                 return try ColumnValueDecoder.decode(type, from: value)

@@ -55,7 +55,8 @@ struct RecordLayout: Sendable {
         let relations = try recorder.recorded.relations.map { property, target in
             let column = property + "_id"
             guard columns.contains(where: { $0.name == column && $0.type == .text }) else {
-                throw TandemError.invalidRecord("\(R.self).\(property) is a to-one relationship to \(target), stored as its id in the text column \(column); declare `var \(column): String?` in \(R.self)")
+                throw TandemError.invalidRecord(
+                    "\(R.self).\(property) is a to-one relationship to \(target), stored as its id in the text column \(column); declare `var \(column): String?` in \(R.self)")
             }
             return Relation(property: property, column: column, target: target)
         }
@@ -63,8 +64,9 @@ struct RecordLayout: Sendable {
         if let defaulted = R.self as? any DefaultedRecord.Type {
             defaults = try RecordEncoder.columns(of: defaulted.init())
         }
-        let layout = RecordLayout(typeName: String(describing: R.self), tableName: R.tableName, columns: columns,
-                                  keyPathColumns: R.keyPathColumns, relations: relations, idKeyPath: \R.id, defaults: defaults)
+        let layout = RecordLayout(
+            typeName: String(describing: R.self), tableName: R.tableName, columns: columns,
+            keyPathColumns: R.keyPathColumns, relations: relations, idKeyPath: \R.id, defaults: defaults)
         cache.withLock { $0[ObjectIdentifier(type)] = layout }
         return layout
     }
@@ -79,7 +81,8 @@ struct RecordLayout: Sendable {
         let column = keyPathColumns[property] ?? property
         guard column == "id" || columns.contains(where: { $0.name == column }) else {
             throw TandemError.invalidRecord(
-                "\(typeName).\(property) is not a column of \(tableName) (its Codable keys are id, \(columns.map(\.name).joined(separator: ", "))); map it in \(typeName).keyPathColumns")
+                "\(typeName).\(property) is not a column of \(tableName) (its Codable keys are id, \(columns.map(\.name).joined(separator: ", "))); map it in \(typeName).keyPathColumns"
+            )
         }
         return column
     }
@@ -111,7 +114,8 @@ struct RecordLayout: Sendable {
     func readExpression(of column: String, qualifiedBy alias: String?) -> SQLFragment {
         let reference = (alias.map { $0 + "." } ?? "") + SQLText.identifier(column)
         guard let fallback = defaults[column], !fallback.isNull,
-              columns.contains(where: { $0.name == column && !$0.nullable }) else { return SQLFragment(text: reference) }
+            columns.contains(where: { $0.name == column && !$0.nullable })
+        else { return SQLFragment(text: reference) }
         return SQLFragment(text: "coalesce(\(reference), ?)", arguments: [fallback])
     }
 
@@ -119,14 +123,16 @@ struct RecordLayout: Sendable {
     /// not match this record type.
     func check(against schema: Schema?, path: String) throws {
         guard let table = schema?.table(named: tableName) else {
-            throw TandemError.invalidRecord("\(typeName) is stored in table \(tableName), which '\(path)' does not declare; open it with a schema that has \(typeName) (Schema(records:))")
+            throw TandemError.invalidRecord(
+                "\(typeName) is stored in table \(tableName), which '\(path)' does not declare; open it with a schema that has \(typeName) (Schema(records:))")
         }
         for column in columns {
             guard let declared = table.columns.first(where: { $0.name == column.name }) else {
                 throw TandemError.invalidRecord("\(typeName).\(column.name) has no column in table \(tableName) of '\(path)'; upgrade the schema to declare it")
             }
             guard declared.type == column.type else {
-                throw TandemError.invalidRecord("\(typeName).\(column.name) maps to a \(column.type.rawValue) column, but \(tableName).\(column.name) in '\(path)' is declared \(declared.type.rawValue)")
+                throw TandemError.invalidRecord(
+                    "\(typeName).\(column.name) maps to a \(column.type.rawValue) column, but \(tableName).\(column.name) in '\(path)' is declared \(declared.type.rawValue)")
             }
         }
     }
@@ -212,7 +218,7 @@ final class PlaceholderDecoder: Decoder {
             }
             do {
                 return try T(from: PlaceholderDecoder(depth: depth + 1))
-            } catch where type is any RawRepresentable.Type {
+            } catch  where type is any RawRepresentable.Type {
                 throw TandemError.invalidRecord("\(T.self) must be CaseIterable, so that Tandem can lay out the records that use it")
             }
         }
@@ -262,7 +268,7 @@ final class PlaceholderDecoder: Decoder {
             let value: T
             do {
                 value = try decoder.placeholder(type)
-            } catch where decoder.depth == 0 {
+            } catch  where decoder.depth == 0 {
                 throw PropertyFailure(key: key.stringValue, type: T.self, reason: PlaceholderDecoder.reason(error))
             }
             if decoder.depth == 0 {

@@ -70,7 +70,8 @@ struct RecordSQL {
         var sortInSwift = filterInSwift
         for descriptor in query.sortBy where !sortInSwift {
             guard let keyPath = descriptor.keyPath, let column = try? layout.column(for: keyPath),
-                  let order = sqlOrder(descriptor, keyPath: keyPath, column: layout.readExpression(of: column, qualifiedBy: nil)) else { sortInSwift = true; break }
+                let order = sqlOrder(descriptor, keyPath: keyPath, column: layout.readExpression(of: column, qualifiedBy: nil))
+            else { sortInSwift = true; break }
             let direction = SQLFragment(text: descriptor.order == .forward ? " ASC" : " DESC")
             orders.append(order + direction)
             let isDate = OptionalType.unwrapped(type(of: keyPath).valueType) == Date.self
@@ -89,9 +90,12 @@ struct RecordSQL {
             // The stored order first, which an index on the column serves, with one row more to
             // check the last one against; the order of the dates as read where that differs.
             var stored = sql
-            if columns != "*" { stored.text = stored.text.replacingOccurrences(of: "SELECT \(columns) ", with: "SELECT \(columns), \(dates.map(SQLText.identifier).joined(separator: ", ")) ") }
-            dateOrder = DateOrderCheck(columns: dates, exact: ordered(sql, by: readOrders, limit: query.limit, offset: query.offset),
-                                       limit: query.limit, offset: query.offset)
+            if columns != "*" {
+                stored.text = stored.text.replacingOccurrences(of: "SELECT \(columns) ", with: "SELECT \(columns), \(dates.map(SQLText.identifier).joined(separator: ", ")) ")
+            }
+            dateOrder = DateOrderCheck(
+                columns: dates, exact: ordered(sql, by: readOrders, limit: query.limit, offset: query.offset),
+                limit: query.limit, offset: query.offset)
             sql = ordered(stored, by: orders, limit: query.limit.map { $0 + query.offset + 1 }, offset: 0)
         }
         return RecordSQL(select: sql, filterInSwift: filterInSwift, sortInSwift: sortInSwift, dateOrder: dateOrder)

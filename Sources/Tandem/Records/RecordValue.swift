@@ -9,8 +9,10 @@ enum RecordValue {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             guard let text = ISO8601Timestamp.string(secondsSince1970: date.timeIntervalSince1970) else {
-                throw EncodingError.invalidValue(date, EncodingError.Context(
-                    codingPath: encoder.codingPath, debugDescription: "\(date) is outside the years 0000–9999 that ISO 8601 text holds"))
+                throw EncodingError.invalidValue(
+                    date,
+                    EncodingError.Context(
+                        codingPath: encoder.codingPath, debugDescription: "\(date) is outside the years 0000–9999 that ISO 8601 text holds"))
             }
             var container = encoder.singleValueContainer()
             try container.encode(text)
@@ -37,7 +39,8 @@ enum RecordValue {
         switch type {
         case is String.Type, is UUID.Type, is Data.Type, is URL.Type: return .text
         case is Bool.Type, is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type,
-             is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type: return .integer
+            is UInt.Type, is UInt64.Type, is UInt32.Type, is UInt16.Type, is UInt8.Type:
+            return .integer
         case is Double.Type, is Float.Type, is Date.Type: return .real
         default: return .text
         }
@@ -78,7 +81,7 @@ enum RecordValue {
         case let error as TandemError:
             return error.description.replacingOccurrences(of: "invalid record: ", with: "")
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-             DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
+            DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
             return described(context.debugDescription, at: context.codingPath)
         case EncodingError.invalidValue(_, let context):
             return described(context.debugDescription, at: context.codingPath)

@@ -5,15 +5,19 @@ public struct RecordTable: Sendable {
     /// `R`'s table: a column per Codable key (`id` implicit), typed by the record mapping; an
     /// index on every to-one reference column (`…_id`) besides `indexes`; `scope` for scoped
     /// sync through PostgreSQL (``TableScope``: a column, or a parent record type's table).
-    public init<R: Record>(_ type: R.Type, localOnly: Bool = false, insertOnly: Bool = false, indexes: [IndexSchema] = [],
-                           scope: TableScope? = nil) {
+    public init<R: Record>(
+        _ type: R.Type, localOnly: Bool = false, insertOnly: Bool = false, indexes: [IndexSchema] = [],
+        scope: TableScope? = nil
+    ) {
         table = {
             var table = try RecordLayout.of(R.self).tableSchema
             table.localOnly = localOnly
             table.insertOnly = insertOnly
             table.scope = scope
             let references = table.columns.map(\.name).filter { $0.hasSuffix("_id") || ($0.hasSuffix("ID") && $0.count > 2) }
-            table.indexes = indexes + references.filter { name in !indexes.contains { $0.columns == [name] } }
+            table.indexes =
+                indexes
+                + references.filter { name in !indexes.contains { $0.columns == [name] } }
                 .map { IndexSchema(name: "by_\($0)", columns: [$0]) }
             return table
         }

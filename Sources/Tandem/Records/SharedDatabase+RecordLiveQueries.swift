@@ -27,8 +27,10 @@ extension SharedDatabase {
     /// A record query as a live query with a callback (on the query's own queue); a result equal
     /// to the last one delivered (same rows, same related rows, same order) is not delivered
     /// again. Changes to the tables of related records (to-one relationships) wake it too.
-    public func observe<R: Record>(_ query: RecordQuery<R>, throttle: Duration? = nil,
-                                   onChange: @escaping @Sendable (Result<[R], Error>) -> Void) throws -> AnyDatabaseCancellable {
+    public func observe<R: Record>(
+        _ query: RecordQuery<R>, throttle: Duration? = nil,
+        onChange: @escaping @Sendable (Result<[R], Error>) -> Void
+    ) throws -> AnyDatabaseCancellable {
         let onChange = throttle.map { Throttle(interval: $0.seconds, deliver: onChange).callAsFunction } ?? onChange
         let layout = try read { try $0.checkedLayout(R.self) }
         let plan = try RecordSQL.make(query, layout: layout)

@@ -31,27 +31,32 @@ enum AuthorizerRefusal: Equatable {
 extension Connection {
     func installAuthorizer() {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_set_authorizer(handle, { context, action, first, second, _, trigger in
-            guard let context else { return SQLITE_OK }
-            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            return connection.authorize(action, first, second, trigger)
-        }, context)
+        sqlite3_set_authorizer(
+            handle,
+            { context, action, first, second, _, trigger in
+                guard let context else { return SQLITE_OK }
+                let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+                return connection.authorize(action, first, second, trigger)
+            }, context)
     }
 
-    private func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?,
-                           _ trigger: UnsafePointer<CChar>?) -> Int32 {
+    private func authorize(
+        _ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?,
+        _ trigger: UnsafePointer<CChar>?
+    ) -> Int32 {
         switch action {
         case SQLITE_READ:
             if let first, readTables != nil { readTables?.insert(String(cString: first)) }
             return SQLITE_OK
         case SQLITE_SAVEPOINT:
             if let first, let second {
-                let operation: Statement.Savepoint.Operation? = switch String(cString: first) {
-                case "BEGIN": .begin
-                case "RELEASE": .release
-                case "ROLLBACK": .rollback
-                default: nil
-                }
+                let operation: Statement.Savepoint.Operation? =
+                    switch String(cString: first) {
+                    case "BEGIN": .begin
+                    case "RELEASE": .release
+                    case "ROLLBACK": .rollback
+                    default: nil
+                    }
                 preparedSavepoint = operation.map { Statement.Savepoint(operation: $0, name: String(cString: second)) }
             }
             return SQLITE_OK
@@ -69,9 +74,9 @@ extension Connection {
             }
             return runsUserSQL ? refuse(.write(table: String(cString: first))) : SQLITE_OK
         case SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW,
-             SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE, SQLITE_CREATE_TEMP_TRIGGER, SQLITE_CREATE_TEMP_VIEW,
-             SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
-             SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW:
+            SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE, SQLITE_CREATE_TEMP_TRIGGER, SQLITE_CREATE_TEMP_VIEW,
+            SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
+            SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW:
             // The object's name, and for an index or a trigger the table it is on.
             guard runsUserSQL else { return SQLITE_OK }
             for name in [first, second] {
@@ -125,7 +130,8 @@ extension Connection {
         self.refusal = nil
         guard error is SQLiteError else { return error }
         if inReadTransaction, refusal != .transactionControl { return TandemError.readOnly(path: path) }
-        let reason = rules?.reason(for: refusal)
+        let reason =
+            rules?.reason(for: refusal)
             ?? "BEGIN, COMMIT, END and ROLLBACK are not allowed inside a transaction the connection owns (SAVEPOINT works)"
         return TandemError.invalidSQL(sql: sql, reason: reason)
     }

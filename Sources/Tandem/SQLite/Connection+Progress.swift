@@ -9,10 +9,12 @@ extension Connection {
     func reportingProgress<T>(_ report: @escaping () -> Void, _ body: () throws -> T) rethrows -> T {
         let pointer = Unmanaged.passRetained(ProgressReport(report)).toOpaque()
         // Every 10,000 virtual machine instructions: a look at the clock, cheap beside them.
-        sqlite3_progress_handler(handle, 10_000, { pointer in
-            Unmanaged<ProgressReport>.fromOpaque(pointer!).takeUnretainedValue().tick()
-            return 0
-        }, pointer)
+        sqlite3_progress_handler(
+            handle, 10_000,
+            { pointer in
+                Unmanaged<ProgressReport>.fromOpaque(pointer!).takeUnretainedValue().tick()
+                return 0
+            }, pointer)
         defer {
             sqlite3_progress_handler(handle, 0, nil, nil)
             Unmanaged<ProgressReport>.fromOpaque(pointer).release()

@@ -9,11 +9,13 @@ extension Connection {
     /// replaces the automatic checkpoint of https://www.sqlite.org/c3ref/wal_autocheckpoint.html)
     func deferCheckpoints() {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_wal_hook(handle, { context, _, _, frames in
-            guard let context else { return SQLITE_OK }
-            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().walFrames = frames
-            return SQLITE_OK
-        }, context)
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().walFrames = frames
+                return SQLITE_OK
+            }, context)
     }
 
     /// SQLite's data version of the main database as this connection sees it: it changes with

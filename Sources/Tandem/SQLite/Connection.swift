@@ -72,10 +72,13 @@ final class Connection {
     /// With `immutable`, the file is read as it is on disk: read-only, no locks, no `-wal` or
     /// `-shm` read or created (commits still in a WAL are not seen).
     /// `rules` are what the layer that owns the file's tables says of them (nil: plain SQLite).
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false,
-         rules: (any ConnectionRules)?) throws {
+    init(
+        path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false,
+        rules: (any ConnectionRules)?
+    ) throws {
         var db: OpaquePointer?
-        var flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+        var flags =
+            (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var name = path
         if immutable {
@@ -185,8 +188,10 @@ final class Connection {
     ///   are stepped through and dropped.
     /// - Parameter rows: runs a statement that returns rows and returns them (by default
     ///   ``Statement/fetchAll(_:)``), for a caller that reads some statements' rows otherwise.
-    func executeScript(_ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil,
-                       rows: ((Statement, [DatabaseValue]) throws -> [Row])? = nil) throws {
+    func executeScript(
+        _ sql: String, arguments: [DatabaseValue] = [], results: ((ResultSet) -> Void)? = nil,
+        rows: ((Statement, [DatabaseValue]) throws -> [Row])? = nil
+    ) throws {
         func perform(_ statement: Statement, _ arguments: [DatabaseValue]) throws {
             let before = (dataTableRowChanges, queuedEntries)
             replacesRows = statement.writeTarget?.action == SQLITE_INSERT
@@ -196,8 +201,9 @@ final class Connection {
             } else {
                 try statement.run(arguments)
             }
-            rowCount?.finished(statement, dataTableRows: dataTableRowChanges - before.0, queuedEntries: queuedEntries - before.1,
-                               changes: Int(sqlite3_changes64(handle)))
+            rowCount?.finished(
+                statement, dataTableRows: dataTableRowChanges - before.0, queuedEntries: queuedEntries - before.1,
+                changes: Int(sqlite3_changes64(handle)))
         }
         if let statement = cache.statement(for: sql) {  // one lookup per use of a cached statement
             do { try perform(statement, arguments) } catch { cache.remove(sql); throw error }
@@ -214,8 +220,11 @@ final class Connection {
                 preparedWriteTarget = nil
                 preparedSavepoint = nil
                 let rc = sqlite3_prepare_v3(handle, current, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, &next)
-                let text = { Connection.trimmed(next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
-                    ?? String(cString: current)) }
+                let text = {
+                    Connection.trimmed(
+                        next.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) }
+                            ?? String(cString: current))
+                }
                 guard rc == SQLITE_OK else {
                     // Quote the failing statement and what follows (the tail stops where parsing failed).
                     let rest = Connection.trimmed(String(cString: current))
@@ -318,12 +327,14 @@ final class Connection {
         guard !updateHookInstalled else { return }
         updateHookInstalled = true
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_preupdate_hook(handle, { context, _, operation, _, table, _, newRowid in
-            guard let context, let table else { return }
-            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-            connection.noteChange(of: table, operation: operation)
-            if connection.capture != nil, operation == SQLITE_INSERT { connection.noteInsert(into: table, rowid: newRowid) }
-        }, context)
+        sqlite3_preupdate_hook(
+            handle,
+            { context, _, operation, _, table, _, newRowid in
+                guard let context, let table else { return }
+                let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+                connection.noteChange(of: table, operation: operation)
+                if connection.capture != nil, operation == SQLITE_INSERT { connection.noteInsert(into: table, rowid: newRowid) }
+            }, context)
     }
 
     /// Runs `body` and returns the rowids of the rows it inserted into `table`, in order (needs
@@ -380,10 +391,12 @@ final class Connection {
 
     private func registerFunctions() {
         // uuid(): a fresh lowercase random (version 4) UUID.
-        sqlite3_create_function_v2(handle, "uuid", 0, SQLITE_UTF8, nil, { context, _, _ in
-            let text = UUID().uuidString.lowercased()
-            sqlite3_result_text(context, text, -1, tandem_sqlite_transient())
-        }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            handle, "uuid", 0, SQLITE_UTF8, nil,
+            { context, _, _ in
+                let text = UUID().uuidString.lowercased()
+                sqlite3_result_text(context, text, -1, tandem_sqlite_transient())
+            }, nil, nil, nil)
         SwiftStringFunctions.register(on: handle)
         SwiftValueFunctions.register(on: handle)
     }

@@ -17,8 +17,10 @@ protocol ConnectionRules: Sendable {
     func reason(for refusal: AuthorizerRefusal) -> String
     /// SQLite's message for a failed statement (`code`, an extended result code) in the user's
     /// terms, with the code it should carry; nil to keep SQLite's.
-    func userTerms(code: Int32, message: String, sql: String?, arguments: [DatabaseValue],
-                   on connection: Connection) -> (code: Int32, message: String)?
+    func userTerms(
+        code: Int32, message: String, sql: String?, arguments: [DatabaseValue],
+        on connection: Connection
+    ) -> (code: Int32, message: String)?
     /// The rows `statement` returns when it writes through a view (a `RETURNING` clause's rows
     /// as stored), or nil to run it as SQLite would.
     func rowsReturned(by statement: Statement, _ arguments: [DatabaseValue], in tx: Transaction) throws -> [Row]?

@@ -56,7 +56,8 @@ struct ReturningClause {
                 let start = index
                 while index < bytes.count, isWordByte(bytes[index]) { index += 1 }
                 if depth == 0, clause == nil, index - start == 9,
-                   String(decoding: bytes[start..<index], as: UTF8.self).lowercased() == "returning" {
+                    String(decoding: bytes[start..<index], as: UTF8.self).lowercased() == "returning"
+                {
                     clause = start
                 }
             default:

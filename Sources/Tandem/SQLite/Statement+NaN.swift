@@ -27,8 +27,9 @@ extension Statement {
             while try step() {}
         } catch let error as SQLiteError {
             if let message = connection.rules?.nanRefusal(in: error.message) {
-                return SQLiteError(extendedCode: error.extendedCode, message: message,
-                                   sql: sql, path: error.path, arguments: arguments)
+                return SQLiteError(
+                    extendedCode: error.extendedCode, message: message,
+                    sql: sql, path: error.path, arguments: arguments)
             }
         } catch {}
         return byPosition

@@ -45,30 +45,40 @@ enum SwiftStringFunctions {
 
     static func register(on db: OpaquePointer) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY
-        sqlite3_create_function_v2(db, equal, 2, flags, nil, { context, _, arguments in
-            let (a, b) = (arguments![0], arguments![1])
-            let (aNull, bNull) = (sqlite3_value_type(a) == SQLITE_NULL, sqlite3_value_type(b) == SQLITE_NULL)
-            let result = aNull || bNull ? aNull && bNull : SwiftStringFunctions.withText(a, b) { SwiftStringFunctions.equal($0, $1) } ?? false
-            sqlite3_result_int(context, result ? 1 : 0)
-        }, nil, nil, nil)
-        sqlite3_create_function_v2(db, compare, 3, flags, nil, { context, _, arguments in
-            let op = sqlite3_value_int(arguments![2])
-            let result = SwiftStringFunctions.withText(arguments![0], arguments![1]) { SwiftStringFunctions.compare($0, $1, op) } ?? false
-            sqlite3_result_int(context, result ? 1 : 0)
-        }, nil, nil, nil)
-        sqlite3_create_function_v2(db, startsWith, 2, flags, nil, { context, _, arguments in
-            let result = SwiftStringFunctions.withText(arguments![0], arguments![1]) { SwiftStringFunctions.starts($0, with: $1) } ?? false
-            sqlite3_result_int(context, result ? 1 : 0)
-        }, nil, nil, nil)
-        sqlite3_create_function_v2(db, contains, 2, flags, nil, { context, _, arguments in
-            let result = SwiftStringFunctions.withText(arguments![0], arguments![1]) { SwiftStringFunctions.contains($0, $1) } ?? false
-            sqlite3_result_int(context, result ? 1 : 0)
-        }, nil, nil, nil)
-        sqlite3_create_collation_v2(db, collation, SQLITE_UTF8, nil, { _, aCount, a, bCount, b in
-            let x = UnsafeRawBufferPointer(start: a, count: Int(aCount)).bindMemory(to: UInt8.self)
-            let y = UnsafeRawBufferPointer(start: b, count: Int(bCount)).bindMemory(to: UInt8.self)
-            return SwiftStringFunctions.order(x, y)
-        }, nil)
+        sqlite3_create_function_v2(
+            db, equal, 2, flags, nil,
+            { context, _, arguments in
+                let (a, b) = (arguments![0], arguments![1])
+                let (aNull, bNull) = (sqlite3_value_type(a) == SQLITE_NULL, sqlite3_value_type(b) == SQLITE_NULL)
+                let result = aNull || bNull ? aNull && bNull : SwiftStringFunctions.withText(a, b) { SwiftStringFunctions.equal($0, $1) } ?? false
+                sqlite3_result_int(context, result ? 1 : 0)
+            }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, compare, 3, flags, nil,
+            { context, _, arguments in
+                let op = sqlite3_value_int(arguments![2])
+                let result = SwiftStringFunctions.withText(arguments![0], arguments![1]) { SwiftStringFunctions.compare($0, $1, op) } ?? false
+                sqlite3_result_int(context, result ? 1 : 0)
+            }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, startsWith, 2, flags, nil,
+            { context, _, arguments in
+                let result = SwiftStringFunctions.withText(arguments![0], arguments![1]) { SwiftStringFunctions.starts($0, with: $1) } ?? false
+                sqlite3_result_int(context, result ? 1 : 0)
+            }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, contains, 2, flags, nil,
+            { context, _, arguments in
+                let result = SwiftStringFunctions.withText(arguments![0], arguments![1]) { SwiftStringFunctions.contains($0, $1) } ?? false
+                sqlite3_result_int(context, result ? 1 : 0)
+            }, nil, nil, nil)
+        sqlite3_create_collation_v2(
+            db, collation, SQLITE_UTF8, nil,
+            { _, aCount, a, bCount, b in
+                let x = UnsafeRawBufferPointer(start: a, count: Int(aCount)).bindMemory(to: UInt8.self)
+                let y = UnsafeRawBufferPointer(start: b, count: Int(bCount)).bindMemory(to: UInt8.self)
+                return SwiftStringFunctions.order(x, y)
+            }, nil)
     }
 
     /// `body` on the UTF-8 of two values; nil when either is NULL.

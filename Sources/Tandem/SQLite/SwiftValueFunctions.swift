@@ -47,8 +47,10 @@ enum SwiftValueFunctions {
     }
 
     /// `make()` for argument `index`; for a bound argument, made once per statement and kept.
-    private static func kept(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>, _ index: Int32,
-                             _ make: () -> Any?) -> Any? {
+    private static func kept(
+        _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>, _ index: Int32,
+        _ make: () -> Any?
+    ) -> Any? {
         if let kept = sqlite3_get_auxdata(context, index) { return Unmanaged<Kept>.fromOpaque(kept).takeUnretainedValue().value }
         let value = make()
         if sqlite3_value_frombind(arguments[Int(index)]) != 0 {
@@ -59,19 +61,21 @@ enum SwiftValueFunctions {
 
     static func register(on db: OpaquePointer) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY
-        sqlite3_create_function_v2(db, compare, 4, flags, nil, { context, _, arguments in
-            let arguments = arguments!
-            let found = SwiftValueFunctions.kept(context, arguments, 2) { SwiftValueFunctions.valueType(sqlite3_value_int64(arguments[2])) }
-            guard let type = found as? ValueType else {
-                sqlite3_result_error(context, "\(SwiftValueFunctions.compare): unknown type", -1)
-                return
-            }
-            let decode = { (index: Int32) -> Any? in
-                SwiftValueFunctions.kept(context, arguments, index) { type.decode(DatabaseValue(arguments[Int(index)])) }
-            }
-            guard let a = decode(0), let b = decode(1) else { return sqlite3_result_int(context, 0) }
-            sqlite3_result_int(context, type.compare(a, b, sqlite3_value_int(arguments[3])) ? 1 : 0)
-        }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, compare, 4, flags, nil,
+            { context, _, arguments in
+                let arguments = arguments!
+                let found = SwiftValueFunctions.kept(context, arguments, 2) { SwiftValueFunctions.valueType(sqlite3_value_int64(arguments[2])) }
+                guard let type = found as? ValueType else {
+                    sqlite3_result_error(context, "\(SwiftValueFunctions.compare): unknown type", -1)
+                    return
+                }
+                let decode = { (index: Int32) -> Any? in
+                    SwiftValueFunctions.kept(context, arguments, index) { type.decode(DatabaseValue(arguments[Int(index)])) }
+                }
+                guard let a = decode(0), let b = decode(1) else { return sqlite3_result_int(context, 0) }
+                sqlite3_result_int(context, type.compare(a, b, sqlite3_value_int(arguments[3])) ? 1 : 0)
+            }, nil, nil, nil)
     }
 }
 

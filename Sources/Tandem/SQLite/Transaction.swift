@@ -106,4 +106,3 @@ public struct Transaction {
     /// Rows changed by the most recent INSERT, UPDATE or DELETE (`sqlite3_changes64`).
     public var changes: Int64 { Int64(sqlite3_changes64(connection.handle)) }
 }
-

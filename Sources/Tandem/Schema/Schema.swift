@@ -55,8 +55,10 @@ public struct TableSchema: Codable, Sendable, Equatable {
     public var scope: TableScope?
 
     /// A table; `id TEXT` is implicit.
-    public init(name: String, columns: [ColumnSchema], indexes: [IndexSchema] = [], localOnly: Bool = false, insertOnly: Bool = false,
-                scope: TableScope? = nil) {
+    public init(
+        name: String, columns: [ColumnSchema], indexes: [IndexSchema] = [], localOnly: Bool = false, insertOnly: Bool = false,
+        scope: TableScope? = nil
+    ) {
         self.name = name
         self.columns = columns
         self.indexes = indexes

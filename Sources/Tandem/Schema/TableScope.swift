@@ -75,7 +75,8 @@ extension Schema {
                 let singular = parentName.hasSuffix("s") ? String(parentName.dropLast()) : parentName
                 let candidates = !via.isEmpty ? [via] : singular == parentName ? [parentName + "_id"] : [singular + "_id", parentName + "_id"]
                 guard let column = candidates.first(where: { name in table.columns.contains { $0.name == name && $0.type == .text } }) else {
-                    throw TandemError.invalidSchema("table '\(table.name)': no text column \(candidates.map { "'\($0)'" }.joined(separator: " or ")) names its scope's parent row (give it with \"via\")")
+                    throw TandemError.invalidSchema(
+                        "table '\(table.name)': no text column \(candidates.map { "'\($0)'" }.joined(separator: " or ")) names its scope's parent row (give it with \"via\")")
                 }
                 tables[index].scope = .parent(table: parentName, via: column)
             }

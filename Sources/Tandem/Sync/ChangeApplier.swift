@@ -67,7 +67,8 @@ final class ChangeApplier {
         var tables = Set(schema.tables.filter { !$0.localOnly && !$0.insertOnly }.map(\.name))
         for name in try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap({ $0[0].stringValue }) {
             if let table = InternalTables.declaredTable(ofDataTable: name), name == InternalTables.dataTable(of: table, localOnly: false),
-               schema.table(named: table) == nil {
+                schema.table(named: table) == nil
+            {
                 tables.insert(table)  // a table dropped from the schema whose rows are kept
             }
         }

@@ -24,6 +24,7 @@ extension SharedDatabase {
     /// Why this database refuses the backend `name`: it syncs with `boundName`.
     func bindingRefusal(boundName: String, name: String, detail: String) -> TandemError {
         .invalidBackend(
-            "'\(path)' syncs with another backend\(boundName.isEmpty ? "" : " (\(boundName))") and cannot switch to \(name.isEmpty ? "this one" : "'\(name)'")\(detail): its download cursor and uploaded transaction ids belong to the first; sync a new client database instead")
+            "'\(path)' syncs with another backend\(boundName.isEmpty ? "" : " (\(boundName))") and cannot switch to \(name.isEmpty ? "this one" : "'\(name)'")\(detail): its download cursor and uploaded transaction ids belong to the first; sync a new client database instead"
+        )
     }
 }

@@ -39,8 +39,10 @@ final class SyncEngine: Sendable {
 
     /// - Parameter onEvent: called on the loop's thread; ``SyncEvent/lostOwnership(_:)`` comes
     ///   after the loop has ended, so that the session may stop this engine from that call.
-    init(database: SharedDatabase, backend: any SyncBackend, backendName: String, epoch: Int64, lifecycle: SyncLifecycle,
-         onEvent: @escaping @Sendable (SyncEvent) -> Void) throws {
+    init(
+        database: SharedDatabase, backend: any SyncBackend, backendName: String, epoch: Int64, lifecycle: SyncLifecycle,
+        onEvent: @escaping @Sendable (SyncEvent) -> Void
+    ) throws {
         self.database = database
         self.backend = backend
         self.epoch = epoch
@@ -172,8 +174,10 @@ final class SyncEngine: Sendable {
             let result = try pass.run()
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
             let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: started))
-            if let progress = try lag.passed(began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.uploadQueue.pendingCount() },
-                                             busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds) {
+            if let progress = try lag.passed(
+                began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.uploadQueue.pendingCount() },
+                busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds)
+            {
                 onEvent(.progress(progress))
             }
             let now = Date()

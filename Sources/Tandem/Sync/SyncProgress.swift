@@ -77,8 +77,10 @@ final class SyncLagTracker: Sendable {
     /// Counts a pass that began at `began`; returns a progress report when a stretch of passes
     /// with work (the first one's start on) has lasted `interval` seconds since the last report,
     /// or since it began.
-    func passed(began: Date, uploaded: Int, downloaded: Int, pending: () throws -> Int, busy: Bool, interval: Double,
-                at now: Date = Date()) rethrows -> SyncProgress? {
+    func passed(
+        began: Date, uploaded: Int, downloaded: Int, pending: () throws -> Int, busy: Bool, interval: Double,
+        at now: Date = Date()
+    ) rethrows -> SyncProgress? {
         let due = state.withLock { s -> (Date, Int, Int)? in
             if s.stretch == nil, uploaded + downloaded > 0 || busy { s.stretch = (began, 0, 0, began) }
             guard var stretch = s.stretch else { return nil }
@@ -90,7 +92,8 @@ final class SyncLagTracker: Sendable {
             return (stretch.began, stretch.uploaded, stretch.downloaded)
         }
         guard let (start, up, down) = due else { return nil }
-        return SyncProgress(uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down,
-                            elapsed: .milliseconds(Int64((now.timeIntervalSince(start) * 1000).rounded())))
+        return SyncProgress(
+            uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down,
+            elapsed: .milliseconds(Int64((now.timeIntervalSince(start) * 1000).rounded())))
     }
 }

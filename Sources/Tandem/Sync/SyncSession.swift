@@ -53,33 +53,37 @@ public final class SyncSession: Sendable {
         let election = try OwnerElection(database: database)
         guard lifecycle.standBy(with: election) else { return }  // stopped
         let continuation = self.continuation
-        election.start(onOwner: { [weak self] epoch in
-            guard let self else { return election.release() }
-            switch lifecycle.send({ $0.becameOwner(epoch: epoch) }) {
-            case .none:
-                return  // stop() came first and released ownership
-            case .startEngine(let epoch):
-                continuation.yield(.becameOwner(epoch: epoch))
-            }
-            do {
-                let engine = try SyncEngine(database: database, backend: backend, backendName: backendName, epoch: epoch,
-                                            lifecycle: lifecycle) { [weak self] event in
-                    continuation.yield(event)
-                    // Sent once the engine's loop has ended, on its thread: stepping down stops
-                    // the engine (at once) and offers again from here.
-                    if case .lostOwnership = event, let self { self.stepDown(election) }
+        election.start(
+            onOwner: { [weak self] epoch in
+                guard let self else { return election.release() }
+                switch lifecycle.send({ $0.becameOwner(epoch: epoch) }) {
+                case .none:
+                    return  // stop() came first and released ownership
+                case .startEngine(let epoch):
+                    continuation.yield(.becameOwner(epoch: epoch))
                 }
-                guard lifecycle.keep(engine) else { return }  // stop() came first and released ownership
-                try engine.start()
-            } catch {
-                // Never keep ownership without syncing: let a stand-by take over.
-                continuation.yield(.error(SyncFailure(kind: .other, message: "sync could not start: \(error)")))
-                self.stop()
-            }
-        }, onError: { [weak self] error in
-            continuation.yield(.error(SyncFailure(error, databasePath: self?.database.path ?? "")))
-            self?.stop()
-        })
+                do {
+                    let engine = try SyncEngine(
+                        database: database, backend: backend, backendName: backendName, epoch: epoch,
+                        lifecycle: lifecycle
+                    ) { [weak self] event in
+                        continuation.yield(event)
+                        // Sent once the engine's loop has ended, on its thread: stepping down stops
+                        // the engine (at once) and offers again from here.
+                        if case .lostOwnership = event, let self { self.stepDown(election) }
+                    }
+                    guard lifecycle.keep(engine) else { return }  // stop() came first and released ownership
+                    try engine.start()
+                } catch {
+                    // Never keep ownership without syncing: let a stand-by take over.
+                    continuation.yield(.error(SyncFailure(kind: .other, message: "sync could not start: \(error)")))
+                    self.stop()
+                }
+            },
+            onError: { [weak self] error in
+                continuation.yield(.error(SyncFailure(error, databasePath: self?.database.path ?? "")))
+                self?.stop()
+            })
     }
 
     /// After losing ownership (on the engine's thread, its loop ended): stop the engine, let
@@ -235,7 +239,11 @@ extension SharedDatabase {
             result = try pass.run()
         } catch {
             let failure = SyncFailure(error, databasePath: path)
-            if failure.kind != .refusedEpoch { try? writeStatus(epoch: epoch) { $0.lastFailure = failure; $0.backend = backendName.isEmpty ? $0.backend : backendName } }
+            if failure.kind != .refusedEpoch {
+                try? writeStatus(epoch: epoch) {
+                    $0.lastFailure = failure; $0.backend = backendName.isEmpty ? $0.backend : backendName
+                }
+            }
             throw error
         }
         try writeStatus(epoch: epoch) { status in

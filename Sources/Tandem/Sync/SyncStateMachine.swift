@@ -256,7 +256,8 @@ struct SyncStateMachine: Sendable {
 
     private static func record(_ owner: inout Owner, fullSync: String?, lags: (upload: Date?, download: Date?), now: Date) -> SyncStatus? {
         var status = owner.status
-        let changed = !status.connected || status.lastFailure != nil || !status.hasSynced || fullSync != nil
+        let changed =
+            !status.connected || status.lastFailure != nil || !status.hasSynced || fullSync != nil
             || (status.uploadPendingSince == nil) != (lags.upload == nil) || (status.downloadPendingSince == nil) != (lags.download == nil)
             || isStale(owner, now: now)
         status.uploadPendingSince = lags.upload

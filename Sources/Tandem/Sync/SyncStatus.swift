@@ -71,12 +71,14 @@ extension SharedDatabase {
     /// and the upload queue length.
     public func syncStatus() throws -> SyncStatus {
         let (json, epoch, pid, pending, downloading, rejected) = try read { tx in
-            (try tx.stored(.syncStatus).stringValue,
-             try tx.stored(.epoch).int64Value ?? 0,
-             try tx.stored(.ownerPID).int64Value,
-             try UploadQueueRows.count(in: tx),
-             try tx.stored(.downloading).int64Value == 1,
-             try RejectedUploadRows.count(in: tx))
+            (
+                try tx.stored(.syncStatus).stringValue,
+                try tx.stored(.epoch).int64Value ?? 0,
+                try tx.stored(.ownerPID).int64Value,
+                try UploadQueueRows.count(in: tx),
+                try tx.stored(.downloading).int64Value == 1,
+                try RejectedUploadRows.count(in: tx)
+            )
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         status.epoch = epoch

@@ -33,8 +33,10 @@ final class FileLock: @unchecked Sendable {
     /// Runs `body`, a blocking call that returns 0 when done and -1 with `errno` otherwise
     /// (`EINTR` when interrupted, when it is called again), until it is done (true), or until
     /// `deadline` passes or `cancellation` fires (false), as ``lock(until:cancellation:interruptible:)``.
-    func wait(until deadline: UInt64, cancellation: LockWatchdog.Cancellation?, interruptible: Bool,
-              _ body: () -> Int32) throws -> Bool {
+    func wait(
+        until deadline: UInt64, cancellation: LockWatchdog.Cancellation?, interruptible: Bool,
+        _ body: () -> Int32
+    ) throws -> Bool {
         guard interruptible, LockWatchdog.shared.isAvailable else {
             try syscall("flock(2) or fcntl(2)", path: path, body)
             return true

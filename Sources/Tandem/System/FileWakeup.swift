@@ -102,8 +102,10 @@ final class FileWakeup: @unchecked Sendable {
     /// Blocks until the file is written, the queue overflows, the timeout passes (ms; -1 waits
     /// forever) or ``interrupt()`` is called.
     func wait(timeoutMilliseconds: Int32) -> Event {
-        var fds = [pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: pipeFDs.0, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: pipeFDs.0, events: Int16(POLLIN), revents: 0),
+        ]
         let deadline = timeoutMilliseconds < 0 ? nil : DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
         while true {
             var remaining = timeoutMilliseconds

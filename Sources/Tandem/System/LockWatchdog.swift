@@ -29,7 +29,11 @@ final class LockWatchdog: Sendable {
         /// The wait returns false as soon as the blocked call is interrupted (at once, or, if the
         /// thread was not blocked yet, within 10 ms).
         func cancel() {
-            guard let waiter = state.withLock({ s -> UInt64? in s.cancelled = true; return s.waiter }) else { return }
+            guard
+                let waiter = state.withLock({ s -> UInt64? in
+                    s.cancelled = true; return s.waiter
+                })
+            else { return }
             LockWatchdog.shared.expire(waiter)
         }
     }
@@ -81,7 +85,9 @@ final class LockWatchdog: Sendable {
             unregister(id)
         }
         if let cancellation {
-            let cancelled = cancellation.state.withLock { s -> Bool in s.waiter = id; return s.cancelled }
+            let cancelled = cancellation.state.withLock { s -> Bool in
+                s.waiter = id; return s.cancelled
+            }
             if cancelled { return false }
         }
         while true {

@@ -97,9 +97,10 @@ final class WALCommitCounter: Sendable {
                 // The index's own fields are in the machine's order; the salts are copied from the
                 // WAL header, in big-endian order.
                 guard bytes.load(fromByteOffset: 0, as: UInt32.self) == 3_007_000 else { return nil }  // WALINDEX_MAX_VERSION
-                return Position(salt: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self)),
-                                commits: bytes.load(fromByteOffset: 8, as: UInt32.self),
-                                frames: bytes.load(fromByteOffset: 16, as: UInt32.self))
+                return Position(
+                    salt: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self)),
+                    commits: bytes.load(fromByteOffset: 8, as: UInt32.self),
+                    frames: bytes.load(fromByteOffset: 16, as: UInt32.self))
             }
         }
     }

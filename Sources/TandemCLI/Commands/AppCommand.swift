@@ -28,7 +28,11 @@ enum AppCommand {
         // after, stopping finishes the event stream, so the loop below prints the last events and returns.
         let state = Mutex<(stopping: Bool, session: SyncSession?)>((false, nil))
         Signals.onTerminate {
-            guard let running = state.withLock({ s -> SyncSession? in s.stopping = true; return s.session }) else { exit(0) }
+            guard
+                let running = state.withLock({ s -> SyncSession? in
+                    s.stopping = true; return s.session
+                })
+            else { exit(0) }
             running.stop()
         }
         let backendURL = try BackendURL(url)
@@ -38,12 +42,16 @@ enum AppCommand {
         do {
             let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
             session = try db.sync(with: backend, backendName: backendURL.name)
-        } catch where SyncFailure(error, databasePath: db.path).kind == .backendUnavailable {
+        } catch  where SyncFailure(error, databasePath: db.path).kind == .backendUnavailable {
             // A server that is down (or not set up yet) is opened when it can be reached.
             Output.error("tandem app: the backend is unavailable for now (\(CommandHints.inCommandTerms("\(error)"))); running locally, syncing once it can be reached\n")
             session = try db.sync(url: backendURL)
         }
-        if state.withLock({ s -> Bool in s.session = session; return s.stopping }) { session.stop() }
+        if state.withLock({ s -> Bool in
+            s.session = session; return s.stopping
+        }) {
+            session.stop()
+        }
         let pid = getpid()
         if let owner = try db.syncStatus().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
@@ -67,10 +75,15 @@ enum AppCommand {
         case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
         case .fullSync(let reason): return Output.object([("event", "\"full_sync\""), ("reason", JSONValue.string(reason).jsonText)])
         case .progress(let p):
-            return Output.object([("event", "\"progress\""), ("uploaded_entries", String(p.uploadedEntries)), ("pending_entries", String(p.pendingEntries)),
-                                  ("downloaded_changes", String(p.downloadedChanges)), ("seconds", String(format: "%.3f", p.elapsed.seconds))])
+            return Output.object([
+                ("event", "\"progress\""), ("uploaded_entries", String(p.uploadedEntries)), ("pending_entries", String(p.pendingEntries)),
+                ("downloaded_changes", String(p.downloadedChanges)), ("seconds", String(format: "%.3f", p.elapsed.seconds)),
+            ])
         case .error(let failure):
-            var pairs = [("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText), ("message", JSONValue.string(CommandHints.inCommandTerms(failure.message)).jsonText)]
+            var pairs = [
+                ("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText),
+                ("message", JSONValue.string(CommandHints.inCommandTerms(failure.message)).jsonText),
+            ]
             if let table = failure.table { pairs.append(("table", JSONValue.string(table).jsonText)) }
             if let rowID = failure.rowID { pairs.append(("row_id", JSONValue.string(rowID).jsonText)) }
             return Output.object(pairs)
@@ -110,14 +123,19 @@ enum SyncCommand {
         let result = try db.syncOnce(url: backendURL)
         let setAside = try db.uploadQueue.rejected().filter { !rejectedBefore.contains($0.transaction.transactionID) }
         if args.has("json") {
-            Output.write(Output.object([("uploaded_transactions", String(result.transactions)),
-                                        ("uploaded_entries", String(result.entries)),
-                                        ("downloaded", String(result.downloaded))]) + "\n")
+            Output.write(
+                Output.object([
+                    ("uploaded_transactions", String(result.transactions)),
+                    ("uploaded_entries", String(result.entries)),
+                    ("downloaded", String(result.downloaded)),
+                ]) + "\n")
         } else {
             Output.write("uploaded \(result.transactions) transaction(s) (\(result.entries) entries), downloaded \(result.downloaded) change(s)\n")
         }
         for rejected in setAside {
-            Output.error("tandem sync: set aside transaction \(rejected.transaction.transactionID), which the backend refused: \(rejected.error) (retry or discard it: tandem crud \(db.path) --retry|--discard \(rejected.transaction.transactionID))\n")
+            Output.error(
+                "tandem sync: set aside transaction \(rejected.transaction.transactionID), which the backend refused: \(rejected.error) (retry or discard it: tandem crud \(db.path) --retry|--discard \(rejected.transaction.transactionID))\n"
+            )
         }
         return setAside.isEmpty ? 0 : 1
     }

@@ -77,10 +77,13 @@ enum BackendCommand {
             try args.require(["reset", "DB"])
             let db = try openDatabase(args.positionals[1])
             let cleared = try db.disconnectAndClear(discardPending: args.has("discard-pending"))
-            let rows = cleared.deletedRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            let rows =
+                cleared.deletedRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
                 + (cleared.deletedWaitingRows > 0 ? ["\(cleared.deletedWaitingRows) for undeclared tables"] : [])
             let total = cleared.deletedRows.values.reduce(cleared.deletedWaitingRows, +)
-            Output.write("reset \(db.path): unbound from its backend; deleted \(total) synced row\(total == 1 ? "" : "s") from this file (\(rows.isEmpty ? "no synced tables" : rows.joined(separator: ", "))), which the backend keeps; local-only tables kept\(cleared.discardedUploads > 0 ? "; discarded \(cleared.discardedUploads) queued upload entries" : "")\n")
+            Output.write(
+                "reset \(db.path): unbound from its backend; deleted \(total) synced row\(total == 1 ? "" : "s") from this file (\(rows.isEmpty ? "no synced tables" : rows.joined(separator: ", "))), which the backend keeps; local-only tables kept\(cleared.discardedUploads > 0 ? "; discarded \(cleared.discardedUploads) queued upload entries" : "")\n"
+            )
         default:
             throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact, grant, revoke or reset)")
         }

@@ -28,8 +28,11 @@ enum ChangesCommand {
         Output.write(json ? "{\"ready\":true}\n" : "ready\n")
         for await change in changes {
             if json {
-                Output.write(Output.object([("tables", JSONValue.array(change.tables.sorted().map { .string($0) }).jsonText),
-                                            ("unknown", String(change.isUnknown))]) + "\n")
+                Output.write(
+                    Output.object([
+                        ("tables", JSONValue.array(change.tables.sorted().map { .string($0) }).jsonText),
+                        ("unknown", String(change.isUnknown)),
+                    ]) + "\n")
             } else {
                 Output.write(change.isUnknown ? "unknown\n" : change.tables.sorted().joined(separator: " ") + "\n")
             }

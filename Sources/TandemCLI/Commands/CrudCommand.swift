@@ -28,9 +28,13 @@ enum CrudCommand {
             guard (args.options["retry"] == nil) != (args.options["discard"] == nil) else {
                 throw Arguments.UsageError(message: "--retry and --discard go alone")
             }
-            let transactionID: Int64? = which == "all" ? nil : try Int64(which) ?? {
-                throw Arguments.UsageError(message: "--\(args.options["retry"] != nil ? "retry" : "discard") takes a transaction id or all, not '\(which)'")
-            }()
+            let transactionID: Int64? =
+                which == "all"
+                ? nil
+                : try Int64(which)
+                    ?? {
+                        throw Arguments.UsageError(message: "--\(args.options["retry"] != nil ? "retry" : "discard") takes a transaction id or all, not '\(which)'")
+                    }()
             let db = try openDatabase(args.positionals[0])
             if let id = transactionID, try !db.uploadQueue.rejected().contains(where: { $0.transaction.transactionID == id }) {
                 throw CommandFailure("no set-aside transaction \(id) in \(db.path) (tandem crud \(db.path) lists them)")
@@ -49,18 +53,25 @@ enum CrudCommand {
         let rejected = try db.uploadQueue.rejected()
         let columns = ["id", "tx_id", "op", "type", "row_id", "data"]
         func row(_ entry: CrudEntry) -> Row {
-            Row(columns: columns, values: [.integer(entry.id), .integer(entry.transactionID), .text(entry.op.rawValue), .text(entry.table),
-                                           .text(entry.rowID), entry.data.map { .text(JSONValue.object($0).jsonText) } ?? .null])
+            Row(
+                columns: columns,
+                values: [
+                    .integer(entry.id), .integer(entry.transactionID), .text(entry.op.rawValue), .text(entry.table),
+                    .text(entry.rowID), entry.data.map { .text(JSONValue.object($0).jsonText) } ?? .null,
+                ])
         }
         if args.has("json") {
             func object(_ entry: CrudEntry, rejected: RejectedTransaction?) -> String {
                 let row = row(entry)
-                var pairs = [("id", Output.json(row[0])), ("tx_id", Output.json(row[1])), ("op", Output.json(row[2])),
-                             ("type", Output.json(row[3])), ("row_id", Output.json(row[4])), ("data", row[5].stringValue ?? "null")]
+                var pairs = [
+                    ("id", Output.json(row[0])), ("tx_id", Output.json(row[1])), ("op", Output.json(row[2])),
+                    ("type", Output.json(row[3])), ("row_id", Output.json(row[4])), ("data", row[5].stringValue ?? "null"),
+                ]
                 if let rejected { pairs += [("rejected", "true"), ("error", JSONValue.string(rejected.error).jsonText)] }
                 return Output.object(pairs)
             }
-            let objects = entries.map { object($0, rejected: nil) }
+            let objects =
+                entries.map { object($0, rejected: nil) }
                 + rejected.flatMap { set in set.transaction.entries.map { object($0, rejected: set) } }
             Output.write("[" + objects.joined(separator: ",") + "]\n")
         } else {

@@ -85,8 +85,11 @@ enum DemoCommand {
             let notes = ChildProcess(label: "notes-\(name)", arguments: ["watch", path, latestSQL, "--json"])
             try notes.start { line, _ in
                 guard let data = line.data(using: .utf8), let rows = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else { return }
-                let latest = rows.map { Latest(title: $0["title"] as? String ?? "", author: $0["author"] as? String ?? "",
-                                               done: ($0["done"] as? NSNumber)?.intValue == 1, writtenAt: ($0["written_at"] as? NSNumber)?.int64Value ?? 0) }
+                let latest = rows.map {
+                    Latest(
+                        title: $0["title"] as? String ?? "", author: $0["author"] as? String ?? "",
+                        done: ($0["done"] as? NSNumber)?.intValue == 1, writtenAt: ($0["written_at"] as? NSNumber)?.int64Value ?? 0)
+                }
                 shared.withLock { $0.latest[name] = latest }
             }
             children.append(notes)
@@ -136,7 +139,8 @@ enum DemoCommand {
         let pending = try db.uploadQueue.pendingCount()
         let bRows = try await SharedDatabase(path: b).read { try $0.scalar("SELECT count(*) FROM notes").int64Value ?? 0 }
         let withinA = Percentiles(s.latencies["A"]!), toB = Percentiles(s.latencies["B"]!)
-        Output.write("""
+        Output.write(
+            """
 
             Summary
               notes on A: \(expected), on B: \(bRows)\(bRows == expected ? " (in sync)" : " (NOT in sync)")

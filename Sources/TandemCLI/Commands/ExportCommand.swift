@@ -22,17 +22,20 @@ enum ExportCommand {
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, flags: ["ndjson"], options: ["where", "keys"])
         try args.require(["DB", "TABLE"])
-        let keys = try args.options["keys"].map { text -> KeyStyle in
-            guard let style = KeyStyle(rawValue: text) else { throw Arguments.UsageError(message: "--keys takes snake or camel, not '\(text)'") }
-            return style
-        } ?? .snake
+        let keys =
+            try args.options["keys"].map { text -> KeyStyle in
+                guard let style = KeyStyle(rawValue: text) else { throw Arguments.UsageError(message: "--keys takes snake or camel, not '\(text)'") }
+                return style
+            } ?? .snake
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let table = args.positionals[1]
         // Rows printed to the terminal show their own progress.
         let line = ProgressLine("export \(table)", unit: .rows, quiet: isatty(STDOUT_FILENO) != 0)
         defer { line.finish() }
-        try db.exportJSON(table: table, where: args.options["where"], keys: keys, format: args.has("ndjson") ? .ndjson : .array,
-                          progress: { line.update(Int64($0.rows), total: $0.totalRows.map(Int64.init)) }) { Output.write(bytes: $0) }
+        try db.exportJSON(
+            table: table, where: args.options["where"], keys: keys, format: args.has("ndjson") ? .ndjson : .array,
+            progress: { line.update(Int64($0.rows), total: $0.totalRows.map(Int64.init)) }
+        ) { Output.write(bytes: $0) }
         return 0
     }
 }

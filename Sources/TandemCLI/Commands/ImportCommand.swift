@@ -39,18 +39,21 @@ enum ImportCommand {
         let args = try Arguments(words, flags: ["delete-missing", "strict", "json", "ndjson"], options: ["scope"], repeatable: ["map", "nested"])
         try args.require(["DB", "TABLE"], more: true)
         guard args.positionals.count <= 3 else { throw Arguments.UsageError(message: "unexpected argument '\(args.positionals[3])'") }
-        var options = ImportOptions(keyMap: try pairs(args.repeated["map"] ?? [], option: "map"),
-                                    deleteMissing: args.has("delete-missing"),
-                                    nested: try pairs(args.repeated["nested"] ?? [], option: "nested"), strict: args.has("strict"),
-                                    format: args.has("ndjson") ? .ndjson : .array)
+        var options = ImportOptions(
+            keyMap: try pairs(args.repeated["map"] ?? [], option: "map"),
+            deleteMissing: args.has("delete-missing"),
+            nested: try pairs(args.repeated["nested"] ?? [], option: "nested"), strict: args.has("strict"),
+            format: args.has("ndjson") ? .ndjson : .array)
         if let scope = args.options["scope"] {
             guard let pair = try pairs([scope], option: "scope").first else { throw Arguments.UsageError(message: "--scope takes COLUMN=VALUE") }
             options.scope = (pair.key, pair.value)
         }
         let source = args.positionals.count == 3 ? args.positionals[2] : "-"
         var isDirectory: ObjCBool = false
-        if source != "-", !FileManager.default.isReadableFile(atPath: source)
-            || !FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) || isDirectory.boolValue {
+        if source != "-",
+            !FileManager.default.isReadableFile(atPath: source)
+                || !FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) || isDirectory.boolValue
+        {
             throw Arguments.UsageError(message: "cannot read the payload file '\(source)'")
         }
         let db = try openDatabase(args.positionals[0])
@@ -62,11 +65,18 @@ enum ImportCommand {
         }
         line.finish()
         if args.has("json") {
-            Output.write(Output.object(result.tables.keys.sorted().map { name in
-                let c = result.tables[name]!
-                return (name, Output.object([("inserted", String(c.inserted)), ("updated", String(c.updated)),
-                                             ("deleted", String(c.deleted)), ("unchanged", String(c.unchanged))]))
-            }) + "\n")
+            Output.write(
+                Output.object(
+                    result.tables.keys.sorted().map { name in
+                        let c = result.tables[name]!
+                        return (
+                            name,
+                            Output.object([
+                                ("inserted", String(c.inserted)), ("updated", String(c.updated)),
+                                ("deleted", String(c.deleted)), ("unchanged", String(c.unchanged)),
+                            ])
+                        )
+                    }) + "\n")
         } else {
             Output.write(result.description + "\n")
         }

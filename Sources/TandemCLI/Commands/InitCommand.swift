@@ -78,21 +78,26 @@ enum InitCommand {
         let repaired = findings.compactMap(\.repair)
         let tables = schema.tables.map(\.name)
         if args.has("json") {
-            Output.write(Output.object([("path", JSONValue.string(db.path).jsonText),
-                                        ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
-                                        ("journal_mode", JSONValue.string(try db.journalMode()).jsonText),
-                                        ("type_changes", JSONValue.array(typeChanges.map { .string($0) }).jsonText),
-                                        ("effects", JSONValue.array(upgrade.effects.map { .string($0.description) }).jsonText),
-                                        ("adopted", JSONValue.array((adopted?.foreignObjects ?? []).map { .string($0.description) }).jsonText),
-                                        ("repaired", JSONValue.array(repaired.map { .string($0) }).jsonText)]) + "\n")
+            Output.write(
+                Output.object([
+                    ("path", JSONValue.string(db.path).jsonText),
+                    ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
+                    ("journal_mode", JSONValue.string(try db.journalMode()).jsonText),
+                    ("type_changes", JSONValue.array(typeChanges.map { .string($0) }).jsonText),
+                    ("effects", JSONValue.array(upgrade.effects.map { .string($0.description) }).jsonText),
+                    ("adopted", JSONValue.array((adopted?.foreignObjects ?? []).map { .string($0.description) }).jsonText),
+                    ("repaired", JSONValue.array(repaired.map { .string($0) }).jsonText),
+                ]) + "\n")
         } else {
             for repair in repaired { Output.write("repaired: \(repair)\n") }
             Output.write("initialised \(db.path): \(tables.isEmpty ? "no tables" : tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
             for effect in upgrade.effects { Output.write("\(effect)\n") }
             if let adopted {
                 let mode = try db.journalMode()
-                Output.write("adopted \(db.path), a database Tandem did not make: journal mode \(adopted.journalMode == mode ? "\(mode) as it was" : "\(adopted.journalMode) switched to \(mode)")"
-                             + (adopted.foreignObjects.isEmpty ? "" : "; its own \(adopted.foreignObjects.map(\.description).joined(separator: ", ")) kept as they were, not synced") + "\n")
+                Output.write(
+                    "adopted \(db.path), a database Tandem did not make: journal mode \(adopted.journalMode == mode ? "\(mode) as it was" : "\(adopted.journalMode) switched to \(mode)")"
+                        + (adopted.foreignObjects.isEmpty ? "" : "; its own \(adopted.foreignObjects.map(\.description).joined(separator: ", ")) kept as they were, not synced")
+                        + "\n")
             }
         }
         return 0

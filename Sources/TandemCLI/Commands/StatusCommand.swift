@@ -25,20 +25,22 @@ enum StatusCommand {
         let lastSynced = status.lastSyncedAt.map { $0.ISO8601Format() }
         if args.has("json") {
             func s(_ v: String?) -> String { v.map { JSONValue.string($0).jsonText } ?? "null" }
-            Output.write(Output.object([
-                ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
-                ("rejected_uploads", String(status.rejectedUploads)),
-                ("upload_lag_seconds", String(format: "%.3f", status.uploadLag.seconds)),
-                ("download_lag_seconds", String(format: "%.3f", status.downloadLag.seconds)),
-                ("owner_pid", status.ownerPID.map(String.init) ?? "null"), ("epoch", String(status.epoch)),
-                ("connected", String(status.connected)), ("uploading", String(status.uploading)),
-                ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
-                ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError.map(CommandHints.inCommandTerms))),
-                ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
-                ("last_full_sync", status.lastFullSync.map { Output.object([("at", s($0.at.ISO8601Format())), ("reason", s($0.reason))]) } ?? "null"),
-            ]) + "\n")
+            Output.write(
+                Output.object([
+                    ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
+                    ("rejected_uploads", String(status.rejectedUploads)),
+                    ("upload_lag_seconds", String(format: "%.3f", status.uploadLag.seconds)),
+                    ("download_lag_seconds", String(format: "%.3f", status.downloadLag.seconds)),
+                    ("owner_pid", status.ownerPID.map(String.init) ?? "null"), ("epoch", String(status.epoch)),
+                    ("connected", String(status.connected)), ("uploading", String(status.uploading)),
+                    ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
+                    ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError.map(CommandHints.inCommandTerms))),
+                    ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
+                    ("last_full_sync", status.lastFullSync.map { Output.object([("at", s($0.at.ISO8601Format())), ("reason", s($0.reason))]) } ?? "null"),
+                ]) + "\n")
         } else {
-            Output.write("""
+            Output.write(
+                """
                 database:        \(db.path)
                 journal mode:    \(mode)
                 pending uploads: \(status.pendingUploads)\(status.rejectedUploads > 0 ? " (and \(status.rejectedUploads) transaction\(status.rejectedUploads == 1 ? "" : "s") the backend refused, set aside: tandem crud lists them)" : "")

@@ -22,9 +22,11 @@ enum StressWriterCommand {
 
             """, hidden: true, run: run)
 
-    static let schema = Schema(tables: [TableSchema(
-        name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
-        indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])])
+    static let schema = Schema(tables: [
+        TableSchema(
+            name: "stress", columns: [.integer("writer"), .integer("txn"), .integer("row"), .text("payload"), .integer("written_at")],
+            indexes: [IndexSchema(name: "by_writer", columns: ["writer", "txn"])])
+    ])
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, flags: ["bulk", "direct"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous", "write-lock-streak"])
@@ -52,8 +54,9 @@ enum StressWriterCommand {
             let start = monotonicMicroseconds()
             try db.write { tx in
                 for row in 0..<rows {
-                    try tx.execute("INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
-                                   ["w\(writer)-t\(index)-r\(row)", writer, index, row, payload, start])
+                    try tx.execute(
+                        "INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
+                        ["w\(writer)-t\(index)-r\(row)", writer, index, row, payload, start])
                 }
             }
             Output.write("\(index) \(start) \(monotonicMicroseconds())\n")
@@ -76,8 +79,9 @@ enum StressWriterCommand {
                 return
             }
             for row in 0..<rows {
-                try tx.execute("INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
-                               ["w0-t\(row)-r0", 0, row, 0, payload, start])
+                try tx.execute(
+                    "INSERT INTO stress(id, writer, txn, row, payload, written_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    ["w0-t\(row)-r0", 0, row, 0, payload, start])
             }
         }
         Output.write("\(rows) \(monotonicMicroseconds() - start)\n")

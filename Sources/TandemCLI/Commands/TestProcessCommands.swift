@@ -121,8 +121,9 @@ enum BulkRecordsCommand {
                     try tx.insert(contentsOf: notes)
                 } else {
                     for note in notes {
-                        try tx.execute("INSERT INTO notes(id, title, author, done, written_at) VALUES (?, ?, ?, ?, ?)",
-                                       [note.id, note.title, note.author, note.done, note.written_at])
+                        try tx.execute(
+                            "INSERT INTO notes(id, title, author, done, written_at) VALUES (?, ?, ?, ?, ?)",
+                            [note.id, note.title, note.author, note.done, note.written_at])
                     }
                 }
             }

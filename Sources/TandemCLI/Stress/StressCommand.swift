@@ -31,8 +31,9 @@ enum StressCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json", "verify"],
-                                 options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous"])
+        let args = try Arguments(
+            words, flags: ["json", "verify"],
+            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous"])
         try args.require(["DB"])
         let path = URL(fileURLWithPath: args.positionals[0]).standardizedFileURL.path
         if args.has("verify") { return try verifyOnly(path: path, json: args.has("json")) }

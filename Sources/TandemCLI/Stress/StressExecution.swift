@@ -39,8 +39,9 @@ struct StressExecution {
         let chaos = options.killEveryMilliseconds.map { ms in Task { await run.chaos(every: ms, database: database) } }
         func showProgress() {
             let (committed, kills) = run.progress()
-            line.update(Int64(committed), total: Int64(options.writers * options.transactions),
-                        detail: options.killEveryMilliseconds == nil ? nil : "\(kills) kill\(kills == 1 ? "" : "s")")
+            line.update(
+                Int64(committed), total: Int64(options.writers * options.transactions),
+                detail: options.killEveryMilliseconds == nil ? nil : "\(kills) kill\(kills == 1 ? "" : "s")")
         }
         while run.state.withLock({ $0.writersDone < options.writers }) {
             try await Task.sleep(nanoseconds: 200_000_000)
@@ -73,17 +74,26 @@ struct StressExecution {
         for process in background + run.state.withLock({ $0.apps }) { process.wait() }
 
         let s = run.state.withLock { $0 }
-        let log = StressLog(writers: options.writers, transactions: options.transactions, rowsPerTransaction: options.rowsPerTransaction,
-                            peer: options.peerPath, backend: options.backend, committed: s.commits.map { $0.map(\.txn) })
+        let log = StressLog(
+            writers: options.writers, transactions: options.transactions, rowsPerTransaction: options.rowsPerTransaction,
+            peer: options.peerPath, backend: options.backend, committed: s.commits.map { $0.map(\.txn) })
         try log.save(to: options.path)
 
-        var checks = try StressVerifier(log: log, database: database, peer: peer,
-                                        serverPath: options.backend.flatMap(StressExecution.embeddedServerPath)).run()
-        checks.insert(.init(name: "writers-ok", passed: s.writerFailures.isEmpty,
-                            detail: s.writerFailures.isEmpty ? "every writer finished" : s.writerFailures.prefix(3).joined(separator: "; ")), at: 0)
+        var checks = try StressVerifier(
+            log: log, database: database, peer: peer,
+            serverPath: options.backend.flatMap(StressExecution.embeddedServerPath)
+        ).run()
+        checks.insert(
+            .init(
+                name: "writers-ok", passed: s.writerFailures.isEmpty,
+                detail: s.writerFailures.isEmpty ? "every writer finished" : s.writerFailures.prefix(3).joined(separator: "; ")), at: 0)
         let lastLines = s.watchers.map(\.lastLine) + (peer != nil ? [s.peerWatcher.lastLine] : [])
-        checks.append(.init(name: "watchers-converged", passed: converged,
-                            detail: converged ? "\(lastLines.count) watcher(s) show the final result" : "last results \(lastLines.map { String($0.prefix(80)) }) differ from a fresh query \(fresh.prefix(80))"))
+        checks.append(
+            .init(
+                name: "watchers-converged", passed: converged,
+                detail: converged
+                    ? "\(lastLines.count) watcher(s) show the final result"
+                    : "last results \(lastLines.map { String($0.prefix(80)) }) differ from a fresh query \(fresh.prefix(80))"))
         if !settleProblems.isEmpty { checks.append(.init(name: "sync-settled", passed: false, detail: settleProblems.joined(separator: "; "))) }
 
         var report = StressReport(checks: checks)

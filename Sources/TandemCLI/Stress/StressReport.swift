@@ -22,15 +22,20 @@ struct StressReport {
     var text: String {
         var lines: [String] = []
         if transactions > 0 {
-            lines.append(String(format: "transactions committed: %d in %.2f s (%.0f transactions/s); kills: %d writers, %d owners",
-                                transactions, seconds, throughput, kills, ownerKills))
-            lines.append("commit latency (lock wait + commit): p50 \(milliseconds(commitLatency.value(50))), p99 \(milliseconds(commitLatency.value(99))), p99.9 \(milliseconds(commitLatency.value(99.9))), max \(milliseconds(commitLatency.largest))")
+            lines.append(
+                String(
+                    format: "transactions committed: %d in %.2f s (%.0f transactions/s); kills: %d writers, %d owners",
+                    transactions, seconds, throughput, kills, ownerKills))
+            lines.append(
+                "commit latency (lock wait + commit): p50 \(milliseconds(commitLatency.value(50))), p99 \(milliseconds(commitLatency.value(99))), p99.9 \(milliseconds(commitLatency.value(99.9))), max \(milliseconds(commitLatency.largest))"
+            )
             if let first = writerFinish.min(), let last = writerFinish.max() {
                 lines.append(String(format: "writers finished between %.2f s and %.2f s", first, last))
             }
             lines.append("commit to watcher: p50 \(milliseconds(notifyLatency.value(50))), p99 \(milliseconds(notifyLatency.value(99))) (\(notifyLatency.count) samples)")
             if let peerLatency {
-                lines.append("commit to the second client's watcher: p50 \(milliseconds(peerLatency.value(50))), p99 \(milliseconds(peerLatency.value(99))) (\(peerLatency.count) samples)")
+                lines.append(
+                    "commit to the second client's watcher: p50 \(milliseconds(peerLatency.value(50))), p99 \(milliseconds(peerLatency.value(99))) (\(peerLatency.count) samples)")
             }
         }
         for check in checks { lines.append("\(check.passed ? "ok    " : "FAILED") \(check.name): \(check.detail)") }
@@ -52,9 +57,14 @@ struct StressReport {
         ]
         if let peerLatency { pairs.append(("peer_latency_ms", ms(peerLatency))) }
         pairs.append(("writer_finish_s", "[" + writerFinish.map { String(format: "%.3f", $0) }.joined(separator: ",") + "]"))
-        pairs.append(("checks", "[" + checks.map {
-            Output.object([("name", JSONValue.string($0.name).jsonText), ("passed", String($0.passed)), ("detail", JSONValue.string($0.detail).jsonText)])
-        }.joined(separator: ",") + "]"))
+        pairs.append(
+            (
+                "checks",
+                "["
+                    + checks.map {
+                        Output.object([("name", JSONValue.string($0.name).jsonText), ("passed", String($0.passed)), ("detail", JSONValue.string($0.detail).jsonText)])
+                    }.joined(separator: ",") + "]"
+            ))
         return Output.object(pairs)
     }
 }

@@ -93,9 +93,12 @@ final class StressRun: Sendable {
     func superviseWriter(_ index: Int) {
         while true {
             state.withLock { $0.commitsAtStart[index] = $0.commits[index].count }
-            let process = ChildProcess(label: "writer-\(index)", arguments: [
-                "stress-writer", options.path, "--writer", String(index), "--transactions", String(options.transactions),
-                "--rows-per-transaction", String(options.rowsPerTransaction), "--synchronous", options.synchronous])
+            let process = ChildProcess(
+                label: "writer-\(index)",
+                arguments: [
+                    "stress-writer", options.path, "--writer", String(index), "--transactions", String(options.transactions),
+                    "--rows-per-transaction", String(options.rowsPerTransaction), "--synchronous", options.synchronous,
+                ])
             do {
                 try process.start { [self] line, _ in
                     let parts = line.split(separator: " ").compactMap { Int64($0) }
@@ -116,7 +119,9 @@ final class StressRun: Sendable {
             }
             if status == 0 { state.withLock { $0.writersDone += 1 }; return }
             if !killed {
-                state.withLock { $0.writersDone += 1; $0.writerFailures.append("writer \(index) exited with status \(status)") }
+                state.withLock {
+                    $0.writersDone += 1; $0.writerFailures.append("writer \(index) exited with status \(status)")
+                }
                 return
             }
         }
@@ -136,8 +141,9 @@ final class StressRun: Sendable {
         while state.withLock({ $0.writersDone < options.writers }) {
             try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
             if options.backend != nil, Int.random(in: 0..<4, using: &rng) == 0,
-               let owner = try? database.syncStatus().ownerPID,
-               let app = state.withLock({ s in s.apps.first { $0.pid == owner && $0.isRunning } }) {
+                let owner = try? database.syncStatus().ownerPID,
+                let app = state.withLock({ s in s.apps.first { $0.pid == owner && $0.isRunning } })
+            {
                 app.kill9()
                 state.withLock { $0.ownerKills += 1 }
                 _ = try? startApp(options.path)

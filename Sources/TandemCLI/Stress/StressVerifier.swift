@@ -48,8 +48,9 @@ struct StressVerifier {
             for number in numbers where present["\(writer)/\(number)"] == nil { missing.append("writer \(writer) txn \(number)") }
         }
         let total = log.committed.reduce(0) { $0 + $1.count }
-        return Check(name: "committed-present", passed: missing.isEmpty,
-                     detail: missing.isEmpty ? "all \(total) reported commits present" : "\(missing.count) reported commits missing: \(missing.prefix(5).joined(separator: ", "))")
+        return Check(
+            name: "committed-present", passed: missing.isEmpty,
+            detail: missing.isEmpty ? "all \(total) reported commits present" : "\(missing.count) reported commits missing: \(missing.prefix(5).joined(separator: ", "))")
     }
 
     /// Every transaction present has all its rows, each once (no partial transaction, no duplicate).
@@ -61,7 +62,10 @@ struct StressVerifier {
         }
         let passed = bad.isEmpty && duplicates == 0
         var detail = "every transaction has exactly \(log.rowsPerTransaction) row(s)"
-        if !bad.isEmpty { detail = "\(bad.count) transactions with the wrong row count, e.g. \(bad.sorted { $0.key < $1.key }.prefix(3).map { "\($0.key): \($0.value) rows" }.joined(separator: ", "))" }
+        if !bad.isEmpty {
+            detail =
+                "\(bad.count) transactions with the wrong row count, e.g. \(bad.sorted { $0.key < $1.key }.prefix(3).map { "\($0.key): \($0.value) rows" }.joined(separator: ", "))"
+        }
         if duplicates > 0 { detail += "; \(duplicates) duplicate rows" }
         return Check(name: "no-partial-transactions", passed: passed, detail: detail)
     }
@@ -76,24 +80,28 @@ struct StressVerifier {
         }
         let extra = present.count - log.writers * log.transactions
         if extra > 0 { problems.append("\(extra) transactions no writer was asked for") }
-        return Check(name: "all-transactions", passed: problems.isEmpty,
-                     detail: problems.isEmpty ? "\(log.writers) writers × \(log.transactions) transactions" : problems.prefix(5).joined(separator: "; "))
+        return Check(
+            name: "all-transactions", passed: problems.isEmpty,
+            detail: problems.isEmpty ? "\(log.writers) writers × \(log.transactions) transactions" : problems.prefix(5).joined(separator: "; "))
     }
 
     /// Without a backend: one CRUD entry per row, one transaction id per write transaction.
     func oneCrudEntryPerRow() throws -> Check {
         let queued = try database.uploadQueue.transactions(limit: .max).flatMap(\.entries).filter { $0.table == "stress" }
         let (ids, transactions) = try database.read { tx in
-            (Set(try tx.fetchAll("SELECT id FROM stress").compactMap { $0[0].stringValue }),
-             try tx.scalar("SELECT count(*) FROM (SELECT DISTINCT writer, txn FROM stress)").int64Value ?? 0)
+            (
+                Set(try tx.fetchAll("SELECT id FROM stress").compactMap { $0[0].stringValue }),
+                try tx.scalar("SELECT count(*) FROM (SELECT DISTINCT writer, txn FROM stress)").int64Value ?? 0
+            )
         }
         let entriesPerRow = Dictionary(grouping: queued, by: \.rowID).mapValues(\.count)
         let entries = Int64(queued.count), rows = Int64(ids.count)
         let rowsWithOne = Int64(ids.filter { entriesPerRow[$0] == 1 }.count)
         let transactionIDs = Int64(Set(queued.map(\.transactionID)).count)
         let passed = entries == rows && rowsWithOne == rows && transactionIDs == transactions
-        return Check(name: "crud-entries", passed: passed,
-                     detail: "\(entries) CRUD entries for \(rows) rows (\(rowsWithOne) with exactly one); \(transactionIDs) transaction ids for \(transactions) transactions")
+        return Check(
+            name: "crud-entries", passed: passed,
+            detail: "\(entries) CRUD entries for \(rows) rows (\(rowsWithOne) with exactly one); \(transactionIDs) transaction ids for \(transactions) transactions")
     }
 
     func uploadQueueDrained() throws -> Check {
@@ -106,19 +114,25 @@ struct StressVerifier {
         let query = "SELECT id, writer, txn, row, payload, written_at FROM stress ORDER BY id"
         let mine = try database.fetchAll(query), theirs = try peer.fetchAll(query)
         let passed = mine == theirs
-        return Check(name: "peer-equal", passed: passed,
-                     detail: passed ? "\(theirs.count) rows equal on the second client" : "\(mine.count) rows here, \(theirs.count) on the second client, \(Set(mine).symmetricDifference(Set(theirs)).count) differ")
+        return Check(
+            name: "peer-equal", passed: passed,
+            detail: passed
+                ? "\(theirs.count) rows equal on the second client"
+                : "\(mine.count) rows here, \(theirs.count) on the second client, \(Set(mine).symmetricDifference(Set(theirs)).count) differ")
     }
 
     /// With the embedded backend: each row was uploaded exactly once.
     func uploadedOnce(_ serverPath: String) throws -> Check {
         let server = try SharedDatabase(path: serverPath)
         let (changes, distinct) = try server.read { tx in
-            (try tx.scalar("SELECT count(*) FROM server_changes WHERE type = 'stress'").int64Value ?? 0,
-             try tx.scalar("SELECT count(DISTINCT id) FROM server_changes WHERE type = 'stress'").int64Value ?? 0)
+            (
+                try tx.scalar("SELECT count(*) FROM server_changes WHERE type = 'stress'").int64Value ?? 0,
+                try tx.scalar("SELECT count(DISTINCT id) FROM server_changes WHERE type = 'stress'").int64Value ?? 0
+            )
         }
-        return Check(name: "uploaded-once", passed: changes == distinct,
-                     detail: "\(changes) changes in the backend's log for \(distinct) rows")
+        return Check(
+            name: "uploaded-once", passed: changes == distinct,
+            detail: "\(changes) changes in the backend's log for \(distinct) rows")
     }
 
     func integrity(_ db: SharedDatabase, name: String) throws -> Check {

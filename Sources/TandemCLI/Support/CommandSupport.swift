@@ -2,8 +2,10 @@ import Foundation
 import Tandem
 
 /// Opens an existing database for a command.
-func openDatabase(_ path: String, readOnly: Bool = false, synchronous: Configuration.Synchronous = .normal,
-                  configure: (inout Configuration) -> Void = { _ in }) throws -> SharedDatabase {
+func openDatabase(
+    _ path: String, readOnly: Bool = false, synchronous: Configuration.Synchronous = .normal,
+    configure: (inout Configuration) -> Void = { _ in }
+) throws -> SharedDatabase {
     var configuration = Configuration()
     configuration.readOnly = readOnly
     configuration.synchronous = synchronous

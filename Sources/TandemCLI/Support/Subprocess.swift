@@ -25,8 +25,10 @@ public struct Subprocess: Sendable {
     ///   - stdout, stderr: pipe the stream back, discard it, or share this process's.
     ///   - inheritsStdin: the child reads this process's standard input (else /dev/null).
     /// - Throws: ``Tandem/SystemError`` naming the call and the executable.
-    public static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                             stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false) throws -> Subprocess {
+    public static func spawn(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false
+    ) throws -> Subprocess {
         spawnLock.lock()
         defer { spawnLock.unlock() }
         var actions = posix_spawn_file_actions_t()
@@ -110,8 +112,10 @@ public struct Subprocess: Sendable {
 
 /// Reads lines from `fd` on a new thread until end of file, stamping each with the
 /// CLOCK_MONOTONIC microsecond it was read at; closes `fd` at the end, then calls `onEnd`.
-func readLines(from fd: Int32, name: String, onLine: @escaping @Sendable (String, Int64) -> Void,
-               onEnd: @escaping @Sendable () -> Void = {}) {
+func readLines(
+    from fd: Int32, name: String, onLine: @escaping @Sendable (String, Int64) -> Void,
+    onEnd: @escaping @Sendable () -> Void = {}
+) {
     let thread = Thread {
         var pending = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)

@@ -31,7 +31,12 @@ enum SwiftRecordSource {
             let properties = table.columns.map { (column: $0, name: names[$0.name]!) }
             text += "\nstruct \(typeName): Record, Equatable {\n    var id = \"\"\n"
             for (column, name) in properties {
-                let type = switch column.type { case .text: "String"; case .integer: "Int64"; case .real: "Double" }
+                let type =
+                    switch column.type {
+                    case .text: "String";
+                    case .integer: "Int64";
+                    case .real: "Double"
+                    }
                 text += "    var \(escaped(name)): \(type)?\n"
             }
             let renamed = properties.filter { $0.name != $0.column.name }
@@ -56,7 +61,8 @@ enum SwiftRecordSource {
     /// appended that is free.
     static func unique(_ candidates: [String], taken: inout Set<String>, reserved: Set<String>) -> String {
         let usable = candidates.map { reserved.contains($0) ? $0 + "Record" : $0 }
-        let chosen = usable.first { !taken.contains($0) }
+        let chosen =
+            usable.first { !taken.contains($0) }
             ?? (2...).lazy.map { "\(usable[0])\($0)" }.first { !taken.contains($0) }!
         taken.insert(chosen)
         return chosen
