@@ -80,12 +80,12 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     }
 
     /// Creates or upgrades the server side for `schema` (see ``PostgresSetup``).
-    /// - Parameter retention: how long (seconds) a client may stay away before the change log
-    ///   is compacted past its cursor (it then does a full sync); nil keeps the setting (7 days
-    ///   at first).
+    /// - Parameter retention: how long a client may stay away before the change log is
+    ///   compacted past its cursor (it then does a full sync); nil keeps the setting (7 days at
+    ///   first).
     /// - Throws: ``PostgresError`` naming the table and column of what can never sync.
-    public static func setup(conninfo: String, schema: Schema, retention: Double? = nil) throws {
-        try PostgresSetup.install(schema, retention: retention, on: PostgresConnection(conninfo))
+    public static func setup(conninfo: String, schema: Schema, retention: Duration? = nil) throws {
+        try PostgresSetup.install(schema, retention: retention?.seconds, on: PostgresConnection(conninfo))
     }
 
     /// A connection for the feed's and uploads' statements, which all go by an index: the
