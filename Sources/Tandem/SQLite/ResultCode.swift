@@ -47,31 +47,54 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     }
 
     // Primary codes.
+    /// `SQLITE_ERROR`: a generic error (bad SQL, a missing table).
     public static let error = ResultCode(rawValue: SQLITE_ERROR)
+    /// `SQLITE_BUSY`: another connection holds a lock the statement needs.
     public static let busy = ResultCode(rawValue: SQLITE_BUSY)
+    /// `SQLITE_LOCKED`: a conflict inside this connection (a table in use by a statement still running).
     public static let locked = ResultCode(rawValue: SQLITE_LOCKED)
+    /// `SQLITE_READONLY`: a write to a database opened read-only, or a file that cannot be written.
     public static let readOnly = ResultCode(rawValue: SQLITE_READONLY)
+    /// `SQLITE_INTERRUPT`: the statement was interrupted.
     public static let interrupt = ResultCode(rawValue: SQLITE_INTERRUPT)
+    /// `SQLITE_IOERR`: the operating system reported an I/O error.
     public static let ioError = ResultCode(rawValue: SQLITE_IOERR)
+    /// `SQLITE_CORRUPT`: the database file is malformed.
     public static let corrupt = ResultCode(rawValue: SQLITE_CORRUPT)
+    /// `SQLITE_FULL`: the disk (or the temporary store) is full.
     public static let full = ResultCode(rawValue: SQLITE_FULL)
+    /// `SQLITE_CANTOPEN`: the file could not be opened.
     public static let cantOpen = ResultCode(rawValue: SQLITE_CANTOPEN)
+    /// `SQLITE_CONSTRAINT`: a constraint failed (matches every extended constraint code).
     public static let constraint = ResultCode(rawValue: SQLITE_CONSTRAINT)
+    /// `SQLITE_MISUSE`: SQLite was called in a way it does not allow.
     public static let misuse = ResultCode(rawValue: SQLITE_MISUSE)
+    /// `SQLITE_AUTH`: the authorizer refused the statement (Tandem's own tables are kept to Tandem).
     public static let auth = ResultCode(rawValue: SQLITE_AUTH)
+    /// `SQLITE_NOTADB`: the file is not an SQLite database.
     public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
 
     // Extended codes (the C macros Swift does not import, by their documented values).
+    /// `SQLITE_BUSY_RECOVERY`: another connection is recovering the WAL.
     public static let busyRecovery = ResultCode(rawValue: SQLITE_BUSY | (1 << 8))
+    /// `SQLITE_BUSY_SNAPSHOT`: a read transaction's snapshot is too old to write from.
     public static let busySnapshot = ResultCode(rawValue: SQLITE_BUSY | (2 << 8))
+    /// `SQLITE_BUSY_TIMEOUT`: a blocking lock wait timed out.
     public static let busyTimeout = ResultCode(rawValue: SQLITE_BUSY | (3 << 8))
+    /// `SQLITE_CONSTRAINT_CHECK`: a CHECK constraint failed.
     public static let constraintCheck = ResultCode(rawValue: SQLITE_CONSTRAINT | (1 << 8))
+    /// `SQLITE_CONSTRAINT_FOREIGNKEY`: a foreign key constraint failed.
     public static let constraintForeignKey = ResultCode(rawValue: SQLITE_CONSTRAINT | (3 << 8))
+    /// `SQLITE_CONSTRAINT_NOTNULL`: a NOT NULL constraint failed.
     public static let constraintNotNull = ResultCode(rawValue: SQLITE_CONSTRAINT | (5 << 8))
+    /// `SQLITE_CONSTRAINT_PRIMARYKEY`: a primary key is not unique.
     public static let constraintPrimaryKey = ResultCode(rawValue: SQLITE_CONSTRAINT | (6 << 8))
+    /// `SQLITE_CONSTRAINT_TRIGGER`: a trigger raised an error (`RAISE(ABORT, …)`).
     public static let constraintTrigger = ResultCode(rawValue: SQLITE_CONSTRAINT | (7 << 8))
+    /// `SQLITE_CONSTRAINT_UNIQUE`: a UNIQUE constraint failed.
     public static let constraintUnique = ResultCode(rawValue: SQLITE_CONSTRAINT | (8 << 8))
-    /// A value that does not fit its column's declared type (in Tandem's tables too).
+    /// `SQLITE_CONSTRAINT_DATATYPE`: a value that does not fit its column's declared type (in Tandem's tables too).
     public static let constraintDatatype = ResultCode(rawValue: SQLITE_CONSTRAINT | (12 << 8))
+    /// `SQLITE_READONLY_DBMOVED`: the database file was moved or unlinked while open.
     public static let readOnlyDatabaseMoved = ResultCode(rawValue: SQLITE_READONLY | (4 << 8))
 }
