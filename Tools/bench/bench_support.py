@@ -19,6 +19,15 @@ def percentile(values, p):
     return values[min(len(values) - 1, max(0, int(round(p / 100 * len(values) + 0.5)) - 1))] if values else float("nan")
 
 
+def write_schema(directory, schema):
+    """Writes the schema `schema` (a dict) as `directory`/schema.json; returns its path."""
+    import json
+    path = os.path.join(directory, "schema.json")
+    with open(path, "w") as f:
+        json.dump(schema, f)
+    return path
+
+
 def build_tandem(progress):
     """Builds the release `tandem` (its output to stderr) and returns its path."""
     progress("building the release tandem")

@@ -12,7 +12,6 @@ change log's rows and bytes, before and after `tandem backend compact`.
   --quick   5 hosts, 100 rows each
 """
 import argparse
-import json
 import os
 import shutil
 import sqlite3
@@ -21,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from bench_support import build_tandem, cpu_seconds, stop_all
+from bench_support import build_tandem, cpu_seconds, stop_all, write_schema
 from pg_cluster import Cluster
 
 SCHEMA = {"tables": [{"name": "stress", "columns": [
@@ -74,12 +73,8 @@ def main():
     cluster = Cluster(os.path.join(work, "pg"), f"-c max_connections={max(100, args.hosts * 3 + 20)}")
     apps = []
     try:
-        cluster.psql("CREATE DATABASE fleet")
-        url = cluster.url("fleet")
-        schema = os.path.join(work, "schema.json")
-        with open(schema, "w") as f:
-            json.dump(SCHEMA, f)
-        subprocess.run([tandem, "backend", "setup", url, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
+        schema = write_schema(work, SCHEMA)
+        url = cluster.tandem_backend(tandem, "fleet", schema)
         hosts = [os.path.join(work, f"host{i:03d}.db") for i in range(args.hosts)]
         progress(f"starting {args.hosts} hosts")
         for db in hosts:

@@ -26,6 +26,13 @@ class Cluster:
         return subprocess.run([f"{self.bin}/psql", "-qAt", "-v", "ON_ERROR_STOP=1", "-d", self.url(db), "-c", sql],
                               check=True, capture_output=True, text=True).stdout.strip()
 
+    def tandem_backend(self, tandem, db, schema):
+        """Creates database `db` and sets it up as a Tandem backend for the schema file `schema`
+        (`tandem backend setup`, as its administrator); returns its URL."""
+        self.psql(f"CREATE DATABASE {db}")
+        subprocess.run([tandem, "backend", "setup", self.url(db), "--schema", schema], check=True, stdout=subprocess.DEVNULL)
+        return self.url(db)
+
     def session(self, db):
         """A psql session kept open, fed through its standard input."""
         return subprocess.Popen([f"{self.bin}/psql", "-qAt", "-d", self.url(db)], stdin=subprocess.PIPE,

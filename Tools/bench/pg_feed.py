@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from bench_support import build_tandem, now_us, percentile, stop_all
+from bench_support import build_tandem, now_us, percentile, stop_all, write_schema
 from pg_cluster import Cluster
 
 SCHEMA = {"tables": [{"name": "stress", "columns": [
@@ -50,14 +50,11 @@ def main():
     cluster = Cluster(work)
     processes = []
     try:
-        cluster.psql("CREATE DATABASE feed")
-        url = cluster.url("feed")
-        with open(f"{work}/schema.json", "w") as f:
-            json.dump(SCHEMA, f)
-        subprocess.run([tandem, "backend", "setup", url, "--schema", f"{work}/schema.json"], check=True, stdout=subprocess.DEVNULL)
+        schema = write_schema(work, SCHEMA)
+        url = cluster.tandem_backend(tandem, "feed", schema)
         a, b = f"{work}/a.db", f"{work}/b.db"
         for db in (a, b):
-            subprocess.run([tandem, "init", db, "--schema", f"{work}/schema.json"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([tandem, "init", db, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
             processes.append(subprocess.Popen([tandem, "app", db, "--backend", url, "--json"], stdout=subprocess.DEVNULL))
         lines = []
         watcher = subprocess.Popen([tandem, "watch", b, "SELECT max(txn) AS txn FROM stress", "--mode", "ndjson"],

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from bench_support import build_tandem
+from bench_support import build_tandem, write_schema
 from pg_cluster import Cluster
 
 SCHEMA = {"tables": [{"name": "items", "columns": [{"name": "tenant", "type": "text"}, {"name": "payload", "type": "text"}],
@@ -79,12 +79,8 @@ def main():
     os.mkdir(os.path.join(work, "pg"))
     cluster = Cluster(os.path.join(work, "pg"))
     try:
-        cluster.psql("CREATE DATABASE scoped")
-        admin = cluster.url("scoped")
-        schema = os.path.join(work, "schema.json")
-        with open(schema, "w") as f:
-            json.dump(SCHEMA, f)
-        subprocess.run([tandem, "backend", "setup", admin, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
+        schema = write_schema(work, SCHEMA)
+        admin = cluster.tandem_backend(tandem, "scoped", schema)
         progress(f"{args.tenants} roles, {args.rows:,} rows")
         for t in range(args.tenants):
             cluster.psql(f"CREATE ROLE t{t:03d} LOGIN", "scoped")

@@ -29,7 +29,7 @@ import tempfile
 import threading
 import time
 
-from bench_support import build_tandem, cpu_seconds, now_us, percentile, rss_mb, stop_all
+from bench_support import build_tandem, cpu_seconds, now_us, percentile, rss_mb, stop_all, write_schema
 from pg_cluster import Cluster
 
 SCHEMA = {"tables": [{"name": "stress", "columns": [
@@ -67,19 +67,15 @@ def run(backend, args, tandem, work):
     directory = os.path.join(work, backend)
     os.mkdir(directory)
     os.chmod(directory, 0o755)
-    schema = os.path.join(directory, "schema.json")
-    with open(schema, "w") as f:
-        json.dump(SCHEMA, f)
+    schema = write_schema(directory, SCHEMA)
     cluster = None
     if backend == "postgres":
         os.mkdir(os.path.join(directory, "pg"))
         cluster = Cluster(os.path.join(directory, "pg"),
                           "-c shared_preload_libraries=pg_stat_statements" if args.statements else "")
-        cluster.psql("CREATE DATABASE soak")
+        url = cluster.tandem_backend(tandem, "soak", schema)
         if args.statements:
             cluster.psql("CREATE EXTENSION pg_stat_statements", "soak")
-        url = cluster.url("soak")
-        subprocess.run([tandem, "backend", "setup", url, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
     else:
         url = "sqlite:" + os.path.join(directory, "server.db")
     a, b = os.path.join(directory, "a.db"), os.path.join(directory, "b.db")
