@@ -94,6 +94,6 @@ final class SyncLagTracker: Sendable {
         guard let (start, up, down) = due else { return nil }
         return SyncProgress(
             uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down,
-            elapsed: .milliseconds(Int64((now.timeIntervalSince(start) * 1000).rounded())))
+            elapsed: .seconds(max(0, now.timeIntervalSince(start))))
     }
 }

@@ -37,7 +37,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var downloadLag: Duration { Self.since(downloadPendingSince) }
 
     private static func since(_ date: Date?) -> Duration {
-        date.map { .milliseconds(Int64((max(0, Date().timeIntervalSince($0)) * 1000).rounded())) } ?? .zero
+        date.map { .seconds(max(0, Date().timeIntervalSince($0))) } ?? .zero
     }
     /// The last full sync (every row sent again by the backend): when it was applied and why.
     public var lastFullSync: FullSync?

@@ -49,7 +49,7 @@ enum BackendCommand {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
             let url = try BackendURL(args.positionals[1])
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "setup is for postgres:// URLs; an embedded backend (sqlite:) needs none") }
-            let retention = try args.options["retention"].map(duration).map { Duration.milliseconds(Int64(min($0 * 1000, 9e15).rounded())) }
+            let retention = try args.options["retention"].map(duration).map { Duration.seconds(min($0, 9e12)) }
             try PostgresBackend.setup(conninfo: url.location, schema: schema, retention: retention)
             Output.write("set up \(url.name): \(schema.tables.filter { !$0.localOnly }.map(\.name).joined(separator: ", "))\n")
         case "compact":
