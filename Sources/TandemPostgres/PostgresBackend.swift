@@ -60,7 +60,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             throw PostgresError("\(name) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", isConnectionFailure: true)
         }
         identifier = id
-        try connection.execute("SET enable_seqscan = off")  // as connect() does
+        try PostgresBackend.prepareForFeed(connection)
         self.connection = connection
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
@@ -88,13 +88,24 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         try PostgresSetup.install(schema, retention: retention?.seconds, on: PostgresConnection(conninfo))
     }
 
-    /// A connection for the feed's and uploads' statements, which all go by an index: the
-    /// planner is told so (`enable_seqscan = off`), since statistics that lag behind a growing
-    /// log made it scan the whole log for a newest change it judged common.
+    /// A connection for the feed's and uploads' statements (see ``prepareForFeed(_:)``).
     private func connect() throws -> PostgresConnection {
         let connection = try PostgresConnection(conninfo)
-        try connection.execute("SET enable_seqscan = off")
+        try PostgresBackend.prepareForFeed(connection)
         return connection
+    }
+
+    /// Sets up a connection for the feed's and uploads' statements, which all go by an index: the
+    /// planner is told so (`enable_seqscan = off`), since statistics that lag behind a growing
+    /// log made it scan the whole log for a newest change it judged common. That setting prices
+    /// a scan of a small table (`tandem_clients`) above `jit_above_cost`, and compiling such a
+    /// statement took 200 ms where running it takes 0.1 ms: these statements are short, so JIT
+    /// compilation is off.
+    ///
+    /// Related documentation: https://www.postgresql.org/docs/15/jit-decision.html
+    static func prepareForFeed(_ connection: PostgresConnection) throws {
+        try connection.execute("SET enable_seqscan = off")
+        try connection.execute("SET jit = off")
     }
 
     /// Gives the login role `role` the scope values `scopes` for scoped sync, and the privileges

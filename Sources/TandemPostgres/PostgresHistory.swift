@@ -133,7 +133,9 @@ extension PostgresBackend {
         }
     }
 
-    /// Compacts in the background of downloads, at most once a minute per process.
+    /// Compacts in the background of downloads, at most once a minute per process, on a thread
+    /// and a connection of its own: a compaction that deletes many changes never holds up the
+    /// download that started it.
     func compactIfDue() {
         let now = Date()
         let due = lastCompaction.withLock { last -> Bool in
@@ -141,6 +143,11 @@ extension PostgresBackend {
             last = now
             return true
         }
-        if due { _ = try? withConnection { try PostgresHistory.compact(on: $0, immediately: false) } }
+        guard due else { return }
+        let conninfo = conninfo
+        Thread.detachNewThread {
+            guard let db = try? PostgresConnection(conninfo), (try? PostgresBackend.prepareForFeed(db)) != nil else { return }
+            _ = try? PostgresHistory.compact(on: db, immediately: false)
+        }
     }
 }

@@ -26,6 +26,26 @@ struct PostgresBackendTests {
         #expect(try backend.fetchChanges(after: after.nextCursor, limit: 100).changes.isEmpty)
     }
 
+    /// The backend's connections plan by index and never compile a statement: with
+    /// `enable_seqscan = off`, a scan of a small table is priced above `jit_above_cost`, and
+    /// compiling one such statement took 200 ms on every download pass that compacted. Checked
+    /// on the first connection and on one made again after the server dropped it.
+    @Test func backendConnectionsDoNotCompileStatements() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        func settings() throws -> [String?] {
+            try backend.withConnection { db in
+                try ["jit", "enable_seqscan"].map { try db.execute("SHOW \($0)").first?.first ?? nil }
+            }
+        }
+        #expect(try settings() == ["off", "off"])
+        let admin = try PostgresConnection(url)
+        let pid = try backend.withConnection { try $0.execute("SELECT pg_backend_pid()").first?.first ?? nil }
+        try admin.execute("SELECT pg_terminate_backend($1::int)", [pid])
+        #expect(throws: PostgresError.self) { try settings() }  // the lost connection, found lost
+        #expect(try settings() == ["off", "off"])
+    }
+
     /// Rows written in PostgreSQL by another application reach a client; a value the server's
     /// column cannot take is a retained, typed upload error naming table, column and row.
     @Test func otherApplicationsReachClientsAndBadValuesAreRejected() throws {
