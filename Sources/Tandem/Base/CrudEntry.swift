@@ -72,11 +72,18 @@ public struct CrudTransaction: Sendable, Hashable {
     public let transactionID: Int64
     /// The entries in the order they were written.
     public let entries: [CrudEntry]
+    /// A 64-bit FNV-1a digest of the entries (their JSON, numbers keeping their kind), in
+    /// hexadecimal, which tells a backend a retry (same entries) from different entries under a
+    /// reused transaction id (a client file restored from a backup). Computed once, with the
+    /// transaction: the sync owner reads the next batch, digests included, while the one before
+    /// it is being uploaded.
+    public let digest: String
 
     /// A transaction of `entries`, all with this `transactionID`.
     public init(transactionID: Int64, entries: [CrudEntry]) {
         self.transactionID = transactionID
         self.entries = entries
+        self.digest = CrudTransaction.digest(of: entries)
     }
 
     /// The highest `ps_crud` id in the transaction.
@@ -84,10 +91,8 @@ public struct CrudTransaction: Sendable, Hashable {
 }
 
 extension CrudTransaction {
-    /// A 64-bit FNV-1a digest of the entries (their JSON, numbers keeping their kind), which
-    /// tells a backend a retry (same entries) from different entries under a reused transaction
-    /// id (a client file restored from a backup).
-    public var digest: String {
+    /// FNV-1a over each entry's JSON text followed by a newline.
+    private static func digest(of entries: [CrudEntry]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for entry in entries {
             for byte in entry.jsonText.utf8 {

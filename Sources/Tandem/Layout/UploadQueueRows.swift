@@ -3,11 +3,11 @@ import Foundation
 /// The upload queue's rows. Transaction ids never decrease in `ps_crud` id order (triggers read
 /// `next_tx`, which only grows), so the queue is read from its head by id, with no index on `tx_id`.
 enum UploadQueueRows {
-    /// The first `limit` whole transactions.
-    static func head(transactions limit: Int, in tx: Transaction) throws -> [CrudTransaction] {
+    /// The first `limit` whole transactions whose entries come after entry id `after`.
+    static func head(transactions limit: Int, after: Int64 = 0, in tx: Transaction) throws -> [CrudTransaction] {
         var result: [CrudTransaction] = []
         var current: [CrudEntry] = []
-        try tx.connection.forEachRow("SELECT id, tx_id, data FROM ps_crud ORDER BY id") { row in
+        try tx.connection.forEachRow("SELECT id, tx_id, data FROM ps_crud WHERE id > ? ORDER BY id", [.integer(after)]) { row in
             guard let id = row[0].int64Value, let txID = row[1].int64Value, let json = row[2].stringValue else { return true }
             if let last = current.last, last.transactionID != txID {
                 result.append(CrudTransaction(transactionID: last.transactionID, entries: current))

@@ -26,6 +26,9 @@ struct SyncPass {
     /// seconds' uploads (a busy writer) delays other clients' changes by about this much only:
     /// the next pass goes on uploading at once.
     var uploadTimeLimit: Double?
+    /// Where the local side of an upload step (completing the batch before, reading the next)
+    /// runs while the backend takes the current batch.
+    var localWork = DispatchQueue(label: "tandem.upload-queue")
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
@@ -46,41 +49,84 @@ struct SyncPass {
     }
 
     /// Uploads the queue as it was when the pass began, in batches of whole transactions.
+    ///
+    /// While the backend takes one batch, the local side of the next step runs beside it on
+    /// ``localWork``: the batch before is completed (removed from the queue) and the next one is
+    /// read. A batch the backend has taken stays queued until then, and one that a crash leaves
+    /// queued is uploaded again and skipped by the backend as a retry (the upload contract).
     func upload(into result: inout Result) throws {
         let last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
         let deadline = uploadTimeLimit.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
         var renumberings = 0
+        var batch = try database.uploadQueue.transactions(limit: uploadBatch)
+        /// Uploaded, not yet completed.
+        var taken: [CrudTransaction] = []
+        defer { if !taken.isEmpty { try? completeTaken(taken, into: &result) } }
         while true {
-            if let deadline, result.transactions > 0, DispatchTime.now().uptimeNanoseconds >= deadline { return }
-            let transactions = try database.uploadQueue.transactions(limit: uploadBatch)
-            guard let first = transactions.first, first.entries.first.map({ $0.id <= last }) ?? false else { return }
-            do {
-                try backend.upload(transactions, clientID: clientID, epoch: epoch)
-            } catch TandemError.uploadRejected {
-                // One of them can never apply: find it, set it aside, and upload the others.
-                try uploadOneByOne(transactions, into: &result)
-                continue
-            } catch TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3 {
-                renumberings += 1
-                try renumberQueue(from: conflicting, after: highest)
-                continue
-            } catch TandemError.staleEpoch(let held, let current) where held == epoch && current > epoch {
-                // The backend saw a newer epoch for this client from a copy of this file (a
-                // restored backup). Raise the local epoch to it: this owner steps down and the
-                // next election (this process offers again) starts above the backend's.
-                try database.write { tx in
-                    try Fence.check(tx, epoch: epoch)
-                    try tx.store(.epoch, current)
-                }
-                throw TandemError.staleEpoch(held: held, current: current)
+            if let deadline, result.transactions + taken.count > 0, DispatchTime.now().uptimeNanoseconds >= deadline { break }
+            guard let first = batch.first, first.entries.first.map({ $0.id <= last }) ?? false else { break }
+            let (database, uploadBatch, epoch, previous) = (database, uploadBatch, epoch, taken)
+            let after = batch.last?.lastEntryID ?? 0
+            let ahead = WorkAhead(on: localWork) { () -> [CrudTransaction] in
+                try database.uploadQueue.complete(previous, epoch: epoch)
+                return try database.uploadQueue.transactions(after: after, limit: uploadBatch)
             }
-            try database.uploadQueue.complete(transactions, epoch: epoch)
-            pendingRows.removeThrough(transactions.last?.lastEntryID ?? 0)
-            let entries = transactions.reduce(0) { $0 + $1.entries.count }
-            result.transactions += transactions.count
-            result.entries += entries
-            onEvent(.uploaded(transactions: transactions.count, entries: entries))
+            do {
+                try backend.upload(batch, clientID: clientID, epoch: epoch)
+            } catch {
+                _ = try ahead.value()
+                try recordCompleted(&taken, into: &result)
+                batch = try database.uploadQueue.transactions(limit: uploadBatch)
+                switch error {
+                case TandemError.uploadRejected:
+                    // One of them can never apply: find it, set it aside, and upload the others.
+                    try uploadOneByOne(batch, into: &result)
+                    batch = try database.uploadQueue.transactions(limit: uploadBatch)
+                    continue
+                case TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3:
+                    renumberings += 1
+                    try renumberQueue(from: conflicting, after: highest)
+                    batch = try database.uploadQueue.transactions(limit: uploadBatch)
+                    continue
+                case TandemError.staleEpoch(let held, let current) where held == epoch && current > epoch:
+                    // The backend saw a newer epoch for this client from a copy of this file (a
+                    // restored backup). Raise the local epoch to it: this owner steps down and the
+                    // next election (this process offers again) starts above the backend's.
+                    try database.write { tx in
+                        try Fence.check(tx, epoch: epoch)
+                        try tx.store(.epoch, current)
+                    }
+                    throw error
+                default:
+                    throw error
+                }
+            }
+            let next = try ahead.value()
+            try recordCompleted(&taken, into: &result)
+            taken = batch
+            batch = next
         }
+        try completeTaken(taken, into: &result)
+        taken = []
+    }
+
+    /// Completes `taken` (uploaded, still queued) here and now, as the loop's last step.
+    private func completeTaken(_ taken: [CrudTransaction], into result: inout Result) throws {
+        guard !taken.isEmpty else { return }
+        try database.uploadQueue.complete(taken, epoch: epoch)
+        var completed = taken
+        try recordCompleted(&completed, into: &result)
+    }
+
+    /// Counts `completed` (uploaded and removed from the queue), tells the events, and empties it.
+    private func recordCompleted(_ completed: inout [CrudTransaction], into result: inout Result) throws {
+        guard let lastEntry = completed.last?.lastEntryID else { return }
+        pendingRows.removeThrough(lastEntry)
+        let entries = completed.reduce(0) { $0 + $1.entries.count }
+        result.transactions += completed.count
+        result.entries += entries
+        onEvent(.uploaded(transactions: completed.count, entries: entries))
+        completed = []
     }
 
     /// Uploads `transactions` one at a time, setting aside (with the backend's reason) each one the
