@@ -30,14 +30,25 @@ extension SharedDatabase {
         return stream
     }
 
-    /// Calls `handler` for every committed change, until the returned cancellable is cancelled
-    /// or released. For code that waits on threads rather than tasks: the handler runs on
-    /// Tandem's observer thread for other processes' commits, and on the committing thread,
-    /// before the write returns, for this process's own.
+    /// Calls `handler` for every committed change, from this process or any other, until the
+    /// returned cancellable is cancelled or released. For code that waits on threads rather than
+    /// tasks.
+    ///
+    /// Delivery follows the rules of live queries: `handler` runs on `queue` (by default a serial
+    /// queue of its own), one call at a time, in commit order, never on the thread that noticed
+    /// the change, so a commit never waits for a handler, a slow handler delays only itself, and
+    /// a handler may read and write the database. While it is behind, changes merge into one
+    /// waiting change (the union of their tables, or unknown when any was): none is dropped.
+    /// - Parameter queue: where `handler` runs; give a serial queue (a concurrent one would run
+    ///   calls side by side).
     /// - Throws: when the observer cannot start (see ``changes()``).
-    public func addChangeHandler(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> AnyDatabaseCancellable {
-        let token = try observer.subscribe { change, _ in handler(change) }
-        return AnyDatabaseCancellable { [weak self] in self?.observer.unsubscribe(token) }
+    public func addChangeHandler(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> AnyDatabaseCancellable {
+        let delivery = ChangeDelivery(on: queue ?? DispatchQueue(label: "tandem.change-handler"), handler)
+        let token = try observer.subscribe { change, _ in delivery.deliver(change) }
+        return AnyDatabaseCancellable { [weak self] in
+            delivery.finish()
+            self?.observer.unsubscribe(token)
+        }
     }
 
     /// Why this process notices other processes' commits by polling (every

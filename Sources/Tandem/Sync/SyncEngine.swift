@@ -55,13 +55,16 @@ final class SyncEngine: Sendable {
     }
 
     func start() throws {
-        let token = try database.addChangeHandler { [signal, weak self] change in
+        // Subscribed to the observer itself, which calls on the committing thread for this
+        // process's commits: the loop's own commits are told apart by their thread.
+        let subscription = try database.observer.subscribe { [signal, weak self] change, _ in
             guard change.isUnknown || change.rawTables.contains(InternalTables.crud) else { return }
             // A pass's own writes (this process's commits on the loop thread) queue nothing;
             // waking for them ran one more pass after every upload.
             if let loop = self?.state.withLock({ $0.loopThread }), pthread_equal(loop, pthread_self()) != 0 { return }
             signal.raise()
         }
+        let token = AnyDatabaseCancellable { [weak database] in database?.observer.unsubscribe(subscription) }
         state.withLock { $0.changeToken = token }
         if let notice = database.changePollingNotice { onEvent(.pollingForChanges(notice)) }
         loopRunning.enter()
