@@ -196,7 +196,7 @@ import Testing
         #expect(try title(of: "r", in: allChanges(backend, from: start)) == "v4")
         // And a client database applying the feed ends with the server's value.
         let db = try SharedDatabase(path: dir.path("client.db"), schema: Kind.schema)
-        _ = try db.syncOnce(with: backend)
+        _ = try db.sync.once(with: backend)
         #expect(try db.fetchAll("SELECT title FROM notes WHERE id = 'r'").first?[0] == .text("v4"))
         #expect(try s1.execute("SELECT title FROM notes WHERE id = 'r'").first?.first == "v4")
     }

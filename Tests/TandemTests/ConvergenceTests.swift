@@ -13,15 +13,15 @@ import Testing
         do {
             let a = try SharedDatabase(path: path, schema: notesSchema)
             try a.execute("INSERT INTO notes(id, title) VALUES ('a1', 'x')")
-            _ = try a.syncOnce(with: backend)
+            _ = try a.sync.once(with: backend)
             try sqliteShell(path, ".backup '\(backup)'")
             try a.execute("INSERT INTO notes(id, title) VALUES ('a2', 'x')")
-            _ = try a.syncOnce(with: backend)
+            _ = try a.sync.once(with: backend)
         }
         try restore(backup, to: path)
         let restored = try SharedDatabase(path: path)
         try restored.execute("INSERT INTO notes(id, title) VALUES ('after_restore', 'x')")
-        _ = try restored.syncOnce(with: backend)
+        _ = try restored.sync.once(with: backend)
         #expect(try backend.rows().map(\.id) == ["a1", "a2", "after_restore"])
         #expect(try restored.uploadQueue.pendingCount() == 0)
     }
@@ -34,16 +34,16 @@ import Testing
         let withTags = Schema(tables: notesSchema.tables + [tags])
         let a = try SharedDatabase(path: dir.path("a.db"), schema: withTags)
         try a.execute("INSERT INTO tags(id, label) VALUES ('g1', 'L'), ('g2', 'L')")
-        _ = try a.syncOnce(with: backend)
+        _ = try a.sync.once(with: backend)
         do {
             let b = try SharedDatabase(path: dir.path("b.db"), schema: withTags)
-            _ = try b.syncOnce(with: backend)
+            _ = try b.sync.once(with: backend)
         }
         do { _ = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema) }  // tags dropped on b
         try a.execute("DELETE FROM tags WHERE id = 'g2'")
         try a.execute("UPDATE tags SET label = 'M' WHERE id = 'g1'")
-        _ = try a.syncOnce(with: backend)
-        do { _ = try SharedDatabase(path: dir.path("b.db")).syncOnce(with: backend) }
+        _ = try a.sync.once(with: backend)
+        do { _ = try SharedDatabase(path: dir.path("b.db")).sync.once(with: backend) }
         let b = try SharedDatabase(path: dir.path("b.db"), schema: withTags)  // tags back
         let query = "SELECT id, label FROM tags ORDER BY id"
         #expect(try b.fetchAll(query) == a.fetchAll(query))
@@ -59,19 +59,19 @@ import Testing
         localItems.localOnly = true
         let a = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [items]))
         try a.execute("INSERT INTO items(id, t) VALUES ('x', '1')")
-        _ = try a.syncOnce(with: backend)
-        do { _ = try SharedDatabase(path: dir.path("b.db"), schema: Schema(tables: [items])).syncOnce(with: backend) }
+        _ = try a.sync.once(with: backend)
+        do { _ = try SharedDatabase(path: dir.path("b.db"), schema: Schema(tables: [items])).sync.once(with: backend) }
         do { _ = try SharedDatabase(path: dir.path("b.db"), schema: Schema(tables: [localItems])) }
         try a.execute("INSERT INTO items(id, t) VALUES ('z', '1')")
-        _ = try a.syncOnce(with: backend)
+        _ = try a.sync.once(with: backend)
         do {
             let b = try SharedDatabase(path: dir.path("b.db"))
-            _ = try b.syncOnce(with: backend)
+            _ = try b.sync.once(with: backend)
             try b.execute("INSERT INTO items(id, t) VALUES ('w', 'local')")
         }
         let b = try SharedDatabase(path: dir.path("b.db"), schema: Schema(tables: [items]))
-        _ = try b.syncOnce(with: backend)
-        _ = try a.syncOnce(with: backend)
+        _ = try b.sync.once(with: backend)
+        _ = try a.sync.once(with: backend)
         let query = "SELECT id, t FROM items ORDER BY id"
         #expect(try a.fetchAll(query) == b.fetchAll(query))
         #expect(try a.fetchAll(query).map { $0[0].stringValue ?? "" } == ["w", "x", "z"])

@@ -16,7 +16,7 @@ import Testing
             try b.execute("INSERT OR REPLACE INTO notes(id, title) VALUES ('x', ?)", ["old \(round)"])
             for i in 0..<4 { try b.execute("INSERT INTO notes(id, title) VALUES (?, 'filler')", ["f\(round)-\(i)"]) }
         }
-        _ = try b.syncOnce(with: backend)
+        _ = try b.sync.once(with: backend)
         try a.execute("INSERT OR REPLACE INTO notes(id, title) VALUES ('x', 'mine')")
         var upload = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         var result = SyncPass.Result()
@@ -50,7 +50,7 @@ import Testing
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
         try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'b')")
-        _ = try b.syncOnce(with: backend)
+        _ = try b.sync.once(with: backend)
         for i in 0..<200 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'a')", ["a\(i)"]) }
         var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         pass.uploadBatch = 64  // fewer than are queued

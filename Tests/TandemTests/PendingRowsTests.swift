@@ -40,7 +40,7 @@ import Testing
                 try db.uploadQueue.retryRejected()
             default:
                 if step % 50 == 9 {
-                    _ = try db.disconnectAndClear(discardPending: true)
+                    _ = try db.sync.disconnectAndClear(discardPending: true)
                 }  // behind the owner's back
                 else {
                     try db.uploadQueue.discardRejected()

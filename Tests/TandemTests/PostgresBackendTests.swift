@@ -190,9 +190,9 @@ struct PostgresRestartTests {
         try server.stop()
         try a.execute("INSERT INTO notes(id, title) VALUES ('during', 'restart')")
         do {
-            try waitUntil("A to report the lost server") { try a.syncStatus().lastFailure?.kind == .backendUnavailable }
+            try waitUntil("A to report the lost server") { try a.sync.status().lastFailure?.kind == .backendUnavailable }
         } catch {
-            throw TestFailure("\(error); status: \(try a.syncStatus()); app output: \(apps[0].output.suffix(5)) stderr: \(apps[0].stderr.prefix(2000))")
+            throw TestFailure("\(error); status: \(try a.sync.status()); app output: \(apps[0].output.suffix(5)) stderr: \(apps[0].stderr.prefix(2000))")
         }
         try server.start()
         try a.execute("INSERT INTO notes(id, title) VALUES ('after', 'restart')")

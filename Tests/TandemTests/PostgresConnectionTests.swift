@@ -77,26 +77,26 @@ struct PostgresConnectionTests {
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let failed = try runTandem(["sync", a.path, "--backend", server.url])
         #expect(failed.status == 1)
-        #expect(try a.syncStatus().lastFailure?.kind == .backendUnavailable, "tandem sync records its failure")
+        #expect(try a.sync.status().lastFailure?.kind == .backendUnavailable, "tandem sync records its failure")
         let owner = try Spawned(["app", a.path, "--backend", server.url, "--json"])
         try owner.waitForLine("became_owner") { $0.contains("became_owner") }
         let standBy = try Spawned(["app", a.path, "--backend", server.url, "--json"])
         try waitUntil("the status to say why") {
-            let failure = try a.syncStatus().lastFailure
+            let failure = try a.sync.status().lastFailure
             return failure?.kind == .backendUnavailable && failure?.message.contains("cannot connect") == true
         }
         try a.execute("INSERT INTO notes(id, title) VALUES ('offline', 'written while the server was down')")
         #expect(owner.isRunning && standBy.isRunning)
         // The status says how long the row has waited for upload, and that count grows.
-        try waitUntil("the upload lag in the status") { try a.syncStatus().uploadLag > .milliseconds(300) }
+        try waitUntil("the upload lag in the status") { try a.sync.status().uploadLag > .milliseconds(300) }
         let status = try runTandem(["status", a.path, "--json"]).stdout
         #expect(status.contains(#""pending_uploads":1"#) && !status.contains(#""upload_lag_seconds":"0.000""#), "\(status)")
         try server.start()
         try waitUntil(timeout: 30, "the row on the server") {
             (try? PostgresConnection(server.url).execute("SELECT title FROM notes WHERE id = 'offline'").first?.first) == "written while the server was down"
         }
-        try waitUntil("the status to clear") { try a.syncStatus().lastFailure == nil }
-        try waitUntil("the upload lag to end") { try a.syncStatus().uploadLag == .zero }
+        try waitUntil("the status to clear") { try a.sync.status().lastFailure == nil }
+        try waitUntil("the upload lag to end") { try a.sync.status().uploadLag == .zero }
         for app in [owner, standBy] { app.signal(SIGTERM); #expect(try app.wait() == 0) }
     }
 }

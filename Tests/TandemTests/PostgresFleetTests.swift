@@ -70,7 +70,7 @@ struct PostgresFleetTests {
         try a.execute("INSERT INTO notes(id, title) VALUES ('pending', 'written during the move')")
         let synced = try runTandem(["sync", a.path, "--backend", moved])
         #expect(synced.status == 0, "\(synced.stderr)")
-        let status = try a.syncStatus()
+        let status = try a.sync.status()
         #expect(status.lastFullSync?.reason.contains("history changed") == true, "\(String(describing: status.lastFullSync))")
         let local = try a.fetchAll("SELECT id, title FROM notes ORDER BY id").map { "\($0[0].stringValue ?? ""):\($0[1].stringValue ?? "")" }
         let server = try psql.execute("SELECT id, title FROM notes ORDER BY id").map { "\($0[0] ?? ""):\($0[1] ?? "")" }
@@ -80,7 +80,7 @@ struct PostgresFleetTests {
         try psql.execute("UPDATE notes SET title = 'later' WHERE id = 'r2'")
         #expect(try runTandem(["sync", a.path, "--backend", moved]).status == 0)
         #expect(try a.fetchAll("SELECT title FROM notes WHERE id = 'r2'").first?[0] == .text("later"))
-        #expect(try a.syncStatus().lastFullSync == status.lastFullSync, "no second full sync")
+        #expect(try a.sync.status().lastFullSync == status.lastFullSync, "no second full sync")
     }
 
     /// Setup refuses, naming table and column and changing nothing, what could never sync.
@@ -136,7 +136,7 @@ struct PostgresFleetTests {
             return try psql.execute("SELECT count(*) FROM tandem_changes").first?.first == "0"
         }
         #expect(try runTandem(["sync", b.path, "--backend", url]).status == 0)
-        #expect(try b.syncStatus().lastFullSync?.reason.contains("compacted") == true)
+        #expect(try b.sync.status().lastFullSync?.reason.contains("compacted") == true)
         for db in [a, b] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
         let server = try psql.execute("SELECT id, done FROM notes ORDER BY id").map { "\($0[0] ?? ""):\($0[1] ?? "null")" }
         #expect(server.contains("from-b:null") && !server.contains { $0.hasPrefix("r0:") || $0.hasPrefix("r9:") } && server.contains("r1:20"))

@@ -93,7 +93,7 @@ struct ScopedSyncTests {
         try b1.execute("UPDATE notes SET title = 'pending through the change' WHERE id = 'nb'")
         try PostgresBackend.grant(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["A"])
         try fleet.sync("b1")
-        #expect(try b1.syncStatus().lastFullSync?.reason.contains("scopes changed") == true)
+        #expect(try b1.sync.status().lastFullSync?.reason.contains("scopes changed") == true)
         #expect(try ids(b1, "folders") == ["fa", "fb"] && ids(b1, "notes") == ["na", "nb", "nb-2", "nb2"])
         #expect(try PostgresConnection(fleet.admin).execute("SELECT title FROM notes WHERE id = 'nb'").first?.first == "pending through the change")
         try PostgresBackend.revoke(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["A"])

@@ -13,7 +13,7 @@ import Testing
         let owner = try f.startOwner(f.a)
         defer { owner.signal(SIGTERM) }
         // B syncs in this process, beside a live query that takes tens of milliseconds a run.
-        let session = try f.b.sync(url: try BackendURL(f.backendURL))
+        let session = try f.b.sync.start(url: try BackendURL(f.backendURL))
         defer { session.stop() }
         let slow = """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)

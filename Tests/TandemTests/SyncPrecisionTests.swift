@@ -11,8 +11,8 @@ import Testing
         let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
         try a.execute("INSERT INTO notes(id, score) VALUES ('r', ?)", [0.1 + 0.2])
         try a.execute("UPDATE notes SET score = ? WHERE id = 'r'", [1.0 / 3.0])
-        _ = try a.syncOnce(with: backend)
-        _ = try b.syncOnce(with: backend)
+        _ = try a.sync.once(with: backend)
+        _ = try b.sync.once(with: backend)
         #expect(try b.fetchAll("SELECT score FROM notes").first?[0] == .real(1.0 / 3.0))
     }
 }

@@ -13,14 +13,14 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema, configuration: configuration)
         let count = 4000
         for i in 0..<count { try db.execute("INSERT INTO notes(id, title) VALUES (?, 'x')", ["n\(i)"]) }
-        let session = try db.sync(url: try BackendURL("sqlite:" + dir.path("server.db")))
+        let session = try db.sync.start(url: try BackendURL("sqlite:" + dir.path("server.db")))
         let collected = Task {
             var reports: [SyncProgress] = []
             for await event in session.events { if case .progress(let progress) = event { reports.append(progress) } }
             return reports
         }
         // Progress is reported before the status that says the backlog is gone is written.
-        try waitUntil(timeout: 60, "the backlog to drain") { try db.uploadQueue.pendingCount() == 0 && db.syncStatus().uploadLag == .zero }
+        try waitUntil(timeout: 60, "the backlog to drain") { try db.uploadQueue.pendingCount() == 0 && db.sync.status().uploadLag == .zero }
         session.stop()
         let reports = await collected.value
         #expect(!reports.isEmpty, "a backlog of \(count) transactions reports its progress")

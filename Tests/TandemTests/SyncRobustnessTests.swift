@@ -13,7 +13,7 @@ import Testing
         try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('a', 'first')")
         try backend.upload(try db.uploadQueue.transactions(limit: 64), clientID: try db.clientID(), epoch: 0)  // then "dies"
         try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('b', 'second')")
-        _ = try db.syncOnce(with: backend)
+        _ = try db.sync.once(with: backend)
         #expect(try backend.rows().map(\.id) == ["a", "b"])
         #expect(try db.uploadQueue.pendingCount() == 0)
     }
@@ -39,7 +39,7 @@ import Testing
         let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
         try b.execute("INSERT INTO notes(id, title) VALUES ('x', 'old')")
         for i in 0..<3 { try b.execute("INSERT INTO notes(id, title) VALUES (?, 'filler')", ["f\(i)"]) }
-        _ = try b.syncOnce(with: backend)
+        _ = try b.sync.once(with: backend)
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         try a.execute("INSERT INTO notes(id, title) VALUES ('x', 'mine')")
         let seen = Mutex<[String]>([])
@@ -62,10 +62,10 @@ import Testing
         let both = Schema(tables: notesSchema.tables + [TableSchema(name: "todos", columns: [.text("what")])])
         let b = try SharedDatabase(path: dir.path("b.db"), schema: both)
         try b.execute("INSERT INTO todos(id, what) VALUES ('t1', 'buy milk')")
-        _ = try b.syncOnce(with: backend, backendName: "server")
+        _ = try b.sync.once(with: backend, backendName: "server")
         do {
             let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-            _ = try a.syncOnce(with: backend, backendName: "server")
+            _ = try a.sync.once(with: backend, backendName: "server")
             #expect(try count(a, "SELECT count(*) FROM ps_untyped") == 1)
         }
         let upgraded = try SharedDatabase(path: dir.path("a.db"), schema: both)
@@ -83,7 +83,7 @@ import Testing
         do {
             let db = try SharedDatabase(path: dir.path("a.db"))
             weakDatabase = db
-            let session = try db.sync(with: try EmbeddedBackend(path: dir.path("server.db")))
+            let session = try db.sync.start(with: try EmbeddedBackend(path: dir.path("server.db")))
             session.stop()
         }
         try waitUntil(timeout: 3, "the stopped stand-by to release the database") { weakDatabase == nil }
@@ -100,7 +100,7 @@ import Testing
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
         try sqliteShell(dir.path("server.db"), "INSERT INTO server_clients VALUES ('\(try db.clientID())', 100)")
         try db.execute("INSERT INTO notes(id, title) VALUES ('n', 'x')")
-        let session = try db.sync(with: backend)
+        let session = try db.sync.start(with: backend)
         var events: [SyncEvent] = []
         for await event in session.events {
             events.append(event)
@@ -124,17 +124,17 @@ import Testing
             let a = try SharedDatabase(path: path, schema: notesSchema)
             try a.execute("INSERT INTO notes(id, title) VALUES ('x', 'from a')")
             try sqliteShell(path, ".backup '\(backup)'")  // tx 1 still queued in the backup
-            _ = try a.syncOnce(with: backend)
-            _ = try b.syncOnce(with: backend)
+            _ = try a.sync.once(with: backend)
+            _ = try b.sync.once(with: backend)
             try b.execute("UPDATE notes SET title = 'from b' WHERE id = 'x'")
-            _ = try b.syncOnce(with: backend)
+            _ = try b.sync.once(with: backend)
             try a.execute("INSERT INTO notes(id, title) VALUES ('y', 'a again')")
-            _ = try a.syncOnce(with: backend)
+            _ = try a.sync.once(with: backend)
         }
         try restore(backup, to: path)
         let restored = try SharedDatabase(path: path)
         try restored.execute("INSERT INTO notes(id, title) VALUES ('z', 'after restore')")
-        _ = try restored.syncOnce(with: backend)
+        _ = try restored.sync.once(with: backend)
         let server = try backend.rows()
         #expect(server.map(\.id) == ["x", "y", "z"])
         let uploads = try SharedDatabase(path: dir.path("server.db")).fetchAll("SELECT client_id, tx_id, txn, digest FROM server_uploads")

@@ -23,12 +23,12 @@ import Testing
         let f = try SyncFixture()
         let url = f.backendURL + "?busy_timeout_ms=200"
         let app = try f.startOwner(f.a, url: url)
-        try waitUntil("first sync") { try f.a.syncStatus().hasSynced }
+        try waitUntil("first sync") { try f.a.sync.status().hasSynced }
         let holder = try pythonLockHolder(path: f.serverPath, seconds: 2.5, mode: "IMMEDIATE")
         try holder.waitForLine("locked") { $0 == "locked" }
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('r1', 'retry me')")
-        try waitUntil(timeout: 2, "status to show the last error") { try f.a.syncStatus().lastError != nil }
-        let status = try f.a.syncStatus()
+        try waitUntil(timeout: 2, "status to show the last error") { try f.a.sync.status().lastError != nil }
+        let status = try f.a.sync.status()
         #expect(status.lastError?.contains("locked") == true, "\(status.lastError ?? "")")
         #expect(status.lastFailure?.kind == .backendUnavailable, "\(String(describing: status.lastFailure))")
         #expect(status.connected == false)
@@ -37,7 +37,7 @@ import Testing
         try holder.wait()
         let server = try EmbeddedBackend(path: f.serverPath)
         try waitUntil(timeout: 10, "the row to arrive after the lock is released") { try server.rows().contains { $0.id == "r1" } }
-        try waitUntil("the error to clear") { try f.a.syncStatus().lastError == nil }
+        try waitUntil("the error to clear") { try f.a.sync.status().lastError == nil }
         #expect(app.output.contains { $0.contains(#""event":"error""#) })
         app.signal(SIGTERM)
         try app.wait()
@@ -96,7 +96,7 @@ import Testing
         let apps = try (0..<3).map { _ in try Spawned(["app", f.a.path, "--backend", f.backendURL, "--json"]) }
         try waitUntil("an owner") { apps.contains { $0.output.contains { $0.contains("became_owner") } } }
         let appB = try f.startOwner(f.b)
-        let startEpoch = try f.a.syncStatus().epoch
+        let startEpoch = try f.a.sync.status().epoch
         let writers = try (0..<2).map { w in try Spawned(["stress-writer", f.a.path, "--writer", String(w), "--transactions", "150"]) }
         try writers[0].waitForLine("some commits") { $0.hasPrefix("20 ") }
         let owner = try #require(apps.first { $0.output.contains { $0.contains("became_owner") } })
@@ -107,8 +107,8 @@ import Testing
         let newOwner = try #require(survivors.first { $0.output.contains { $0.contains("became_owner") } })
         let took = try newOwner.waitForLine("became_owner") { $0.contains("became_owner") }
         print("failover: owner killed to new owner announced in \(Double(took.at - killedAt) / 1000) ms")
-        #expect(try f.a.syncStatus().epoch == startEpoch + 1)
-        #expect(try f.a.syncStatus().ownerPID == newOwner.pid)
+        #expect(try f.a.sync.status().epoch == startEpoch + 1)
+        #expect(try f.a.sync.status().ownerPID == newOwner.pid)
         for writer in writers { #expect(try writer.wait() == 0) }
 
         try waitUntil(timeout: 20, "B to hold all 300 rows") { try count(f.b, "SELECT count(*) FROM stress") == 300 }
@@ -213,13 +213,13 @@ import Testing
         let f = try SyncFixture()
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('x', 'from a')")
         #expect(try runTandem(["sync", f.a.path, "--backend", f.backendURL]).status == 0)
-        let session = try f.b.sync(with: try openBackend(url: f.backendURL), backendName: f.backendURL)
-        #expect(try await f.b.waitForFirstSync(timeout: .seconds(10)))
+        let session = try f.b.sync.start(with: try openBackend(url: f.backendURL), backendName: f.backendURL)
+        #expect(try await f.b.sync.waitForFirstSync(timeout: .seconds(10)))
         #expect(try count(f.b, "SELECT count(*) FROM notes") == 1)
         var events = session.events.makeAsyncIterator()
         let first = await events.next()
         guard case .becameOwner = first else { Issue.record("first event \(String(describing: first))"); return }
         session.stop()
-        #expect(try f.b.syncStatus().ownerPID == nil)
+        #expect(try f.b.sync.status().ownerPID == nil)
     }
 }

@@ -62,7 +62,7 @@ private final class WatchingBackend: SyncBackend, @unchecked Sendable {
         }
         #expect(taken == taken.sorted() && Set(taken).count == taken.count && taken.count == 38)
         let fresh = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
-        _ = try fresh.syncOnce(with: backend.inner)
+        _ = try fresh.sync.once(with: backend.inner)
         #expect(try fresh.fetchAll("SELECT id FROM notes ORDER BY id").map { $0[0].stringValue ?? "" } == ids.filter { $0.hasPrefix("ok") }.sorted())
     }
 }

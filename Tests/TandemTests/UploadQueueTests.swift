@@ -119,7 +119,7 @@ import Testing
         #expect(try shell.wait() == 0, "\(shell.stderr)")
         try drain()
         try db.execute("INSERT INTO events(kind) VALUES ('l')")
-        _ = try db.disconnectAndClear(discardPending: true)
+        _ = try db.sync.disconnectAndClear(discardPending: true)
         try db.execute("INSERT INTO events(kind) VALUES ('m')")
         try drain()
         #expect(seen == seen.sorted() && Set(seen).count == seen.count, "ids \(seen)")

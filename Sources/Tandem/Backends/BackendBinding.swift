@@ -3,7 +3,7 @@ import Foundation
 /// A client database syncs with one backend only: the first one records its id (`backend_id`)
 /// and name (`backend_name`, with an absolute path) in `ps_kv`, because the download cursor and
 /// the uploaded transaction ids belong to it.
-extension SharedDatabase {
+extension DatabaseSync {
     /// Opens the backend `url` names for this database, after checking that it is the backend
     /// this database syncs with, if it syncs with one already. The same server file is
     /// recognised by its own id, whatever path names it; another backend is refused before its
@@ -11,8 +11,8 @@ extension SharedDatabase {
     ///
     /// ```swift
     /// let url = try BackendURL("sqlite:server.db")      // relative to the current directory
-    /// let backend = try db.openBackend(url)
-    /// let session = try db.sync(with: backend, backendName: url.name)
+    /// let backend = try db.sync.openBackend(url)
+    /// let session = try db.sync.start(with: backend, backendName: url.name)
     /// ```
     /// - Throws: ``TandemError/invalidBackend(_:)`` when the database syncs with another backend,
     ///   or for the errors of ``openBackend(_:)``.
@@ -26,13 +26,13 @@ extension SharedDatabase {
     /// - Throws: ``TandemError/invalidBackend(_:)`` for another backend; the backend kind's
     ///   errors when its identifier cannot be read (the server is down, say).
     public func checkBinding(to url: BackendURL) throws {
-        let (boundID, boundName) = try read { tx in
+        let (boundID, boundName) = try database.read { tx in
             (try tx.stored(.backendID).stringValue, try tx.stored(.backendName).stringValue ?? "")
         }
         guard let boundID else { return }
         guard let kind = BackendRegistry.kind(for: url.scheme) else { throw TandemError.invalidBackend("unknown backend scheme '\(url.scheme)'") }
         let id = try kind.existingIdentifier(url)
         if id == boundID { return }
-        throw bindingRefusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
+        throw database.bindingRefusal(boundName: boundName, name: url.name, detail: id == nil ? ", which does not exist (nothing was created)" : "")
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// that boots before its database): each sync pass that cannot reach it fails as
 /// ``SyncFailure/Kind/backendUnavailable`` with the reason, backs off, and tries again.
 ///
-/// Opening checks the database's backend binding first, as ``SharedDatabase/openBackend(_:)``
+/// Opening checks the database's backend binding first, as ``DatabaseSync/openBackend(_:)``
 /// does, and records it after.
 final class DeferredBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `opened` is set once, under its mutex, by the holder of `opening` (so a stop
@@ -28,7 +28,7 @@ final class DeferredBackend: SyncBackend, @unchecked Sendable {
         opening.lock()
         defer { opening.unlock() }
         if let backend = opened.withLock({ $0 }) { return backend }
-        let backend = try database.openBackend(url)
+        let backend = try database.sync.openBackend(url)
         try database.bind(to: backend, name: url.name)
         opened.withLock { $0 = backend }
         return backend
@@ -58,7 +58,7 @@ final class DeferredBackend: SyncBackend, @unchecked Sendable {
     }
 }
 
-extension SharedDatabase {
+extension DatabaseSync {
     /// Offers this process as the sync owner, with the backend `url` names opened when this
     /// process owns sync and the backend can be reached: while it cannot, the app runs locally
     /// and its status says ``SyncFailure/Kind/backendUnavailable`` with the reason; sync begins
@@ -66,12 +66,12 @@ extension SharedDatabase {
     /// syncs with is refused each time (``TandemError/invalidBackend(_:)``, in the status).
     ///
     /// ```swift
-    /// let session = try db.sync(url: try BackendURL("postgres://app@db.example.com/app"))
+    /// let session = try db.sync.start(url: try BackendURL("postgres://app@db.example.com/app"))
     /// ```
     /// - Throws: when the owner lock file cannot be opened, or the database was opened read-only.
-    public func sync(url: BackendURL) throws -> SyncSession {
-        guard writer != nil else { throw TandemError.readOnly(path: path) }
-        return try SyncSession(database: self, backend: DeferredBackend(url: url, database: self), backendName: url.name)
+    public func start(url: BackendURL) throws -> SyncSession {
+        guard database.writer != nil else { throw TandemError.readOnly(path: database.path) }
+        return try SyncSession(database: database, backend: DeferredBackend(url: url, database: database), backendName: url.name)
     }
 
     /// Runs one upload-then-download pass with the backend `url` names if no other process owns
@@ -81,16 +81,16 @@ extension SharedDatabase {
     /// - Throws: ``TandemError/notOwner(path:ownerPID:)`` when another process owns sync;
     ///   ``TandemError/invalidBackend(_:)`` when the database syncs with another backend (then
     ///   nothing is created or changed); backend errors.
-    public func syncOnce(url: BackendURL) throws -> (transactions: Int, entries: Int, downloaded: Int) {
-        guard writer != nil else { throw TandemError.readOnly(path: path) }
+    public func once(url: BackendURL) throws -> (transactions: Int, entries: Int, downloaded: Int) {
+        guard database.writer != nil else { throw TandemError.readOnly(path: database.path) }
         let backend: any SyncBackend
         do {
             backend = try openBackend(url)
-        } catch  where SyncFailure(error, databasePath: path).kind == .backendUnavailable {
-            try? recordFailureAsOwner(error, backendName: url.name)
+        } catch  where SyncFailure(error, databasePath: database.path).kind == .backendUnavailable {
+            try? database.recordFailureAsOwner(error, backendName: url.name)
             throw error
         }
         defer { backend.interruptWaits() }
-        return try syncOnce(with: backend, backendName: url.name)
+        return try once(with: backend, backendName: url.name)
     }
 }

@@ -1,4 +1,4 @@
-/// ``SharedDatabase/syncOnce(with:backendName:)``: one pass as a short-lived owner, tried again
+/// ``DatabaseSync/once(with:backendName:)``: one pass as a short-lived owner, tried again
 /// once when the backend had seen a newer epoch.
 struct OneShotSyncStateMachine: Sendable {
     enum State: Equatable, Sendable {

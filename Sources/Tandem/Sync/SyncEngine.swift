@@ -49,7 +49,7 @@ final class SyncEngine: Sendable {
         self.lifecycle = lifecycle
         self.clientID = try database.clientID()
         self.onEvent = onEvent
-        var status = (try? database.syncStatus()) ?? SyncStatus()
+        var status = (try? database.sync.status()) ?? SyncStatus()
         status.backend = backendName
         initialStatus = status
     }

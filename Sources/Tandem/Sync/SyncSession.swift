@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A process's offer to own sync for a database, from ``SharedDatabase/sync(with:backendName:)``.
+/// A process's offer to own sync for a database, from ``DatabaseSync/start(with:backendName:)``.
 ///
 /// The session waits for ownership in the background; while this process is the owner it syncs.
 /// ``stop()`` releases ownership cleanly so a stand-by takes over at once.
@@ -185,7 +185,7 @@ final class SyncLifecycle: Sendable {
     }
 }
 
-extension SharedDatabase {
+extension DatabaseSync {
     /// Offers this process as the sync owner for the database.
     ///
     /// Exactly one process per database file owns sync at a time (an exclusive `flock` on
@@ -194,26 +194,26 @@ extension SharedDatabase {
     /// failures with capped backoff. Other processes keep reading and writing locally.
     ///
     /// ```swift
-    /// let session = try db.sync(with: try openBackend(url: "sqlite:/srv/tandem/server.db"))
+    /// let session = try db.sync.start(with: try openBackend(url: "sqlite:/srv/tandem/server.db"))
     /// for await event in session.events { print(event) }
     /// ```
     /// - Throws: when the owner lock file cannot be opened.
-    public func sync(with backend: any SyncBackend, backendName: String = "") throws -> SyncSession {
-        guard writer != nil else { throw TandemError.readOnly(path: path) }
-        try bind(to: backend, name: backendName)
-        return try SyncSession(database: self, backend: backend, backendName: backendName)
+    public func start(with backend: any SyncBackend, backendName: String = "") throws -> SyncSession {
+        guard database.writer != nil else { throw TandemError.readOnly(path: database.path) }
+        try database.bind(to: backend, name: backendName)
+        return try SyncSession(database: database, backend: backend, backendName: backendName)
     }
 
     /// Runs one upload-then-download pass if no other process owns sync, then releases ownership.
     /// - Returns: (transactions uploaded, CRUD entries uploaded, changes downloaded).
     /// - Throws: ``TandemError/notOwner(path:ownerPID:)`` when another process owns sync; backend errors.
-    public func syncOnce(with backend: any SyncBackend, backendName: String = "") throws -> (transactions: Int, entries: Int, downloaded: Int) {
-        guard writer != nil else { throw TandemError.readOnly(path: path) }
-        try bind(to: backend, name: backendName)
+    public func once(with backend: any SyncBackend, backendName: String = "") throws -> (transactions: Int, entries: Int, downloaded: Int) {
+        guard database.writer != nil else { throw TandemError.readOnly(path: database.path) }
+        try database.bind(to: backend, name: backendName)
         var attempts = OneShotSyncStateMachine()
         while true {
             do {
-                let result = try syncPassOnce(with: backend, backendName: backendName)
+                let result = try database.syncPassOnce(with: backend, backendName: backendName)
                 attempts.attemptSucceeded()
                 return result
             } catch {
@@ -225,8 +225,11 @@ extension SharedDatabase {
             }
         }
     }
+}
 
-    private func syncPassOnce(with backend: any SyncBackend, backendName: String) throws -> (transactions: Int, entries: Int, downloaded: Int) {
+extension SharedDatabase {
+    /// One pass of ``DatabaseSync/once(with:backendName:)`` as the owner, if no other process is.
+    fileprivate func syncPassOnce(with backend: any SyncBackend, backendName: String) throws -> (transactions: Int, entries: Int, downloaded: Int) {
         let election = try OwnerElection(database: self)
         guard let epoch = try election.tryAcquire() else {
             let pid = try? read { try $0.stored(.ownerPID).int64Value }
@@ -270,7 +273,7 @@ extension SharedDatabase {
 
     /// Changes the stored status under the owner's `epoch` (fenced like every sync write).
     private func writeStatus(epoch: Int64, _ change: (inout SyncStatus) -> Void) throws {
-        var status = try syncStatus()
+        var status = try sync.status()
         change(&status)
         let json = String(decoding: try SyncStatus.encoder.encode(status), as: UTF8.self)
         try write { tx in

@@ -66,11 +66,11 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     }
 }
 
-extension SharedDatabase {
+extension DatabaseSync {
     /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
     /// and the upload queue length.
-    public func syncStatus() throws -> SyncStatus {
-        let (json, epoch, pid, pending, downloading, rejected) = try read { tx in
+    public func status() throws -> SyncStatus {
+        let (json, epoch, pid, pending, downloading, rejected) = try database.read { tx in
             (
                 try tx.stored(.syncStatus).stringValue,
                 try tx.stored(.epoch).int64Value ?? 0,
@@ -85,7 +85,7 @@ extension SharedDatabase {
         status.pendingUploads = pending
         if pending == 0 { status.uploadPendingSince = nil }
         status.rejectedUploads = rejected
-        status.ownerPID = FileLock.isHeld(path: ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
+        status.ownerPID = FileLock.isHeld(path: database.ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
         if status.ownerPID == nil { status.connected = false }
         status.uploading = status.connected && pending > 0
         status.downloading = status.ownerPID != nil && downloading
@@ -93,18 +93,18 @@ extension SharedDatabase {
     }
 
     /// Yields the sync status now and whenever it changes.
-    public func syncStatusUpdates() throws -> AsyncThrowingStream<SyncStatus, Error> {
-        let changes = try self.changes()
+    public func statusUpdates() throws -> AsyncThrowingStream<SyncStatus, Error> {
+        let changes = try database.changes()
         return AsyncThrowingStream { continuation in
-            let task = Task { [weak self] in
+            let task = Task { [weak database] in
                 var last: SyncStatus?
                 do {
-                    guard let first = try self?.syncStatus() else { return continuation.finish() }
+                    guard let first = try database?.sync.status() else { return continuation.finish() }
                     last = first
                     continuation.yield(first)
                     for await change in changes {
                         guard change.isUnknown || !change.rawTables.isDisjoint(with: [InternalTables.keyValue, InternalTables.crud]) else { continue }
-                        guard let status = try self?.syncStatus() else { break }
+                        guard let status = try database?.sync.status() else { break }
                         if status != last { last = status; continuation.yield(status) }
                     }
                     continuation.finish()
@@ -121,7 +121,7 @@ extension SharedDatabase {
     public func waitForFirstSync(timeout: Duration) async throws -> Bool {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for try await status in try self.syncStatusUpdates() where status.hasSynced { return true }
+                for try await status in try self.statusUpdates() where status.hasSynced { return true }
                 return false
             }
             group.addTask {

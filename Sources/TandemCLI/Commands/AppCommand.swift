@@ -40,12 +40,12 @@ enum AppCommand {
         let json = args.has("json")
         let session: SyncSession
         do {
-            let backend = try db.openBackend(backendURL)  // refused before anything is created when DB syncs with another
-            session = try db.sync(with: backend, backendName: backendURL.name)
+            let backend = try db.sync.openBackend(backendURL)  // refused before anything is created when DB syncs with another
+            session = try db.sync.start(with: backend, backendName: backendURL.name)
         } catch  where SyncFailure(error, databasePath: db.path).kind == .backendUnavailable {
             // A server that is down (or not set up yet) is opened when it can be reached.
             Output.error("tandem app: the backend is unavailable for now (\(CommandHints.inCommandTerms("\(error)"))); running locally, syncing once it can be reached\n")
-            session = try db.sync(url: backendURL)
+            session = try db.sync.start(url: backendURL)
         }
         if state.withLock({ s -> Bool in
             s.session = session; return s.stopping
@@ -53,7 +53,7 @@ enum AppCommand {
             session.stop()
         }
         let pid = getpid()
-        if let owner = try db.syncStatus().ownerPID, owner != pid {
+        if let owner = try db.sync.status().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
         }
         for await event in session.events {
@@ -120,7 +120,7 @@ enum SyncCommand {
         // Refused before anything is created when DB syncs with another backend; a failure to
         // reach the backend, or a failed pass, is recorded in the status.
         let rejectedBefore = Set(try db.uploadQueue.rejected().map(\.transaction.transactionID))
-        let result = try db.syncOnce(url: backendURL)
+        let result = try db.sync.once(url: backendURL)
         let setAside = try db.uploadQueue.rejected().filter { !rejectedBefore.contains($0.transaction.transactionID) }
         if args.has("json") {
             Output.write(

@@ -76,7 +76,7 @@ enum BackendCommand {
         case "reset":
             try args.require(["reset", "DB"])
             let db = try openDatabase(args.positionals[1])
-            let cleared = try db.disconnectAndClear(discardPending: args.has("discard-pending"))
+            let cleared = try db.sync.disconnectAndClear(discardPending: args.has("discard-pending"))
             let rows =
                 cleared.deletedRows.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
                 + (cleared.deletedWaitingRows > 0 ? ["\(cleared.deletedWaitingRows) for undeclared tables"] : [])

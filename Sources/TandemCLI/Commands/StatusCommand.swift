@@ -20,7 +20,7 @@ enum StatusCommand {
         let args = try Arguments(words, flags: ["json"])
         try args.require(["DB"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
-        let status = try db.syncStatus()
+        let status = try db.sync.status()
         let mode = try db.journalMode()
         let lastSynced = status.lastSyncedAt.map { $0.ISO8601Format() }
         if args.has("json") {

@@ -141,7 +141,7 @@ final class StressRun: Sendable {
         while state.withLock({ $0.writersDone < options.writers }) {
             try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
             if options.backend != nil, Int.random(in: 0..<4, using: &rng) == 0,
-                let owner = try? database.syncStatus().ownerPID,
+                let owner = try? database.sync.status().ownerPID,
                 let app = state.withLock({ s in s.apps.first { $0.pid == owner && $0.isRunning } })
             {
                 app.kill9()

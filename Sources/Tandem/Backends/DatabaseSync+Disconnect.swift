@@ -1,6 +1,6 @@
 import Foundation
 
-extension SharedDatabase {
+extension DatabaseSync {
     /// Unbinds this database from its backend so that it can sync with another (PowerSync's
     /// `disconnectAndClear`): removes the synced tables' rows, the rows waiting for undeclared
     /// tables, the download cursor, the backend binding and the sync status, in one write
@@ -12,18 +12,18 @@ extension SharedDatabase {
     ///   pending and `discardPending` is false.
     @discardableResult
     public func disconnectAndClear(discardPending: Bool = false) throws -> ClearedData {
-        if FileLock.isHeld(path: ownerLockPath) {
-            throw TandemError.invalidBackend("a process owns sync for '\(path)'; stop its sync (\(Remedy.stopSyncOwner.apiTerms)) before resetting the backend")
+        if FileLock.isHeld(path: database.ownerLockPath) {
+            throw TandemError.invalidBackend("a process owns sync for '\(database.path)'; stop its sync (\(Remedy.stopSyncOwner.apiTerms)) before resetting the backend")
         }
-        return try write { tx in
+        return try database.write { tx in
             let pending = try UploadQueueRows.count(in: tx)
             if pending > 0 && !discardPending {
                 throw TandemError.invalidBackend(
-                    "'\(path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
+                    "'\(database.path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
             }
             try UploadQueueRows.clear(in: tx)
             var cleared = ClearedData(discardedUploads: pending)
-            for table in schema.tables where !table.localOnly && !table.insertOnly {
+            for table in database.schema.tables where !table.localOnly && !table.insertOnly {
                 cleared.deletedRows[table.name] = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable)").int64Value ?? 0)
                 try tx.executeOwn("DELETE FROM \(table.quotedDataTable)")
             }
@@ -36,7 +36,7 @@ extension SharedDatabase {
     }
 }
 
-/// What ``SharedDatabase/disconnectAndClear(discardPending:)`` removed from this host (the
+/// What ``DatabaseSync/disconnectAndClear(discardPending:)`` removed from this host (the
 /// backend keeps its rows).
 public struct ClearedData: Sendable, Equatable {
     /// Queued upload entries discarded.
