@@ -75,15 +75,20 @@ import Testing
                 for (column, type) in [("i", ColumnSchema.ColumnType.integer), ("r", .real), ("t", .text)] where ColumnRule.stored(value, in: type) == nil {
                     refusals += 1
                     var viaView = "accepted", direct = "accepted"
+                    var viaViewRefusal: ValueRefusal?, directRefusal: ValueRefusal?
                     do { try db.write { tx in try tx.execute("INSERT INTO \(table)(id, \(column)) VALUES (?, ?)", ["v\(n)", value]) } } catch let error as SQLiteError {
                         viaView = error.message
+                        viaViewRefusal = error.refusal
                     }
-                    do { _ = try db.write { tx in try tx.insert(into: table, columns: ["id", column], rows: [[.text("v\(n)"), value]]) } } catch TandemError.invalidArguments(
-                        let message)
+                    do { _ = try db.write { tx in try tx.insert(into: table, columns: ["id", column], rows: [[.text("v\(n)"), value]]) } } catch TandemError.invalidValue(
+                        let refusal)
                     {
-                        direct = message
+                        direct = refusal.message
+                        directRefusal = refusal
                     }
                     #expect(viaView == direct && viaView.hasPrefix("\(table).\(column)"), "\(table).\(column) \(value)")
+                    #expect(viaViewRefusal == ValueRefusal(table: table, column: column, message: viaView), "\(table).\(column) \(value)")
+                    #expect(directRefusal == ValueRefusal(table: table, column: column, rowID: "v\(n)", message: direct), "\(table).\(column) \(value)")
                 }
             }
         }
@@ -96,12 +101,20 @@ import Testing
         let db = try SharedDatabase(path: dir.path("refused.db"), schema: Self.schema)
         try db.write { tx in try tx.insert(into: "synced", columns: ["id", "t"], rows: [[.text("a"), .text("x")]]) }
         #expect(
-            throws: TandemError.invalidArguments("synced.r: a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64")
+            throws: TandemError.invalidValue(
+                ValueRefusal(
+                    table: "synced", column: "r", rowID: "b",
+                    message: "synced.r: a BLOB cannot be stored in a Tandem table (JSON holds no bytes); store it as text, for example hex(value) or base64"))
         ) {
             try db.write { tx in try tx.insert(into: "synced", columns: ["id", "r"], rows: [[.text("b"), .blob(Data([1]))]]) }
         }
-        #expect(throws: TandemError.invalidArguments("synced.r: an infinite real cannot be stored (JSON has no representation for it)")) {
-            try db.write { tx in try tx.insert(into: "synced", columns: ["r"], rows: [[.real(.infinity)]]) }
+        do {
+            try db.write { tx in _ = try tx.insert(into: "synced", columns: ["r"], rows: [[.real(.infinity)]]) }
+            Issue.record("an infinite real was accepted")
+        } catch TandemError.invalidValue(let refusal) {
+            // The row's id was minted, as the view mints it for a NULL id.
+            #expect(refusal.table == "synced" && refusal.column == "r" && refusal.rowID?.count == 36)
+            #expect(refusal.message == "synced.r: an infinite real cannot be stored (JSON has no representation for it)")
         }
         #expect(throws: TandemError.invalidArguments("table synced has no column named nope")) {
             try db.write { tx in try tx.insert(into: "synced", columns: ["nope"], rows: [[.null]]) }

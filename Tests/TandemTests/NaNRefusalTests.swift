@@ -21,8 +21,12 @@ import Testing
     static let ratioMessage = "sample.ratio: NaN (not a number) cannot be stored (JSON has no representation for it; SQLite would store NULL)"
 
     @Test func recordsRefuseNaNNamingTheColumn() throws {
-        #expect(throws: TandemError.invalidArguments(Self.scoreMessage)) { try db.insert(sample(score: .nan)) }
-        #expect(throws: TandemError.invalidArguments(Self.ratioMessage)) { try db.insert(sample(ratio: .nan)) }
+        #expect(throws: TandemError.invalidValue(ValueRefusal(table: "sample", column: "score", rowID: "n", message: Self.scoreMessage))) {
+            try db.insert(sample(score: .nan))
+        }
+        #expect(throws: TandemError.invalidValue(ValueRefusal(table: "sample", column: "ratio", rowID: "n", message: Self.ratioMessage))) {
+            try db.insert(sample(ratio: .nan))
+        }
         #expect(try db.count(RecordQuery<Sample>()) == 0)
         var stored = try db.insert(sample(ratio: 1))
         stored.ratio = .nan
@@ -46,9 +50,10 @@ import Testing
                 Issue.record("\(sql): NaN was accepted")
             } catch let error as SQLiteError {
                 #expect(error.message == Self.scoreMessage, "\(sql)")
+                #expect(error.refusal == ValueRefusal(table: "sample", column: "score", message: Self.scoreMessage), "\(sql)")
             }
         }
-        #expect(throws: TandemError.invalidArguments(Self.scoreMessage)) {
+        #expect(throws: TandemError.invalidValue(ValueRefusal(table: "sample", column: "score", rowID: "x", message: Self.scoreMessage))) {
             try db.write { tx in try tx.insert(into: "sample", columns: ["id", "title", "score"], rows: [[.text("x"), .text("t"), .real(.nan)]]) }
         }
         try db.write { tx in try tx.execute("INSERT INTO sample(id, title, score) VALUES ('y', 't', 1)") }

@@ -117,7 +117,12 @@ import Testing
         #expect(result.tables["todo_item"] == ImportResult.Counts(updated: 1, deleted: 1))
         #expect(try db.uploadQueue.transactions(limit: 10).flatMap(\.entries).last(where: { $0.op == .patch })?.data == ["count": .integer(2)])
         // An infinite real is refused, as an insert refuses it, not written as NULL.
-        #expect(throws: TandemError.invalidRecord("TodoItem.score (row 'a'): an infinite real cannot be stored (JSON has no representation for it)")) {
+        #expect(
+            throws: TandemError.invalidValue(
+                ValueRefusal(
+                    table: "todo_item", column: "score", rowID: "a",
+                    message: "TodoItem.score (row 'a'): an infinite real cannot be stored (JSON has no representation for it)"))
+        ) {
             try db.importRecords([TodoItem(id: "a", title: "A", score: .infinity)])
         }
         #expect(try db.fetch(TodoItem.self, id: "a")?.score == 0)

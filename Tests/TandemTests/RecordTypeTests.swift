@@ -113,7 +113,12 @@ struct Paint: Record {
         let db = try SharedDatabase(path: dir.path("paint.db"), records: [RecordTable(Paint.self)])
         try db.insert(Paint(id: "p1", color: .red))
         try db.write { tx in try tx.execute("INSERT INTO paint(id, color) VALUES ('p2', 'purple')") }
-        #expect(throws: TandemError.invalidRecord("Paint.color (table paint, column color, row 'p2'): 'purple' is not a raw value of Color (its raw values: red, green, blue)")) {
+        #expect(
+            throws: TandemError.invalidValue(
+                ValueRefusal(
+                    table: "paint", column: "color", rowID: "p2",
+                    message: "Paint.color (table paint, column color, row 'p2'): 'purple' is not a raw value of Color (its raw values: red, green, blue)"))
+        ) {
             try db.fetch(RecordQuery<Paint>())
         }
     }

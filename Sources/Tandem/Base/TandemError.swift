@@ -13,6 +13,10 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     case invalidSQL(sql: String, reason: String)
     /// Arguments do not match the SQL's parameters.
     case invalidArguments(String)
+    /// A value its column refuses (a NaN, an infinite real, a BLOB, a value that does not convert
+    /// to the column's type), or a stored value that does not read as its property's type:
+    /// table, column and row as fields (``ValueRefusal``).
+    case invalidValue(ValueRefusal)
     /// Text that should be JSON is not, or not of the expected shape.
     case invalidJSON(String)
     /// A record type or value does not fit its table (message names the type, property and column).
@@ -48,6 +52,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .invalidSchema(let m): return "invalid schema: \(m)"
         case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
         case .invalidArguments(let m): return "invalid arguments: \(m)"
+        case .invalidValue(let refusal): return "invalid value: \(refusal.message)"
         case .misuse(let m): return "misuse of Tandem's API: \(m)"
         case .invalidJSON(let m): return "invalid JSON: \(m)"
         case .invalidRecord(let m): return "invalid record: \(m)"
@@ -67,4 +72,28 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
+
+    /// The table the error is about, by its schema name: a refused value's, or a rejected upload's.
+    public var table: String? {
+        switch self {
+        case .invalidValue(let refusal): return refusal.table
+        case .uploadRejected(let table, _, _): return table
+        default: return nil
+        }
+    }
+
+    /// The column a refused value was for.
+    public var column: String? {
+        if case .invalidValue(let refusal) = self { return refusal.column }
+        return nil
+    }
+
+    /// The row the error is about, by its id: a refused value's (when known), or a rejected upload's.
+    public var rowID: String? {
+        switch self {
+        case .invalidValue(let refusal): return refusal.rowID
+        case .uploadRejected(_, let rowID, _): return rowID
+        default: return nil
+        }
+    }
 }

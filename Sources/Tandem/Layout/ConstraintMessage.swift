@@ -33,7 +33,16 @@ enum ConstraintMessage {
 
     /// `notes.done is an integer column: ` or `notes.done: `.
     nonisolated(unsafe) private static let refusalHead = try! Regex(
-        "[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*(?: is an? (?:integer|real|text) column: |: )")
+        "([A-Za-z_][A-Za-z0-9_]*)\\.([A-Za-z_][A-Za-z0-9_]*)(?: is an? (?:integer|real|text) column: |: )")
+
+    /// The table and column a refusal of a value (a message Tandem wrote, starting
+    /// `notes.done is an integer column: ` or `notes.done: `) names; nil for another message.
+    static func refusedColumn(in message: String) -> (table: String, column: String)? {
+        guard let match = message.prefixMatch(of: refusalHead), match.count == 3,
+            let table = match[1].substring, let column = match[2].substring
+        else { return nil }
+        return (String(table), String(column))
+    }
 
     /// A duplicate id said in the user's terms; `id` nil when it cannot be told.
     static func duplicate(id: String?, table: String) -> String {

@@ -46,9 +46,9 @@ struct RowInserter {
     }
 
     /// Inserts `rows`; returns their ids in order.
-    /// - Throws: ``TandemError/invalidArguments(_:)`` for a row of the wrong length, a bad id, or
-    ///   a value its column refuses (``StoredValue``); ``SQLiteError`` (a duplicate id named in the
-    ///   table's terms).
+    /// - Throws: ``TandemError/invalidArguments(_:)`` for a row of the wrong length or a bad id;
+    ///   ``TandemError/invalidValue(_:)`` for a value its column refuses (``StoredValue``), with
+    ///   the row's id; ``SQLiteError`` (a duplicate id named in the table's terms).
     func insert(_ rows: some Sequence<[DatabaseValue]>, on connection: Connection) throws -> [String] {
         var batch = Batch(transactionID: try connection.counter(.nextTransaction) ?? 1, nextEntryID: try UploadQueueRows.nextID(on: connection))
         var ids: [String] = []
@@ -59,7 +59,12 @@ struct RowInserter {
                 id = try self.id(of: row)
                 batch.arena.append(utf8Of: id)
                 dataStart = batch.arena.bytes.count
-                try appendJSON(of: row, to: &batch.arena, on: connection)
+                do {
+                    try appendJSON(of: row, to: &batch.arena, on: connection)
+                } catch TandemError.invalidValue(var refusal) {
+                    refusal.rowID = id
+                    throw TandemError.invalidValue(refusal)
+                }
             } catch {
                 // The rows before this one first, as the view would have written them: a
                 // duplicate id among them is the error the view would have reported.

@@ -9,23 +9,26 @@ import CSQLite
 /// so both ways convert, and refuse, alike.
 enum StoredValue {
     /// `value` as `column` of `table` stores it.
-    /// - Throws: ``TandemError/invalidArguments(_:)`` with the triggers' message for a value the
-    ///   column refuses.
+    /// - Throws: ``TandemError/invalidValue(_:)`` with the triggers' message for a value the
+    ///   column refuses (the row's id is the caller's to add).
     static func of(_ value: DatabaseValue, column: ColumnSchema, table: TableSchema, on connection: Connection) throws -> DatabaseValue {
+        func refusal(_ message: String) -> TandemError {
+            .invalidValue(ValueRefusal(table: table.name, column: column.name, message: message))
+        }
         switch (value, column.type) {
         case (.null, _): return .null
-        case (.real(let d), _) where d.isNaN: throw TandemError.invalidArguments(table.nanMessage(column.name))
-        case (.real(let d), _) where !d.isFinite: throw TandemError.invalidArguments(table.infiniteMessage(column.name))
-        case (.blob, _): throw TandemError.invalidArguments(table.blobMessage(column.name))
+        case (.real(let d), _) where d.isNaN: throw refusal(table.nanMessage(column.name))
+        case (.real(let d), _) where !d.isFinite: throw refusal(table.infiniteMessage(column.name))
+        case (.blob, _): throw refusal(table.blobMessage(column.name))
         case (.integer, .integer), (.real, .real), (.text, .text): return value
         default: break
         }
         do {
             let converted = try connection.scalar("SELECT " + table.storedValue("?1", column, in: .query), [value])
-            if case .real(let d) = converted, !d.isFinite { throw TandemError.invalidArguments(table.infiniteMessage(column.name)) }
+            if case .real(let d) = converted, !d.isFinite { throw refusal(table.infiniteMessage(column.name)) }
             return converted
         } catch let error as SQLiteError where error.extendedCode == SQLiteError.constraintDatatype {
-            throw TandemError.invalidArguments(error.message)
+            throw refusal(error.message)
         }
     }
 }

@@ -157,8 +157,8 @@ struct ImportPlan {
         }
         do {
             return try StoredValue.of(sqlValue, column: column, table: table, on: connection)
-        } catch TandemError.invalidArguments(let reason) {
-            throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name) (\(reason))")
+        } catch TandemError.invalidValue(let refusal) {
+            throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name) (\(refusal.message))")
         }
     }
 }

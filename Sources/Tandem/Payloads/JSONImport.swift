@@ -144,7 +144,10 @@ extension SharedDatabase {
             for column in layout.columns where columns[column.name] == nil { columns[column.name] = .null }
             // As an insert refuses it: JSON (the payload form) would turn it into null.
             if let (column, _) = columns.first(where: { if case .real(let d) = $0.value { return !d.isFinite } else { return false } }) {
-                throw TandemError.invalidRecord("\(layout.typeName).\(column) (row '\(record.id)'): an infinite real cannot be stored (JSON has no representation for it)")
+                throw TandemError.invalidValue(
+                    ValueRefusal(
+                        table: layout.tableName, column: column, rowID: record.id,
+                        message: "\(layout.typeName).\(column) (row '\(record.id)'): an infinite real cannot be stored (JSON has no representation for it)"))
             }
             return .object(columns.mapValues(JSONValue.init))
         }

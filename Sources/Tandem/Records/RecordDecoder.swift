@@ -64,8 +64,12 @@ struct RecordDecoder: Decoder {
             do {
                 return try ColumnValueDecoder.decode(type, from: value)
             } catch {
-                let place = "table \(decoder.layout.tableName), column \(key.stringValue)" + (decoder.values["id"]?.stringValue.map { ", row '\($0)'" } ?? "")
-                throw TandemError.invalidRecord("\(decoder.typeName).\(key.stringValue) (\(place)): \(RecordValue.reason(error))")
+                let id = decoder.values["id"]?.stringValue
+                let place = "table \(decoder.layout.tableName), column \(key.stringValue)" + (id.map { ", row '\($0)'" } ?? "")
+                throw TandemError.invalidValue(
+                    ValueRefusal(
+                        table: decoder.layout.tableName, column: key.stringValue, rowID: id,
+                        message: "\(decoder.typeName).\(key.stringValue) (\(place)): \(RecordValue.reason(error))"))
             }
         }
 
