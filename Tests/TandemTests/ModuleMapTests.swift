@@ -38,6 +38,7 @@ import Testing
         let block = try #require(design.firstMatch(of: /```layers\n((?:.*\n)*?)```/)?.output.1, "DESIGN.md has a ```layers block")
         let layers = Set(
             block.split(separator: "\n").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }
+                .map { $0.hasSuffix("(public)") ? String($0.dropLast("(public)".count)).trimmingCharacters(in: .whitespaces) : $0 }
                 .filter { !$0.isEmpty })
         #expect(table == tree, "DESIGN.md's folder table: \(table.symmetricDifference(tree).sorted()) disagree with Sources/Tandem")
         #expect(layers == tree, "DESIGN.md's layer map: \(layers.symmetricDifference(tree).sorted()) disagree with Sources/Tandem")

@@ -27,18 +27,30 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
     /// The objects of a file Tandem did not make (SQLite's own `sqlite_` objects left out);
     /// empty for a Tandem database.
     public var foreignObjects: [Object]
+    /// The tables of the schema Tandem stored, by name (empty for another program's file, and
+    /// for a Tandem file that declares none, such as an embedded backend's server file).
+    public var declaredTables: [String] = []
+    /// The database's own id (``SharedDatabase/clientID()``), made when Tandem created the
+    /// file; nil when the file holds none.
+    public var clientID: String?
 
     /// The survey of the file at `path`, or nil when there is none or it is empty.
+    /// - Parameter onDiskOnly: read the file as it is on disk (an immutable read), even while a
+    ///   `-wal` beside it may hold newer commits: nothing at all is touched, the `-shm` of a file
+    ///   in use included, but commits not yet checkpointed are not seen. By default a file with
+    ///   a `-wal` or `-journal` is read the usual way (read-only), which sees every commit.
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` for a file that is not an SQLite
     ///   database or cannot be read.
-    public static func of(path: String) throws -> DatabaseFileSurvey? {
-        let resolved = try Opening.resolve(path)
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/uri.html#uriimmutable
+    public static func of(path: String, onDiskOnly: Bool = false) throws -> DatabaseFileSurvey? {
+        let resolved = try SharedDatabase.resolvedPath(path)
         guard FileManager.default.fileExists(atPath: resolved), Opening.fileSize(resolved) > 0 else { return nil }
         let connection: Connection
         do {
             // Without a -wal or -journal beside it, every commit is in the file: it is read as
             // it is on disk, so that a WAL-mode file gains no -wal or -shm from the survey.
-            let sidecars = ["-wal", "-journal"].contains { FileManager.default.fileExists(atPath: resolved + $0) }
+            let sidecars = !onDiskOnly && ["-wal", "-journal"].contains { FileManager.default.fileExists(atPath: resolved + $0) }
             connection =
                 sidecars
                 ? try Opening.openReader(path: resolved, configuration: Configuration())
@@ -63,9 +75,11 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
             : try connection.fetchAll(
                 "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid"
             ).map { Object(type: $0[0].stringValue ?? "", name: $0[1].stringValue ?? "") }
+        let declared = try SchemaInstaller.storedSchema(Transaction(connection: connection, isReadOnly: true))?.tables.map(\.name) ?? []
+        let clientID = try connection.storedIfPresent(.clientID).stringValue.flatMap { $0.isEmpty ? nil : $0 }
         return DatabaseFileSurvey(
             path: resolved, isTandemDatabase: isTandem, journalMode: walHeader(resolved) ? "wal" : "delete",
-            foreignObjects: objects)
+            foreignObjects: objects, declaredTables: declared, clientID: clientID)
     }
 
     /// The header's file format versions are 2 for a WAL database (bytes 18 and 19).

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The zero-set-up backend: a server database file on this host that any number of client
 /// databases sync through (`sqlite:/path/server.db`).
@@ -12,20 +11,17 @@ import Synchronization
 /// - `server_uploads(client_id, tx_id, txn)`: applied (client id, transaction id) pairs, so a
 ///   repeated upload has no second effect;
 /// - `server_clients(client_id, epoch)`: the newest owner epoch seen per client; older epochs are refused.
-public final class EmbeddedBackend: SyncBackend {
+public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
+    // Invariant: `generation` and `interruptions` are read and written only with `changed`
+    // locked; everything else is set in init and never changes.
     private let database: SharedDatabase
-    private let wake = WakeFlag()
-    /// Incremented by ``interruptWaits()``; a wait that sees it change returns early.
-    private let interruptions = Atomic<Int>(0)
-    private let token: AnyDatabaseCancellable
+    private let changed = NSCondition()
+    /// Counts the commits that touched the change log (and interruptions), for waits.
+    private var generation = 0
+    /// Counts ``interruptWaits()`` calls; a wait that sees it change returns early.
+    private var interruptions = 0
+    private var token: AnyDatabaseCancellable?
     private let serverID: String
-
-    /// Objects neither Tandem's (`ps_…`, the backend's `server_…`) nor SQLite's: a file holding
-    /// any is some other database, never taken over as a backend.
-    static let foreignObjects = """
-        SELECT count(*) FROM sqlite_master
-        WHERE name NOT LIKE 'ps\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'server\\_%' ESCAPE '\\'
-        """
 
     static let ddl = """
         CREATE TABLE IF NOT EXISTS server_rows(type TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY(type, id));
@@ -36,7 +32,11 @@ public final class EmbeddedBackend: SyncBackend {
         CREATE TABLE IF NOT EXISTS server_clients(client_id TEXT PRIMARY KEY NOT NULL, epoch INTEGER NOT NULL);
         """
 
-    /// Opens or creates the server database at `path`.
+    /// Opens or creates the server database at `path`, through Tandem's public API only (as any
+    /// backend outside Tandem would be written): the file is surveyed read-only first
+    /// (``DatabaseFileSurvey``), opened as a Tandem database that declares no tables, and its
+    /// `server_` tables are created in one write transaction; processes starting together agree,
+    /// since each step is idempotent under the write lock.
     ///
     /// When creating the file fails part-way (a full disk, say), the file and the sidecar files
     /// created with it are removed again.
@@ -49,68 +49,86 @@ public final class EmbeddedBackend: SyncBackend {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw TandemError.invalidBackend("the directory '\(directory)' of the backend file '\(path)' does not exist")
         }
-        // A file that is some other SQLite database is refused before anything is changed in it.
-        try EmbeddedBackend.refuseForeignFile(path: path, configuration: configuration)
-        // Create-or-validate in one write transaction, so that processes starting together agree.
-        var created = false
-        database = try SharedDatabase(path: path, configuration: configuration) { writer, _, path in
-            guard let writer else { throw TandemError.readOnly(path: path) }
-            return try writer.write { tx -> Schema in
-                if let stored = try SchemaInstaller.storedSchema(tx) {
-                    guard stored.tables.isEmpty else {
-                        throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
-                    }
-                } else {
-                    let foreign = try tx.scalar(EmbeddedBackend.foreignObjects).int64Value ?? 0
-                    guard foreign == 0 else {
-                        throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend")
-                    }
-                    try SchemaInstaller.install(Schema(tables: []), in: tx)
-                    created = true
-                }
-                try tx.executeOwn(EmbeddedBackend.ddl)
-                if try tx.stored(.role).isNull { try tx.store(.role, "backend") }
-                // Server files from before upload digests: add the column (unknown digests count as retries).
-                let hasDigest = try tx.scalar("SELECT count(*) FROM pragma_table_info('server_uploads') WHERE name = 'digest'").int64Value ?? 0
-                if hasDigest == 0 { try tx.execute("ALTER TABLE server_uploads ADD COLUMN digest TEXT NOT NULL DEFAULT ''") }
-                return Schema(tables: [])
-            }.0
+        // A file that is some other SQLite database, or a client database, is refused before
+        // anything is changed in it.
+        let survey = try EmbeddedBackend.survey(path)
+        if let survey { try EmbeddedBackend.refuseUnlessServerFile(survey) }
+        let created = survey == nil
+        // The file and its sidecar files (SharedDatabase's documented set) that are not there yet.
+        let files = ["", "-wal", "-shm", "-notify", "-write.lock", "-owner.lock"].map { path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
+        do {
+            database = try EmbeddedBackend.open(path, asTandemFile: survey?.isTandemDatabase == true, configuration: configuration)
+        } catch {
+            // A step after the file was made failed (a full disk, say): what this call made goes
+            // again, unless another process holds the lock (it is using the new file).
+            if created, (error as? SQLiteError)?.isBusy != true { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+            throw error
         }
         serverID = try database.clientID()
         // The new server's id goes into the file itself, where clients read it without opening
         // the file for writing or touching its -shm (see identifier(ofFileAt:)).
         if created { _ = try? database.checkpoint(.passive) }
-        let wake = self.wake
-        token = try database.addChangeHandler { change in
-            if change.isUnknown || change.rawTables.contains("server_changes") { wake.raise() }
+        token = try database.addChangeHandler { [weak self] change in
+            if change.isUnknown || change.tables.contains("server_changes") { self?.wake(interrupting: false) }
         }
     }
 
-    deinit { token.cancel() }
+    deinit { token?.cancel() }
 
-    /// `path` with symbolic links resolved, refused when it names a directory, a FIFO, a device
-    /// or a hard-linked file.
+    /// Opens the server file (creating it as a Tandem database that declares no tables, unless it
+    /// is one) and creates the backend's tables, each step idempotent.
+    private static func open(_ path: String, asTandemFile: Bool, configuration: Configuration) throws -> SharedDatabase {
+        let database = try SharedDatabase(path: path, schema: asTandemFile ? nil : Schema(tables: []), configuration: configuration)
+        guard database.schema.tables.isEmpty else {
+            // Made a client database (by another process) between the survey and the open.
+            throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+        }
+        try database.write { tx in
+            try tx.execute(EmbeddedBackend.ddl)
+            // Server files from before upload digests: add the column (unknown digests count as retries).
+            let hasDigest = try tx.scalar("SELECT count(*) FROM pragma_table_info('server_uploads') WHERE name = 'digest'").int64Value ?? 0
+            if hasDigest == 0 { try tx.execute("ALTER TABLE server_uploads ADD COLUMN digest TEXT NOT NULL DEFAULT ''") }
+        }
+        return database
+    }
+
+    /// `path` resolved as Tandem opens it (``SharedDatabase/resolvedPath(_:)``), refused when it
+    /// names a directory, a FIFO, a device or a hard-linked file.
     static func resolvedPath(_ path: String) throws -> String {
         do {
-            return try Opening.resolve(path)
+            return try SharedDatabase.resolvedPath(path)
         } catch TandemError.cannotOpen(_, let reason) {
             throw TandemError.invalidBackend("cannot use '\(path)' as the backend file: \(reason)")
         }
     }
 
-    private static func refuseForeignFile(path: String, configuration: Configuration) throws {
-        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
-        guard size > 0 else { return }
-        let connection = try Opening.openReader(path: path, configuration: configuration)
-        let transaction = Transaction(connection: connection, isReadOnly: true)
-        if let stored = try SchemaInstaller.storedSchema(transaction) {
-            guard stored.tables.isEmpty else {
-                throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
-            }
-            return
+    /// The read-only survey of the file at `path` (nil when there is none, or it is empty).
+    static func survey(_ path: String, onDiskOnly: Bool = false) throws -> DatabaseFileSurvey? {
+        do {
+            return try DatabaseFileSurvey.of(path: path, onDiskOnly: onDiskOnly)
+        } catch TandemError.cannotOpen(_, let reason) {
+            throw TandemError.invalidBackend("'\(path)' is not a Tandem backend: \(reason)")
         }
-        let foreign = try transaction.scalar(EmbeddedBackend.foreignObjects).int64Value ?? 0
-        if foreign > 0 { throw TandemError.invalidBackend("'\(path)' is an SQLite database but not a Tandem backend") }
+    }
+
+    /// Refuses a client database (it declares tables) and a file another program made (objects
+    /// that are neither SQLite's, Tandem's nor the backend's `server_` tables).
+    private static func refuseUnlessServerFile(_ survey: DatabaseFileSurvey) throws {
+        guard survey.declaredTables.isEmpty else {
+            throw TandemError.invalidBackend("'\(survey.path)' is a client database (it declares tables), not a backend")
+        }
+        if survey.foreignObjects.contains(where: { !$0.name.hasPrefix("server_") && !$0.name.hasPrefix("ps_") }) {
+            throw TandemError.invalidBackend("'\(survey.path)' is an SQLite database but not a Tandem backend")
+        }
+    }
+
+    /// Wakes every wait (a commit to the change log, or ``interruptWaits()``).
+    private func wake(interrupting: Bool) {
+        changed.lock()
+        generation += 1
+        if interrupting { interruptions += 1 }
+        changed.broadcast()
+        changed.unlock()
     }
 
     /// The server database's own id (its `ps_kv` client id, made when the file was created).
@@ -181,15 +199,13 @@ public final class EmbeddedBackend: SyncBackend {
             // Never split a server transaction across batches: its changes follow each other in
             // version order (the server file has one writer at a time), so read on until another
             // transaction's, on the version key.
-            var more = false
-            try tx.connection.forEachRow(
-                "SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? ORDER BY version",
-                [.integer(lastVersion)]
-            ) { row in
-                guard row[1] == last[1] else { more = true; return false }
-                rows.append(row)
-                return true
-            }
+            let end = try tx.scalar(
+                "SELECT version FROM server_changes WHERE version > ? AND txn <> ? ORDER BY version LIMIT 1", [lastVersion, last[1]]
+            ).int64Value
+            rows += try tx.fetchAll(
+                "SELECT version, txn, op, type, id, data FROM server_changes WHERE version > ? AND version < ? ORDER BY version",
+                [lastVersion, end ?? Int64.max])
+            let more = end != nil
             let next = rows.last?[0].int64Value ?? lastVersion
             // From the beginning, the log holds every row the server has: a full sync, which
             // drops the client's synced rows that have no pending upload first.
@@ -207,23 +223,30 @@ public final class EmbeddedBackend: SyncBackend {
     /// until ``interruptWaits()``.
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         let after = try parse(cursor)
-        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
-        let generation = interruptions.load(ordering: .relaxed)
-        while interruptions.load(ordering: .relaxed) == generation {
+        let deadline = Date(timeIntervalSinceNow: timeout / .seconds(1))
+        changed.lock()
+        let interruptionsBefore = interruptions
+        changed.unlock()
+        while true {
+            changed.lock()
+            let seen = generation
+            let interrupted = interruptions != interruptionsBefore
+            changed.unlock()
+            if interrupted { return nil }
             let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
             if newest > after { return String(newest) }
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { return nil }
-            wake.wait(timeout: remaining)
+            // Waits for a commit after the read above (one between them moved `generation`).
+            changed.lock()
+            while generation == seen, deadline.timeIntervalSinceNow > 0 { _ = changed.wait(until: deadline) }
+            changed.unlock()
+            if deadline.timeIntervalSinceNow <= 0 { return nil }
         }
-        return nil
     }
 
     /// Ends pending ``waitForChanges(after:timeout:)`` calls early (they return nil). Later
     /// calls wait as usual, so a backend can be handed to a new sync session.
     public func interruptWaits() {
-        interruptions.add(1, ordering: .relaxed)
-        wake.raise()
+        wake(interrupting: true)
     }
 
     private func parse(_ cursor: String) throws -> Int64 {
