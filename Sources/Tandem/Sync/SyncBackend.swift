@@ -2,8 +2,12 @@ import Foundation
 
 /// A server that the owner process syncs with.
 ///
-/// Methods are blocking and are called from the sync engine's own threads; implementations must
-/// be safe to call from two threads at once (uploads/fetches on one, ``waitForChanges(after:timeout:)`` on another).
+/// The thread contract: methods are blocking and are called from the sync engine's own threads
+/// (or, for ``DatabaseSync/once(with:backendName:)``, the caller's). ``upload(_:clientID:epoch:)``,
+/// ``fetchChanges(after:limit:)`` and ``acknowledge(cursor:clientID:)`` are called one at a time,
+/// in order, by the owner's sync thread; ``waitForChanges(after:timeout:)`` by another thread,
+/// while those run; ``interruptWaits()`` from any thread. An implementation is therefore safe
+/// to call from two threads at once, and needs no lock around its upload and fetch state.
 public protocol SyncBackend: Sendable {
     /// A stable identifier of the backend's data set. A client database records the first
     /// backend it syncs with and refuses any other, because its download cursor and its
