@@ -86,8 +86,9 @@ final class WriteLock: @unchecked Sendable {
     ///
     /// A waiter that stops moving while it holds its place (stopped with SIGSTOP or by a
     /// debugger, or about to time out) must not hold up those behind it while the lock is free:
-    /// every ``stallCheck`` of waiting for the previous place, a waiter takes the lock if it is
-    /// free. Without the watchdog (waits that cannot be interrupted) there is no such check, so
+    /// every ``stallCheck`` of waiting for the previous place, a waiter looks whether the lock is
+    /// free, and takes it when it was free at two checks in a row, so that a waiter ahead that
+    /// was only slow to be scheduled (a loaded machine) keeps its turn. Without the watchdog (waits that cannot be interrupted) there is no such check, so
     /// waiters wait for the `flock` alone, in no particular order.
     private func queue(cancellation: LockWatchdog.Cancellation?) throws {
         guard interruptible, LockWatchdog.shared.isAvailable else {
@@ -99,6 +100,7 @@ final class WriteLock: @unchecked Sendable {
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
         var step = 0  // 0: taking its own place, 1: waiting for the previous one, 2: for the flock
         var done = false
+        var freeAtLastCheck = false
         do {
             while !done {
                 let now = DispatchTime.now().uptimeNanoseconds
@@ -116,8 +118,17 @@ final class WriteLock: @unchecked Sendable {
                     }
                     return flock(lock.fd, LOCK_EX)
                 }
-                // The previous waiter has held its place a while and the lock is free: it is not moving.
-                if !done, step == 1, try lock.tryLock() { done = true }
+                // The previous waiter has held its place for two checks while the lock stayed
+                // free: it is not moving.
+                if !done, step == 1 {
+                    let free = try lock.tryLock()
+                    if free && freeAtLastCheck {
+                        done = true
+                    } else if free {
+                        lock.unlock()
+                    }
+                    freeAtLastCheck = free
+                }
             }
         } catch {
             if step > 0 { lock.unlockByte(at: own) }
