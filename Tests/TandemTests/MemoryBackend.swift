@@ -92,3 +92,22 @@ final class MemoryBackend: SyncBackend {
         }
     }
 }
+
+/// A backend that refuses for good every transaction touching a row whose id starts with "bad",
+/// and hands the others to a ``MemoryBackend``; `beforeUpload` sees each batch as it comes.
+final class RefusingBackend: SyncBackend, @unchecked Sendable {
+    // Invariant: `beforeUpload` is set before the first upload and not changed after.
+    let inner = MemoryBackend()
+    var beforeUpload: (([CrudTransaction]) throws -> Void)?
+    var identifier: String { inner.identifier }
+    func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
+        try beforeUpload?(transactions)
+        if let entry = transactions.flatMap(\.entries).first(where: { $0.rowID.hasPrefix("bad") }) {
+            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "a constraint refuses it")
+        }
+        try inner.upload(transactions, clientID: clientID, epoch: epoch)
+    }
+    func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch { try inner.fetchChanges(after: cursor, limit: limit) }
+    func waitForChanges(after cursor: String, timeout: Duration) throws -> String? { try inner.waitForChanges(after: cursor, timeout: timeout) }
+    func interruptWaits() { inner.interruptWaits() }
+}

@@ -3,21 +3,6 @@ import Testing
 @testable import Tandem
 @testable import TandemPostgres
 
-/// A backend that refuses for good every transaction touching a row whose id starts with "bad".
-private final class RefusingBackend: SyncBackend {
-    let inner = MemoryBackend()
-    var identifier: String { inner.identifier }
-    func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
-        if let entry = transactions.flatMap(\.entries).first(where: { $0.rowID.hasPrefix("bad") }) {
-            throw TandemError.uploadRejected(table: entry.table, rowID: entry.rowID, reason: "a constraint refuses it")
-        }
-        try inner.upload(transactions, clientID: clientID, epoch: epoch)
-    }
-    func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch { try inner.fetchChanges(after: cursor, limit: limit) }
-    func waitForChanges(after cursor: String, timeout: Duration) throws -> String? { try inner.waitForChanges(after: cursor, timeout: timeout) }
-    func interruptWaits() { inner.interruptWaits() }
-}
-
 /// One upload the backend refuses for good never stops a client's sync: it is set aside with the
 /// server's error, later uploads and every download go on, and the user retries or discards it.
 @Suite struct RejectedUploadTests {
