@@ -90,3 +90,29 @@ import Testing
         #expect(try count(db, "SELECT count(*) FROM drafts") == 1)
     }
 }
+
+/// `Configuration.upgradesSchema = false`: a file whose stored schema differs is refused and left
+/// as it is; the same schema, a new file and a file without a schema open as usual.
+@Suite struct SchemaKeptTests {
+    @Test func aStoredSchemaIsNeverChangedWhenUpgradesAreOff() throws {
+        let dir = try TemporaryDirectory()
+        var keep = Configuration()
+        keep.upgradesSchema = false
+        let path = dir.path("a.db")
+        _ = try SharedDatabase(path: path, schema: notesSchema, configuration: keep)  // a new file gets it
+        _ = try SharedDatabase(path: path, schema: notesSchema, configuration: keep)  // the same schema opens
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for other in [twoTables, Schema(tables: [])] {
+            do {
+                _ = try SharedDatabase(path: path, schema: other, configuration: keep)
+                Issue.record("another schema was installed over the stored one")
+            } catch TandemError.invalidSchema(let message) {
+                #expect(message.contains("stores another schema, which is kept"), "\(message)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the file is unchanged")
+        #expect(try SharedDatabase(path: path).schema == notesSchema)
+        // With upgrades on (the default), the same call upgrades it.
+        #expect(try SharedDatabase(path: path, schema: twoTables).schema == twoTables)
+    }
+}

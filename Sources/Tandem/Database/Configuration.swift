@@ -40,6 +40,14 @@ public struct Configuration: Sendable {
     /// waiting, the streak goes on.
     public var writeLockStreakLimit = 4
 
+    /// Whether opening with a schema may change a schema already stored in the file (default
+    /// true: the file is upgraded to the given schema). When false, a file whose stored schema
+    /// differs from the given one is refused with ``TandemError/invalidSchema(_:)`` and left as
+    /// it is; a new file, or one without a schema, still gets the given one. The check and the
+    /// install are one write transaction, so a process that stores another schema at the same
+    /// moment is never overwritten.
+    public var upgradesSchema = true
+
     /// Whether Tandem may interrupt its own blocked lock waits with `SIGURG` (default true).
     ///
     /// `flock(2)` has no timeout, so to give the cross-process write lock the busy timeout as a

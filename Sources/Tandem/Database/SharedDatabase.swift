@@ -61,6 +61,7 @@ public final class SharedDatabase: Sendable {
         let probe: (Transaction) throws -> Void = { tx in
             let stored = try SchemaInstaller.storedSchema(tx)
             if let schema {
+                if let stored, stored != schema, !configuration.upgradesSchema { throw SharedDatabase.schemaKept(tx.connection.path) }
                 if schema != stored { try SchemaInstaller.checkCollisions(schema, stored: stored, in: tx) }
             } else if stored == nil {
                 throw TandemError.notInitialized(path: tx.connection.path)
@@ -76,7 +77,12 @@ public final class SharedDatabase: Sendable {
                 guard let writer else {
                     throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
                 }
-                _ = try writer.write { try SchemaInstaller.install(schema, in: $0) }
+                _ = try writer.write { tx in
+                    if !configuration.upgradesSchema, let current = try SchemaInstaller.storedSchema(tx), current != schema {
+                        throw SharedDatabase.schemaKept(path)
+                    }
+                    try SchemaInstaller.install(schema, in: tx)
+                }
             } else if let stored, !current, let writer {
                 _ = try writer.write { try SchemaInstaller.install(stored, in: $0) }  // views and triggers of an older Tandem
             }
@@ -86,6 +92,11 @@ public final class SharedDatabase: Sendable {
             guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
             return resolved
         }
+    }
+
+    /// The refusal of a file whose stored schema differs, opened with ``Configuration/upgradesSchema`` false.
+    private static func schemaKept(_ path: String) -> TandemError {
+        .invalidSchema("'\(path)' stores another schema, which is kept: it is not upgraded when Configuration.upgradesSchema is false")
     }
 
     /// Opens the file and its connections, then resolves the schema with `setUp` (given the

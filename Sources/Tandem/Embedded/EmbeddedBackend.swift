@@ -56,14 +56,33 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
         let created = survey == nil
         // The file and its sidecar files (SharedDatabase's documented set) that are not there yet.
         let files = ["", "-wal", "-shm", "-notify", "-write.lock", "-owner.lock"].map { path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
+        // Opened as a database that declares no tables; a schema another process stores at the
+        // same moment (a client database made at this path) is refused, never replaced.
+        var opening = configuration
+        opening.upgradesSchema = false
+        let database: SharedDatabase
         do {
-            database = try EmbeddedBackend.open(path, asTandemFile: survey?.isTandemDatabase == true, configuration: configuration)
+            database = try SharedDatabase(path: path, schema: survey?.isTandemDatabase == true ? nil : Schema(tables: []), configuration: opening)
+        } catch TandemError.invalidSchema {
+            throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+        }  // any other failure: SharedDatabase removed what it created
+        guard database.schema.tables.isEmpty else {
+            throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
+        }
+        do {
+            try EmbeddedBackend.createTables(in: database)
         } catch {
-            // A step after the file was made failed (a full disk, say): what this call made goes
-            // again, unless another process holds the lock (it is using the new file).
-            if created, (error as? SQLiteError)?.isBusy != true { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+            // The backend's tables could not be made (a full disk, say) in a file this call
+            // created: it goes again with its sidecar files, unless another process got further
+            // (its tables are there) or holds the lock (it is using the new file).
+            let contended = (error as? SQLiteError).map { $0.code == .busy || $0.code == .locked } ?? false
+            let tablesThere = (try? database.fetchAll("SELECT 1 FROM sqlite_master WHERE name = 'server_changes'"))?.isEmpty == false
+            if created && !contended && !tablesThere {
+                for file in files { try? FileManager.default.removeItem(atPath: file) }
+            }
             throw error
         }
+        self.database = database
         serverID = try database.clientID()
         // The new server's id goes into the file itself, where clients read it without opening
         // the file for writing or touching its -shm (see identifier(ofFileAt:)).
@@ -75,21 +94,14 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
 
     deinit { token?.cancel() }
 
-    /// Opens the server file (creating it as a Tandem database that declares no tables, unless it
-    /// is one) and creates the backend's tables, each step idempotent.
-    private static func open(_ path: String, asTandemFile: Bool, configuration: Configuration) throws -> SharedDatabase {
-        let database = try SharedDatabase(path: path, schema: asTandemFile ? nil : Schema(tables: []), configuration: configuration)
-        guard database.schema.tables.isEmpty else {
-            // Made a client database (by another process) between the survey and the open.
-            throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
-        }
+    /// Creates the backend's tables (each statement idempotent, one write transaction).
+    private static func createTables(in database: SharedDatabase) throws {
         try database.write { tx in
             try tx.execute(EmbeddedBackend.ddl)
             // Server files from before upload digests: add the column (unknown digests count as retries).
             let hasDigest = try tx.scalar("SELECT count(*) FROM pragma_table_info('server_uploads') WHERE name = 'digest'").int64Value ?? 0
             if hasDigest == 0 { try tx.execute("ALTER TABLE server_uploads ADD COLUMN digest TEXT NOT NULL DEFAULT ''") }
         }
-        return database
     }
 
     /// `path` resolved as Tandem opens it (``SharedDatabase/resolvedPath(_:)``), refused when it

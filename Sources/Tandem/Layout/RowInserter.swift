@@ -62,7 +62,8 @@ struct RowInserter {
                 do {
                     try appendJSON(of: row, to: &batch.arena, on: connection)
                 } catch TandemError.invalidValue(var refusal) {
-                    refusal.rowID = id
+                    // The row's id when the caller gave it (a minted one names no row).
+                    if !(idSource.map { row[$0] } ?? .null).isNull { refusal.rowID = id }
                     throw TandemError.invalidValue(refusal)
                 }
             } catch {

@@ -36,6 +36,10 @@ final class SyncEngine: Sendable {
     private let pendingRows = PendingRows()
     /// When the waiting entries and changes were first seen, and a backlog's progress.
     private let lag = SyncLagTracker()
+    /// Where each pass completes and reads upload batches beside the backend's work
+    /// (``SyncPass/localWork``); its commits, like the loop thread's, need no further pass.
+    private let localWork = DispatchQueue(label: "tandem.upload-queue")
+    private let localWorkKey = DispatchSpecificKey<Bool>()
 
     /// - Parameter onEvent: called on the loop's thread; ``SyncEvent/lostOwnership(_:)`` comes
     ///   after the loop has ended, so that the session may stop this engine from that call.
@@ -47,6 +51,7 @@ final class SyncEngine: Sendable {
         self.backend = backend
         self.epoch = epoch
         self.lifecycle = lifecycle
+        localWork.setSpecific(key: localWorkKey, value: true)
         self.clientID = try database.clientID()
         self.onEvent = onEvent
         var status = (try? database.sync.status()) ?? SyncStatus()
@@ -62,6 +67,7 @@ final class SyncEngine: Sendable {
             // A pass's own writes (this process's commits on the loop thread) queue nothing;
             // waking for them ran one more pass after every upload.
             if let loop = self?.state.withLock({ $0.loopThread }), pthread_equal(loop, pthread_self()) != 0 { return }
+            if let key = self?.localWorkKey, DispatchQueue.getSpecific(key: key) == true { return }
             signal.raise()
         }
         let token = AnyDatabaseCancellable { [weak database] in database?.observer.unsubscribe(subscription) }
@@ -173,6 +179,7 @@ final class SyncEngine: Sendable {
         do {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
             pass.pendingRows = pendingRows
+            pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let result = try pass.run()
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head

@@ -68,19 +68,21 @@ struct SyncPass {
             let (database, uploadBatch, epoch, previous) = (database, uploadBatch, epoch, taken)
             let after = batch.last?.lastEntryID ?? 0
             let ahead = WorkAhead(on: localWork) { () -> [CrudTransaction] in
-                try database.uploadQueue.complete(previous, epoch: epoch)
+                if !previous.isEmpty { try database.uploadQueue.complete(previous, epoch: epoch) }
                 return try database.uploadQueue.transactions(after: after, limit: uploadBatch)
             }
             do {
                 try backend.upload(batch, clientID: clientID, epoch: epoch)
             } catch {
-                _ = try ahead.value()
+                // The work ahead ends first. Had it failed, the batch before stays queued (the
+                // defer completes it, or the next pass uploads it again as a retry) and the
+                // backend's error ends the pass.
+                guard (try? ahead.value()) != nil else { throw error }
                 try recordCompleted(&taken, into: &result)
-                batch = try database.uploadQueue.transactions(limit: uploadBatch)
                 switch error {
                 case TandemError.uploadRejected:
                     // One of them can never apply: find it, set it aside, and upload the others.
-                    try uploadOneByOne(batch, into: &result)
+                    try uploadOneByOne(try database.uploadQueue.transactions(limit: uploadBatch), into: &result)
                     batch = try database.uploadQueue.transactions(limit: uploadBatch)
                     continue
                 case TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3:
