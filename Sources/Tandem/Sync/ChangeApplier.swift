@@ -35,7 +35,11 @@ final class ChangeApplier {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
                 }
                 do {
-                    try tx.executeOwn("INSERT OR REPLACE INTO \(quoted)(id, data) VALUES (?, json(?))", [change.rowID, data])
+                    // An upsert updates the row in place (`INSERT OR REPLACE` deleted it and
+                    // inserted it again), and not at all when its stored text is the same.
+                    try tx.executeOwn(
+                        "INSERT INTO \(quoted)(id, data) VALUES (?, json(?)) ON CONFLICT(id) DO UPDATE SET data = excluded.data WHERE data IS NOT excluded.data",
+                        [change.rowID, data])
                 } catch let error as SQLiteError where error.code == .error {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
                 }
