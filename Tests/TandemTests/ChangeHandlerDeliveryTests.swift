@@ -78,6 +78,27 @@ import Testing
         #expect(calls.withLock { $0.count } == 2, "nothing after cancel")
     }
 
+    /// An immediate handler runs on the committing thread before the write returns (and sees the
+    /// commit), and on the observer thread for another process's commit.
+    @Test func anImmediateHandlerRunsOnTheNoticingThread() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables)
+        let committing = pthread_self()
+        let calls = Mutex<[(onCommittingThread: Bool, notes: Int64?)]>([])
+        let token = try db.addImmediateChangeHandler { change in
+            guard change.isUnknown || change.tables.contains("notes") else { return }
+            let notes = try? db.read { try $0.scalar("SELECT count(*) FROM notes").int64Value }
+            calls.withLock { $0.append((pthread_equal(committing, pthread_self()) != 0, notes ?? nil)) }
+        }
+        defer { token.cancel() }
+        try db.execute("INSERT INTO notes(id, title) VALUES ('own', 'x')")
+        #expect(calls.withLock { $0.map(\.onCommittingThread) } == [true], "told before the write returned, on its thread")
+        #expect(calls.withLock { $0.first?.notes } == 1, "the handler reads the commit")
+        #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES ('other', 'process')"]).status == 0)
+        try waitUntil("another process's change") { calls.withLock { $0.count } == 2 }
+        #expect(calls.withLock { $0.last?.onCommittingThread } == false)
+    }
+
     /// A handler given a queue runs there; the changes of another process arrive too.
     @Test func aHandlerRunsOnTheQueueItWasGiven() throws {
         let dir = try TemporaryDirectory()

@@ -24,13 +24,12 @@ import Testing
         #expect(try a.uploadQueue.pendingCount() == 0)
         // Now A downloads B's 15 changes and its own, two at a time, at most three in memory.
         let seen = Mutex<Set<String>>([])
-        // The observer itself, which calls on the committing thread before the write returns:
-        // each commit's state is read before the next commit.
-        let subscription = try a.observer.subscribe { _, _ in
+        // Told on the committing thread before the write returns: each commit's state is read
+        // before the next commit.
+        let token = try a.addImmediateChangeHandler { _ in
             let title = (try? a.read { try $0.scalar("SELECT title FROM notes WHERE id = 'x'").stringValue }) ?? nil
             seen.withLock { _ = $0.insert(title ?? "nil") }
         }
-        let token = AnyDatabaseCancellable { a.observer.unsubscribe(subscription) }
         defer { token.cancel() }
         upload.downloadBatch = 2
         upload.maximumApply = 3

@@ -51,6 +51,20 @@ extension SharedDatabase {
         }
     }
 
+    /// Calls `handler` for every committed change, from this process or any other, on the thread
+    /// that noticed it: Tandem's observer thread for other processes' commits, and the
+    /// committing thread, before the write returns, for this process's own. For wake-ups that
+    /// must not wait for a queue (signalling a condition or a semaphore), as GRDB's
+    /// `DatabaseRegionObservation` is told of changes on the writer's queue: the handler must
+    /// return quickly and must not write (a write there would be nested in the commit's: a
+    /// ``TandemError/misuse(_:)``); it may read. Everything else belongs in
+    /// ``addChangeHandler(on:_:)``.
+    /// - Throws: when the observer cannot start (see ``changes()``).
+    public func addImmediateChangeHandler(_ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> AnyDatabaseCancellable {
+        let token = try observer.subscribe { change, _ in handler(change) }
+        return AnyDatabaseCancellable { [weak self] in self?.observer.unsubscribe(token) }
+    }
+
     /// Why this process notices other processes' commits by polling (every
     /// ``Configuration/changePollInterval``) rather than at once: inotify is unavailable (the
     /// user's inotify instances or watches are used up, or the filesystem has none). Nil while

@@ -87,7 +87,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
         // The new server's id goes into the file itself, where clients read it without opening
         // the file for writing or touching its -shm (see identifier(ofFileAt:)).
         if created { _ = try? database.checkpoint(.passive) }
-        token = try database.addChangeHandler { [weak self] change in
+        token = try database.addImmediateChangeHandler { [weak self] change in
             if change.isUnknown || change.tables.contains("server_changes") { self?.wake(interrupting: false) }
         }
     }

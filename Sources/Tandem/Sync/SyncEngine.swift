@@ -60,9 +60,9 @@ final class SyncEngine: Sendable {
     }
 
     func start() throws {
-        // Subscribed to the observer itself, which calls on the committing thread for this
-        // process's commits: the loop's own commits are told apart by their thread.
-        let subscription = try database.observer.subscribe { [signal, weak self] change, _ in
+        // Told on the committing thread for this process's commits: the loop's own commits
+        // are told apart by their thread.
+        let token = try database.addImmediateChangeHandler { [signal, weak self] change in
             guard change.isUnknown || change.rawTables.contains(InternalTables.crud) else { return }
             // A pass's own writes (this process's commits on the loop thread) queue nothing;
             // waking for them ran one more pass after every upload.
@@ -70,7 +70,6 @@ final class SyncEngine: Sendable {
             if let key = self?.localWorkKey, DispatchQueue.getSpecific(key: key) == true { return }
             signal.raise()
         }
-        let token = AnyDatabaseCancellable { [weak database] in database?.observer.unsubscribe(subscription) }
         state.withLock { $0.changeToken = token }
         if let notice = database.changePollingNotice { onEvent(.pollingForChanges(notice)) }
         loopRunning.enter()
