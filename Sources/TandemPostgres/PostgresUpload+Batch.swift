@@ -34,15 +34,7 @@ extension PostgresUpload {
                     [clientID, ids]
                 ).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "") } },
                 uniquingKeysWith: { a, _ in a })
-            for transaction in retried where applied[transaction.transactionID] != transaction.digest {
-                let highest =
-                    Int64(
-                        try db.execute(
-                            "SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1",
-                            [clientID]
-                        ).first?.first??.description ?? "0") ?? 0
-                throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
-            }
+            if let changed = retried.first(where: { applied[$0.transactionID] != $0.digest }) { throw try conflict(changed, clientID: clientID) }
         }
         return transactions.filter { marked.contains($0.transactionID) }
     }

@@ -45,8 +45,17 @@ struct PostgresUpload {
                 [clientID, String(transaction.transactionID)]
             ).first?.first ?? nil
         if applied == digest { return false }
-        let highest = Int64(try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1", [clientID]).first?.first??.description ?? "0") ?? 0
-        throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
+        throw try conflict(transaction, clientID: clientID)
+    }
+
+    /// The refusal of `transaction`, whose id the backend applied with other entries, naming the
+    /// highest transaction id applied for the client (the queue is renumbered past it).
+    func conflict(_ transaction: CrudTransaction, clientID: String) throws -> TandemError {
+        let highest =
+            Int64(
+                try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1", [clientID])
+                    .first?.first??.description ?? "0") ?? 0
+        return TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
     }
 
     /// Applies `entry`; an error that retrying cannot fix (``PostgresError/isPermanent``) is a

@@ -3,14 +3,6 @@ import Foundation
 
 /// Opening a connection: path checks, busy timeout first, WAL with busy-retry until a deadline.
 enum Opening {
-    /// The path with symbolic links resolved (so every process finds the same sidecar files),
-    /// after checking that it names a regular file with one link, or nothing yet.
-    /// - Throws: ``TandemError/cannotOpen(path:reason:)`` for an empty path, a directory, a FIFO,
-    ///   a device, a loop of links, or a file with more than one hard link.
-    static func resolve(_ given: String) throws -> String {
-        try SharedDatabase.resolvedPath(given)
-    }
-
     /// Checks the directory and, for an existing file, its header, so that nothing that is not
     /// an SQLite database is ever opened for writing. Creates a new file with `mode`.
     /// - Returns: true when this call created the file.

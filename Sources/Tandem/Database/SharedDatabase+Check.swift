@@ -19,7 +19,7 @@ extension SharedDatabase {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_quick_check
     public static func check(path: String, full: Bool = false, configuration: Configuration = Configuration()) throws -> [LayoutFinding] {
-        let path = try Opening.resolve(path)
+        let path = try SharedDatabase.resolvedPath(path)
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
         let connection = try Opening.openReader(path: path, configuration: configuration)
         var found: [LayoutFinding] = []
@@ -47,7 +47,7 @@ extension SharedDatabase {
     ///   Tandem's tables (a new or a plain SQLite file).
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` as ``check(path:full:configuration:)`` does.
     public static func checkLayout(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws -> [LayoutFinding] {
-        let path = try Opening.resolve(path)
+        let path = try SharedDatabase.resolvedPath(path)
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
         let connection = try Opening.openReader(path: path, configuration: configuration)
         return try connection.readTransaction { tx in

@@ -112,7 +112,7 @@ public final class SharedDatabase: Sendable {
         probe: ((Transaction) throws -> Void)? = nil,
         setUp: (Writer?, ReaderPool, String) throws -> Schema
     ) throws {
-        let path = try Opening.resolve(path)
+        let path = try SharedDatabase.resolvedPath(path)
         if requireStoredSchema {
             guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
         }

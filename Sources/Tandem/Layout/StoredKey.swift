@@ -19,8 +19,6 @@ enum StoredKey: String, CaseIterable {
     /// The identifier of the backend this database syncs with, and the name it was given.
     case backendID = "backend_id"
     case backendName = "backend_name"
-    /// `backend` in an embedded backend's own server file.
-    case role
 }
 
 extension Transaction {
