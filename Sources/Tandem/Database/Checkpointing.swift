@@ -52,6 +52,9 @@ final class Checkpointing: @unchecked Sendable {
     /// Checkpoint passes run so far on the committing writer's thread and on the checkpoint
     /// thread (for tests: a writer alone must leave every pass to the checkpoint thread).
     let passesOnWriterThread = Atomic<Int>(0), passesOnCheckpointThread = Atomic<Int>(0)
+    /// Holds of the lock whose wait for a checkpoint outside it reached its deadline (for tests:
+    /// each lets the WAL grow by up to one more ``CheckpointPolicy/limitFrames``).
+    let waitsRunOut = Atomic<Int>(0)
     /// Entered by every run of passes on the checkpoint thread, left when it ends.
     private let passesOnThread = DispatchGroup()
     /// True from the start of passes by a writer alone until the writer has waited for them once.
@@ -97,7 +100,10 @@ final class Checkpointing: @unchecked Sendable {
         case .catchUpAtLimit(let waitingForOwnPasses, let waitFrames):
             let deadline = DispatchTime.now().uptimeNanoseconds + policy.waitNanoseconds
             if waitingForOwnPasses { waitForOwnPasses(until: deadline) }
-            if !catchUp(on: connection, until: deadline) { record.checkpointWaitFrames = waitFrames }
+            if !catchUp(on: connection, until: deadline) {
+                record.checkpointWaitFrames = waitFrames
+                waitsRunOut.add(1, ordering: .relaxed)
+            }
         }
     }
 
@@ -107,6 +113,8 @@ final class Checkpointing: @unchecked Sendable {
         ownPassesUnwaited = false
         if passesOnThread.wait(timeout: DispatchTime(uptimeNanoseconds: deadline)) == .success {
             record.catchUpPending = true
+        } else {
+            waitsRunOut.add(1, ordering: .relaxed)
         }
     }
 
