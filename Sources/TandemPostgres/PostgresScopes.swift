@@ -46,6 +46,12 @@ enum PostgresScopes {
             END IF;
         END $d$
         """,
+        // A marker per upload batch: its first transaction id (`tx_id`), its last, and every
+        // id with its digest; found by its last id (a row of one transaction has only `tx_id`).
+        "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS last_tx_id bigint",
+        "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS tx_ids bigint[]",
+        "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS digests text[]",
+        "CREATE INDEX IF NOT EXISTS tandem_uploads_last ON tandem_uploads(role, client_id, (coalesce(last_tx_id, tx_id)))",
         """
         CREATE OR REPLACE FUNCTION tandem_scopes() RETURNS text[] LANGUAGE sql STABLE AS $f$
             SELECT coalesce(array_agg(scope), '{}') FROM tandem_grants WHERE role = current_user

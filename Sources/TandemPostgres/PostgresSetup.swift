@@ -18,7 +18,7 @@ import Tandem
 enum PostgresSetup {
     static let channel = "tandem_changes"
     /// The layout this code reads and writes; a server set up by older code is refused until set up again.
-    static let layout = "3"
+    static let layout = "4"
     /// Names the backend reserves for itself.
     static let reservedPrefix = "tandem_"
 

@@ -10,33 +10,42 @@ import Tandem
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/functions-json.html (json_to_recordset)
 extension PostgresUpload {
-    /// Marks every transaction as applied in one statement; returns those to apply (the others
-    /// were applied before: retries).
-    /// - Throws: ``TandemError/transactionConflict(clientID:transactionID:highest:)`` as ``mark(_:clientID:)``.
+    /// Marks the batch's transactions as applied, in one statement that writes one marker for
+    /// the batch (its first and last transaction ids, and each id with its digest); returns those
+    /// to apply (the others were applied before: retries). Exactly once holds because uploads of
+    /// one client take turns on its `tandem_clients` row (``checkEpoch(_:clientID:)`` locks it):
+    /// each batch sees every marker written before it.
+    /// - Throws: ``TandemError/transactionConflict(clientID:transactionID:highest:)`` when a
+    ///   transaction id was applied with other entries (a client file restored from a backup).
     func markAll(_ transactions: [CrudTransaction], clientID: String) throws -> [CrudTransaction] {
-        guard transactions.count > 1 else {
-            return try transactions.filter { try mark($0, clientID: clientID) }
-        }
+        guard !transactions.isEmpty else { return [] }
         let ids = "{" + transactions.map { String($0.transactionID) }.joined(separator: ",") + "}"
         let digests = "{" + transactions.map(\.digest).joined(separator: ",") + "}"  // hexadecimal: no quoting
-        let marked = Set(
+        let applied = Dictionary(
             try db.execute(
                 """
-                INSERT INTO tandem_uploads(client_id, tx_id, digest) SELECT $1, t, d FROM unnest($2::bigint[], $3::text[]) AS u(t, d)
-                ON CONFLICT DO NOTHING RETURNING tx_id
+                WITH batch AS (SELECT t, d FROM unnest($2::bigint[], $3::text[]) AS b(t, d)),
+                applied AS (
+                    SELECT a.t, a.d FROM tandem_uploads u
+                    CROSS JOIN LATERAL unnest(coalesce(u.tx_ids, ARRAY[u.tx_id]), coalesce(u.digests, ARRAY[u.digest])) AS a(t, d)
+                    WHERE u.role = current_user AND u.client_id = $1
+                      AND coalesce(u.last_tx_id, u.tx_id) >= (SELECT min(t) FROM batch) AND u.tx_id <= (SELECT max(t) FROM batch)
+                      AND a.t IN (SELECT t FROM batch)),
+                marked AS (
+                    INSERT INTO tandem_uploads(client_id, tx_id, last_tx_id, tx_ids, digests, digest)
+                    SELECT $1, min(t), max(t), array_agg(t ORDER BY t), array_agg(d ORDER BY t), ''
+                    FROM batch WHERE t NOT IN (SELECT t FROM applied) HAVING count(*) > 0)
+                SELECT t::text, d, (SELECT max(coalesce(last_tx_id, tx_id)) FROM tandem_uploads WHERE role = current_user AND client_id = $1)::text
+                FROM applied
                 """, [clientID, ids, digests]
-            ).compactMap { $0[0].flatMap { Int64($0) } })
-        let retried = transactions.filter { !marked.contains($0.transactionID) }
-        if !retried.isEmpty {
-            let applied = Dictionary(
-                try db.execute(
-                    "SELECT tx_id, digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = ANY($2::bigint[])",
-                    [clientID, ids]
-                ).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, row[1] ?? "") } },
-                uniquingKeysWith: { a, _ in a })
-            if let changed = retried.first(where: { applied[$0.transactionID] != $0.digest }) { throw try conflict(changed, clientID: clientID) }
+            ).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, (digest: row[1] ?? "", highest: row[2].flatMap { Int64($0) } ?? 0)) } },
+            uniquingKeysWith: { a, _ in a })
+        if let changed = transactions.first(where: { transaction in applied[transaction.transactionID].map { $0.digest != transaction.digest } ?? false }) {
+            // The highest id applied before this batch (the statement reads the markers as they were before its own).
+            let highest = applied[changed.transactionID]?.highest ?? 0
+            throw TandemError.transactionConflict(clientID: clientID, transactionID: changed.transactionID, highest: highest)
         }
-        return transactions.filter { marked.contains($0.transactionID) }
+        return transactions.filter { applied[$0.transactionID] == nil }
     }
 
     /// Applies `entries` in runs (see the type).

@@ -32,30 +32,7 @@ struct PostgresUpload {
     /// - Throws: ``TandemError/transactionConflict(clientID:transactionID:highest:)`` when the
     ///   pair was applied with other entries (a client file restored from a backup).
     func mark(_ transaction: CrudTransaction, clientID: String) throws -> Bool {
-        let digest = transaction.digest
-        let marked = try db.execute(
-            """
-            INSERT INTO tandem_uploads(client_id, tx_id, digest) VALUES ($1, $2, $3)
-            ON CONFLICT DO NOTHING RETURNING 1
-            """, [clientID, String(transaction.transactionID), digest])
-        if !marked.isEmpty { return true }
-        let applied =
-            try db.execute(
-                "SELECT digest FROM tandem_uploads WHERE role = current_user AND client_id = $1 AND tx_id = $2",
-                [clientID, String(transaction.transactionID)]
-            ).first?.first ?? nil
-        if applied == digest { return false }
-        throw try conflict(transaction, clientID: clientID)
-    }
-
-    /// The refusal of `transaction`, whose id the backend applied with other entries, naming the
-    /// highest transaction id applied for the client (the queue is renumbered past it).
-    func conflict(_ transaction: CrudTransaction, clientID: String) throws -> TandemError {
-        let highest =
-            Int64(
-                try db.execute("SELECT max(tx_id) FROM tandem_uploads WHERE role = current_user AND client_id = $1", [clientID])
-                    .first?.first??.description ?? "0") ?? 0
-        return TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
+        try !markAll([transaction], clientID: clientID).isEmpty
     }
 
     /// Applies `entry`; an error that retrying cannot fix (``PostgresError/isPermanent``) is a

@@ -85,6 +85,31 @@ import Testing
         }
     }
 
+    /// Retries that straddle earlier batches, or pick one transaction out of one, apply only the
+    /// transactions not applied before; a transaction id inside an earlier batch with other
+    /// entries is refused, naming the highest id applied.
+    @Test(arguments: Kind.available) func retriesAcrossBatchesApplyOnlyNewTransactions(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try kind.make(in: dir)
+        let start = try origin(backend)
+        func batch(_ ids: [Int64]) -> [CrudTransaction] {
+            ids.map { transaction($0, [(.put, "r\($0)", ["title": .string("t\($0)")])]) }
+        }
+        try backend.upload(batch(Array(1...10)), clientID: "c", epoch: 1)
+        try backend.upload(batch([12, 14, 15, 16, 20]), clientID: "c", epoch: 1)  // ids with gaps
+        try backend.upload(batch([7]), clientID: "c", epoch: 1)  // one out of the first batch
+        try backend.upload(batch([5, 6, 11, 12, 13, 15, 20, 21, 22]), clientID: "c", epoch: 1)  // straddles both
+        let applied = try allChanges(backend, from: start).map(\.rowID)
+        #expect(applied == (Array(1...10) + [12, 14, 15, 16, 20, 11, 13, 21, 22]).map { "r\($0)" }, "each transaction once, in upload order")
+        #expect(throws: TandemError.transactionConflict(clientID: "c", transactionID: 15, highest: 22)) {
+            try backend.upload(batch([23]) + [transaction(15, [(.put, "other", [:])])], clientID: "c", epoch: 1)
+        }
+        #expect(throws: TandemError.transactionConflict(clientID: "c", transactionID: 3, highest: 22)) {
+            try backend.upload([transaction(3, [(.delete, "r3", nil)])], clientID: "c", epoch: 1)
+        }
+        #expect(try allChanges(backend, from: start).count == applied.count, "a refused batch applies nothing")
+    }
+
     @Test(arguments: Kind.available) func anOlderEpochIsRefused(kind: Kind) throws {
         let dir = try TemporaryDirectory()
         let backend = try kind.make(in: dir)

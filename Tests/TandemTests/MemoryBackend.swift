@@ -22,14 +22,17 @@ final class MemoryBackend: SyncBackend {
             let seen = s.epochs[clientID] ?? 0
             guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
             s.epochs[clientID] = epoch
+            // One batch is one server transaction: a refusal applies none of it.
+            let before = s
             for transaction in transactions {
                 let key = "\(clientID)\u{0}\(transaction.transactionID)"
                 let digest = transaction.digest
                 if let applied = s.applied[key] {
                     if applied == digest { continue }
                     let highest =
-                        s.applied.keys.filter { $0.hasPrefix(clientID + "\u{0}") }
+                        before.applied.keys.filter { $0.hasPrefix(clientID + "\u{0}") }
                         .compactMap { Int64($0.split(separator: "\u{0}").last ?? "") }.max() ?? 0
+                    s = before
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
                 }
                 s.transactions += 1

@@ -46,6 +46,27 @@ struct PostgresBackendTests {
         #expect(try settings() == ["off", "off"])
     }
 
+    /// An upload batch writes one marker, whatever its number of transactions; its retry
+    /// writes none, and applies nothing again.
+    @Test func aBatchWritesOneMarker() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        let admin = try PostgresConnection(url)
+        let transactions = (Int64(1)...500).map { id in
+            CrudTransaction(
+                transactionID: id,
+                entries: [CrudEntry(id: id, transactionID: id, op: .put, table: "notes", rowID: "n\(id)", data: ["title": .string("\(id)")])])
+        }
+        func count(_ sql: String) throws -> String? { try admin.execute(sql).first?.first ?? nil }
+        try backend.upload(Array(transactions[0..<300]), clientID: "c", epoch: 1)
+        try backend.upload(Array(transactions[300...]), clientID: "c", epoch: 1)
+        #expect(try count("SELECT count(*) FROM tandem_uploads") == "2")
+        let changes = try count("SELECT count(*) FROM tandem_changes")
+        try backend.upload(Array(transactions[250..<400]), clientID: "c", epoch: 1)  // a retry
+        #expect(try count("SELECT count(*) FROM tandem_uploads") == "2")
+        #expect(try count("SELECT count(*) FROM tandem_changes") == changes)
+    }
+
     /// Rows written in PostgreSQL by another application reach a client; a value the server's
     /// column cannot take is a retained, typed upload error naming table, column and row.
     @Test func otherApplicationsReachClientsAndBadValuesAreRejected() throws {

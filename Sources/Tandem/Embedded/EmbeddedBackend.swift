@@ -156,6 +156,8 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             if epoch > seen {
                 try tx.execute("INSERT OR REPLACE INTO server_clients(client_id, epoch) VALUES (?, ?)", [clientID, epoch])
             }
+            // The highest transaction id applied before this batch (the whole batch rolls back on a conflict).
+            let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
             for transaction in transactions {
                 let digest = transaction.digest
                 if let applied = try tx.scalar(
@@ -163,7 +165,6 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
                     [clientID, transaction.transactionID]
                 ).stringValue {
                     if applied == digest || applied.isEmpty { continue }  // a retry: applied once already
-                    let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
                 }
                 // The log's newest transaction, on the version key (server_uploads has no index on txn).
