@@ -61,9 +61,26 @@ public struct CrudEntry: Sendable, Hashable, Codable {
 
     /// The entry's JSON in `ps_crud`'s shape.
     public var jsonText: String {
-        var object: [String: JSONValue] = ["op": .string(op.rawValue), "type": .string(table), "id": .string(rowID)]
-        if let data { object["data"] = .object(data) }
-        return JSONValue.object(object).jsonText
+        var text = JSONText()
+        write(to: &text)
+        return text.string
+    }
+
+    /// Writes ``jsonText`` into `sink`: the members in sorted order, as ``JSONValue`` writes an object.
+    func write<Sink: JSONTextSink>(to sink: inout Sink) {
+        sink.append("{")
+        if let data {
+            sink.append("\"data\":")
+            JSONValue.object(data).write(to: &sink)
+            sink.append(",")
+        }
+        sink.append("\"id\":")
+        JSONValue.writeString(rowID, to: &sink)
+        sink.append(",\"op\":")
+        JSONValue.writeString(op.rawValue, to: &sink)
+        sink.append(",\"type\":")
+        JSONValue.writeString(table, to: &sink)
+        sink.append("}")
     }
 }
 
@@ -91,17 +108,13 @@ public struct CrudTransaction: Sendable, Hashable {
 }
 
 extension CrudTransaction {
-    /// FNV-1a over each entry's JSON text followed by a newline.
+    /// FNV-1a over each entry's JSON text followed by a newline, hashed as it is written.
     private static func digest(of entries: [CrudEntry]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash = FNV1a()
         for entry in entries {
-            for byte in entry.jsonText.utf8 {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x100_0000_01b3
-            }
-            hash ^= 0x0a
-            hash = hash &* 0x100_0000_01b3
+            entry.write(to: &hash)
+            hash.append(0x0a)
         }
-        return String(hash, radix: 16)
+        return String(hash.value, radix: 16)
     }
 }

@@ -80,34 +80,35 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The value as compact JSON text with sorted keys; reals keep a fraction or an exponent
     /// (`2.0`), so that they read back as reals. A non-finite real, which JSON cannot hold, is `null`.
     public var jsonText: String {
-        var text = ""
+        var text = JSONText()
         write(to: &text)
-        return text
+        return text.string
     }
 
-    private func write(to text: inout String) {
+    /// Writes the value's ``jsonText`` into `sink`, piece by piece.
+    func write<Sink: JSONTextSink>(to sink: inout Sink) {
         switch self {
-        case .null: text += "null"
-        case .bool(let b): text += b ? "true" : "false"
-        case .integer(let i): text += String(i)
-        case .double(let d): text += JSONValue.realText(d) ?? "null"
-        case .string(let s): JSONValue.writeString(s, to: &text)
+        case .null: sink.append("null")
+        case .bool(let b): sink.append(b ? "true" : "false")
+        case .integer(let i): sink.append(String(i))
+        case .double(let d): sink.append(JSONValue.realText(d) ?? "null")
+        case .string(let s): JSONValue.writeString(s, to: &sink)
         case .array(let values):
-            text += "["
+            sink.append("[")
             for (index, value) in values.enumerated() {
-                if index > 0 { text += "," }
-                value.write(to: &text)
+                if index > 0 { sink.append(",") }
+                value.write(to: &sink)
             }
-            text += "]"
+            sink.append("]")
         case .object(let members):
-            text += "{"
+            sink.append("{")
             for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { text += "," }
-                JSONValue.writeString(key, to: &text)
-                text += ":"
-                members[key]!.write(to: &text)
+                if index > 0 { sink.append(",") }
+                JSONValue.writeString(key, to: &sink)
+                sink.append(":")
+                members[key]!.write(to: &sink)
             }
-            text += "}"
+            sink.append("}")
         }
     }
 
@@ -120,27 +121,27 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
-    static func writeString(_ string: String, to text: inout String) {
-        text += "\""
+    static func writeString<Sink: JSONTextSink>(_ string: String, to sink: inout Sink) {
+        sink.append("\"")
         // Most text needs no escape: appended whole.
         if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5c || $0 == 0x7f }) {
-            text += string
-            text += "\""
+            sink.append(string)
+            sink.append("\"")
             return
         }
         for scalar in string.unicodeScalars {
             switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
+            case "\"": sink.append("\\\"")
+            case "\\": sink.append("\\\\")
+            case "\n": sink.append("\\n")
+            case "\r": sink.append("\\r")
+            case "\t": sink.append("\\t")
             case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                text += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: text.unicodeScalars.append(scalar)
+                sink.append("\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16))
+            default: sink.append(scalar)
             }
         }
-        text += "\""
+        sink.append("\"")
     }
 
     public var description: String { jsonText }
