@@ -150,6 +150,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 columnTypes = try PostgresSetup.columnTypes(on: db)
             }
             let upload = PostgresUpload(db: db, columns: columnTypes ?? [:])
+            if try upload.uploadInOneRoundTrip(transactions, clientID: clientID, epoch: epoch) { return }
             do {
                 try db.transaction {
                     try upload.checkEpoch(epoch, clientID: clientID)
@@ -174,8 +175,10 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
         let batch = try withConnection { db -> ChangeBatch in
             for _ in 0..<2 {
-                let found = try db.transaction(isolation: "REPEATABLE READ READ ONLY") { () -> ChangeBatch? in
-                    let position = try PostgresFeed.position(on: db, name: name)
+                // The transaction begins with the position read, in one round trip.
+                let found = try db.transaction(beginning: { db in
+                    try PostgresFeed.position(on: db, name: name, beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                }) { position -> ChangeBatch? in
                     guard position.historyIsCurrent else { return nil }
                     let stored = PostgresCursor(cursor)
                     if let reason = PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) {

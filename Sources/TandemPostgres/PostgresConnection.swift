@@ -7,7 +7,7 @@ import Tandem
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/libpq.html
 final class PostgresConnection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// The connection string with any password removed, for messages.
     let safeName: String
     /// The connection string's passwords, hidden in every message.
@@ -44,13 +44,18 @@ final class PostgresConnection {
         case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
             return []
         case PGRES_TUPLES_OK:
-            return (0..<PQntuples(result)).map { row in
-                (0..<PQnfields(result)).map { column in
-                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
-                }
-            }
+            return Self.rows(of: result)
         default:
             throw failure(sql: sql, result: result)
+        }
+    }
+
+    /// A result's rows as text (nil for NULL).
+    static func rows(of result: OpaquePointer) -> [[String?]] {
+        (0..<PQntuples(result)).map { row in
+            (0..<PQnfields(result)).map { column in
+                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+            }
         }
     }
 
@@ -60,6 +65,19 @@ final class PostgresConnection {
         try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
         do {
             let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction that `beginning` opens (its first statement, `BEGIN …`,
+    /// sent with what else it reads in one round trip) and commits, or rolls back if either throws.
+    func transaction<First, T>(beginning: (PostgresConnection) throws -> First, _ body: (First) throws -> T) throws -> T {
+        do {
+            let value = try body(try beginning(self))
             try execute("COMMIT")
             return value
         } catch {
@@ -84,7 +102,7 @@ final class PostgresConnection {
 
     var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
 
-    private func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
+    func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
         let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
         return PostgresError(
@@ -92,7 +110,7 @@ final class PostgresConnection {
             sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
     }
 
-    private func withParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+    func withParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
         return body(copies.map { $0.map { UnsafePointer($0) } })

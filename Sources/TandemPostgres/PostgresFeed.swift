@@ -42,11 +42,12 @@ enum PostgresFeed {
     /// given a settled snapshot `after`, whether a batch from it to that position holds any
     /// change (``Position/hasChanges``): one statement, so the position is at or after every
     /// change it saw.
-    static func position(on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil) throws -> Position {
+    /// - Parameter beginning: a statement sent with the query in one round trip, ahead of it
+    ///   (`BEGIN …`: the transaction the position is read in).
+    static func position(on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil, beginning: String? = nil) throws -> Position {
         let newer = "xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())"
-        let row =
-            try db.execute(
-                """
+        let query = PostgresConnection.Statement(
+            sql: """
                 SELECT pg_current_snapshot()::text,
                        (SELECT value FROM tandem_meta WHERE key = 'history'),
                        (SELECT xmin::text FROM tandem_meta WHERE key = 'history'),
@@ -62,8 +63,11 @@ enum PostgresFeed {
                                OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope IS NULL AND \(newer))
                                OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(newer))
                            ELSE EXISTS (SELECT 1 FROM tandem_changes WHERE \(newer)) END)
-                """, [old?.inProgressArray, old.map { String($0.xmax) }]
-            ).first ?? []
+                """, parameters: [old?.inProgressArray, old.map { String($0.xmax) }])
+        let rows =
+            try beginning.map { try db.pipeline([.init(sql: $0), query]).last ?? [] }
+            ?? db.execute(query.sql, query.parameters)
+        let row = rows.first ?? []
         guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run \(Remedy.setUpServer.apiTerms) with the schema")
         }

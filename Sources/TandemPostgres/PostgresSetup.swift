@@ -81,7 +81,7 @@ enum PostgresSetup {
             """
             INSERT INTO tandem_meta(key, value) VALUES ('layout', '\(layout)') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
             """,
-        ] + PostgresScopes.base
+        ] + PostgresScopes.base + PostgresUpload.pipelineFunctions
 
     /// The PostgreSQL type of a Tandem column.
     static func sqlType(_ type: ColumnSchema.ColumnType) -> String {

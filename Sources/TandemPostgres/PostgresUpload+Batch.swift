@@ -53,14 +53,21 @@ extension PostgresUpload {
     ///   take or a table the server does not sync; PostgreSQL's errors as they come (a caller
     ///   that needs to know which entry a constraint refused applies them one at a time).
     func applyInRuns(_ entries: [CrudEntry]) throws {
+        for run in runs(of: entries) { try applyRun(run) }
+    }
+
+    /// `entries` cut into runs (see the type).
+    func runs(of entries: [CrudEntry]) -> [[CrudEntry]] {
+        var runs: [[CrudEntry]] = []
         var start = 0
         while start < entries.count {
             var end = start + 1
             var rows: Set<String> = [entries[start].rowID]
             while end < entries.count, sameRun(entries[start], entries[end]), rows.insert(entries[end].rowID).inserted { end += 1 }
-            try applyRun(Array(entries[start..<end]))
+            runs.append(Array(entries[start..<end]))
             start = end
         }
+        return runs
     }
 
     private func sameRun(_ a: CrudEntry, _ b: CrudEntry) -> Bool {
@@ -69,14 +76,27 @@ extension PostgresUpload {
 
     private func applyRun(_ run: [CrudEntry]) throws {
         guard run.count > 1 else { return try apply(run[0]) }
+        guard columns[run[0].table] != nil else { return try apply(run[0]) }  // refused, naming it
+        let statement = try runStatement(run)
+        let updated = Set(try db.execute(statement.sql, statement.parameters).compactMap { $0.first ?? nil })
+        // Rows a PATCH did not find: the delete wins, one at a time (rare).
+        if run[0].op == .patch {
+            for entry in run where !updated.contains(entry.rowID) { try apply(entry) }
+        }
+    }
+
+    /// The one statement that applies `run` (of a synced table): DELETE; PUT as an upsert of
+    /// the declared columns; PATCH as an UPDATE of the named ones, returning the ids it found.
+    /// - Throws: ``TandemError/uploadRejected(table:rowID:reason:)`` for a value a column cannot take.
+    func runStatement(_ run: [CrudEntry]) throws -> PostgresConnection.Statement {
         let first = run[0]
-        guard let declared = columns[first.table] else { return try apply(first) }  // refused, naming it
+        let declared = columns[first.table] ?? []
         let types = Dictionary(declared.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
         let table = SQLText.identifier(first.table)
         switch first.op {
         case .delete:
             let ids = JSONValue.array(run.map { .string($0.rowID) }).jsonText
-            try db.execute("DELETE FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json))", [ids])
+            return .init(sql: "DELETE FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json))", parameters: [ids])
         case .put:
             for entry in run {
                 for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
@@ -85,26 +105,22 @@ extension PostgresUpload {
             let rows = try recordset(run, columns: declared)
             let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
-            try db.execute(
-                """
-                INSERT INTO \(table)(\(list)) SELECT \(list) FROM json_to_recordset($1::json) AS x(\(recordType(declared)))
-                ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)
-                """, [rows])
+            return .init(
+                sql: """
+                    INSERT INTO \(table)(\(list)) SELECT \(list) FROM json_to_recordset($1::json) AS x(\(recordType(declared)))
+                    ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)
+                    """, parameters: [rows])
         case .patch:
             let names = (first.data ?? [:]).keys.sorted()
             for name in names where types[name] == nil { try PostgresValues.unknownColumn(name, entry: first) }
             let patched = declared.filter { names.contains($0.name) }
             let rows = try recordset(run, columns: patched)
             let sets = patched.map { "\(SQLText.identifier($0.name)) = x.\(SQLText.identifier($0.name))" }.joined(separator: ", ")
-            let updated = Set(
-                try db.execute(
-                    """
+            return .init(
+                sql: """
                     UPDATE \(table) SET \(sets.isEmpty ? "id = \(table).id" : sets) FROM json_to_recordset($1::json) AS x(\(recordType(patched)))
                     WHERE \(table).id = x.id RETURNING \(table).id
-                    """, [rows]
-                ).compactMap { $0[0] ?? nil })
-            // Rows that were not there: the delete wins, one at a time (rare).
-            for entry in run where !updated.contains(entry.rowID) { try apply(entry) }
+                    """, parameters: [rows])
         }
     }
 

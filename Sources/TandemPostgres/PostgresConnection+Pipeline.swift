@@ -1,0 +1,54 @@
+import CLibPQ
+import Foundation
+
+/// libpq's pipeline mode: several statements sent at once and their results read in order, one
+/// round trip for all of them instead of one each.
+///
+/// Related documentation: https://www.postgresql.org/docs/15/libpq-pipeline-mode.html
+extension PostgresConnection {
+    /// One statement of a pipeline: SQL with text parameters (`$1`…; nil is NULL).
+    struct Statement {
+        var sql: String
+        var parameters: [String?] = []
+    }
+
+    /// Sends `statements` in one pipeline and returns each one's rows as text (nil for NULL).
+    /// After a failure the server runs none of the statements after it (a transaction they are
+    /// in is left failed: the caller rolls it back).
+    /// - Throws: ``PostgresError`` of the first statement that failed, with its SQLSTATE.
+    func pipeline(_ statements: [Statement]) throws -> [[[String?]]] {
+        guard PQenterPipelineMode(handle) == 1 else { throw failure(sql: nil, result: nil) }
+        defer { PQexitPipelineMode(handle) }
+        for statement in statements {
+            let sent = withParameters(statement.parameters) { values in
+                PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
+            }
+            guard sent == 1 else { throw failure(sql: statement.sql, result: nil) }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw failure(sql: nil, result: nil) }
+        var rows: [[[String?]]] = []
+        var firstFailure: PostgresError?
+        for statement in statements {
+            // A statement's results end with NULL.
+            var statementRows: [[String?]] = []
+            while let result = PQgetResult(handle) {
+                defer { PQclear(result) }
+                switch PQresultStatus(result) {
+                case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_PIPELINE_ABORTED:
+                    break
+                case PGRES_TUPLES_OK:
+                    statementRows = Self.rows(of: result)
+                default:
+                    if firstFailure == nil { firstFailure = failure(sql: statement.sql, result: result) }
+                }
+            }
+            rows.append(statementRows)
+            if isBroken { break }
+        }
+        // The pipeline's end: its synchronization point.
+        if !isBroken, let sync = PQgetResult(handle) { PQclear(sync) }
+        if let firstFailure { throw firstFailure }
+        if isBroken { throw failure(sql: nil, result: nil) }
+        return rows
+    }
+}

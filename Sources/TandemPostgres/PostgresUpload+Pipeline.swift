@@ -1,0 +1,103 @@
+import Foundation
+import Tandem
+
+/// The upload's fast path: a whole batch in one pipeline, one round trip (libpq's pipeline
+/// mode) where the statement-by-statement path takes one per statement. What the other path
+/// decides from an answer, the server decides here, refusing the batch with a SQLSTATE of
+/// Tandem's own: an epoch older than one seen (`TD001`), a transaction applied before, a retry
+/// (`TD002`), a PATCH of a row that is not there (`TD003`). A refused batch, or one with a row
+/// the server refuses, is rolled back and uploaded again by the statement-by-statement path,
+/// which says what happened; so the fast path changes nothing that path decides.
+///
+/// Related documentation: https://www.postgresql.org/docs/15/libpq-pipeline-mode.html,
+/// https://www.postgresql.org/docs/15/plpgsql-errors-and-messages.html
+extension PostgresUpload {
+    /// Tandem's own SQLSTATEs (class `TD`, which PostgreSQL does not use).
+    static let staleEpochState = "TD001", retryState = "TD002", missingRowState = "TD003"
+
+    /// The server functions the fast path calls (installed by setup).
+    static let pipelineFunctions: [String] = [
+        // `checkEpoch(_:clientID:)` in one statement: marks the transaction as an upload, locks
+        // the client's epoch row (so uploads of one client take turns) and refuses an older epoch.
+        """
+        CREATE OR REPLACE FUNCTION tandem_upload_begin(client text, held bigint) RETURNS void LANGUAGE plpgsql AS $f$
+        DECLARE
+            seen bigint;
+        BEGIN
+            PERFORM set_config('tandem.upload', 'on', true);
+            SELECT epoch INTO seen FROM tandem_clients WHERE role = current_user AND client_id = client FOR UPDATE;
+            IF held < coalesce(seen, 0) THEN
+                RAISE EXCEPTION 'epoch % is older than % seen for client %', held, seen, client USING ERRCODE = '\(staleEpochState)';
+            END IF;
+            IF seen IS NULL OR seen = 0 OR held > seen THEN
+                INSERT INTO tandem_clients(client_id, epoch) VALUES (client, held)
+                ON CONFLICT (role, client_id) DO UPDATE SET epoch = EXCLUDED.epoch WHERE tandem_clients.epoch < EXCLUDED.epoch;
+            END IF;
+        END
+        $f$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION tandem_refuse(state text, why text) RETURNS boolean LANGUAGE plpgsql AS $f$
+        BEGIN
+            RAISE EXCEPTION '%', why USING ERRCODE = state;
+        END
+        $f$
+        """,
+    ]
+
+    /// Uploads `transactions` in one pipeline; false when the batch is left to the
+    /// statement-by-statement path (see the type), nothing of it applied: also when it holds a
+    /// table the server does not sync or a value a column cannot take, which that path refuses
+    /// after its epoch check, as it always has.
+    /// - Throws: a lost connection; a failure that retrying may fix.
+    func uploadInOneRoundTrip(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws -> Bool {
+        let entries = transactions.flatMap(\.entries)
+        guard entries.allSatisfy({ columns[$0.table] != nil }) else { return false }
+        var statements: [PostgresConnection.Statement] = [
+            .init(sql: "BEGIN"),
+            .init(sql: "SELECT tandem_upload_begin($1, $2)", parameters: [clientID, String(epoch)]),
+            markRefusingRetries(transactions, clientID: clientID),
+        ]
+        for run in runs(of: entries) {
+            guard var statement = try? runStatement(run) else { return false }
+            if run[0].op == .patch {
+                statement.sql = """
+                    WITH found AS (\(statement.sql))
+                    SELECT tandem_refuse('\(Self.missingRowState)', 'a patched row is not there') FROM (SELECT count(*) AS n FROM found) c WHERE n <> \(run.count)
+                    """
+            }
+            statements.append(statement)
+        }
+        statements.append(.init(sql: "COMMIT"))
+        do {
+            _ = try db.pipeline(statements)
+            return true
+        } catch let error as PostgresError where !error.isConnectionFailure {
+            _ = try? db.execute("ROLLBACK")
+            let ownRefusal = [Self.staleEpochState, Self.retryState, Self.missingRowState].contains(error.sqlState ?? "")
+            if ownRefusal || error.isPermanent { return false }
+            throw error
+        }
+    }
+
+    /// ``markAll(_:clientID:)``'s marker for the batch, refusing the batch (`TD002`) when any of
+    /// its transactions was applied before.
+    private func markRefusingRetries(_ transactions: [CrudTransaction], clientID: String) -> PostgresConnection.Statement {
+        let ids = "{" + transactions.map { String($0.transactionID) }.joined(separator: ",") + "}"
+        let digests = "{" + transactions.map(\.digest).joined(separator: ",") + "}"  // hexadecimal: no quoting
+        return .init(
+            sql: """
+                WITH batch AS (SELECT t, d FROM unnest($2::bigint[], $3::text[]) AS b(t, d)),
+                applied AS (
+                    SELECT a.t FROM tandem_uploads u
+                    CROSS JOIN LATERAL unnest(coalesce(u.tx_ids, ARRAY[u.tx_id])) AS a(t)
+                    WHERE u.role = current_user AND u.client_id = $1
+                      AND coalesce(u.last_tx_id, u.tx_id) >= (SELECT min(t) FROM batch) AND u.tx_id <= (SELECT max(t) FROM batch)
+                      AND a.t IN (SELECT t FROM batch)),
+                marked AS (
+                    INSERT INTO tandem_uploads(client_id, tx_id, last_tx_id, tx_ids, digests, digest)
+                    SELECT $1, min(t), max(t), array_agg(t ORDER BY t), array_agg(d ORDER BY t), '' FROM batch)
+                SELECT tandem_refuse('\(Self.retryState)', 'transaction ' || t || ' was applied before') FROM applied LIMIT 1
+                """, parameters: [clientID, ids, digests])
+    }
+}

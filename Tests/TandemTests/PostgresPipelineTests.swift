@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import Tandem
+@testable import TandemPostgres
+
+/// The upload's one-round-trip path against a real server: it applies an ordinary batch, and
+/// leaves to the statement-by-statement path, with nothing applied, every batch that path must
+/// decide about.
+@Suite(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL (Tools/test starts a server)"))
+struct PostgresPipelineTests {
+    private func transaction(_ id: Int64, _ op: CrudEntry.Operation, _ row: String, _ data: [String: JSONValue]?, table: String = "notes") -> CrudTransaction {
+        CrudTransaction(transactionID: id, entries: [CrudEntry(id: id, transactionID: id, op: op, table: table, rowID: row, data: data)])
+    }
+
+    @Test func oneRoundTripAppliesOrdinaryBatchesAndLeavesTheRestToTheOtherPath() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let admin = try PostgresConnection(url)
+        try admin.execute("ALTER TABLE notes ADD CONSTRAINT refused CHECK (title IS DISTINCT FROM 'refused')")
+        let db = try PostgresConnection(url)
+        let upload = PostgresUpload(db: db, columns: try PostgresSetup.columnTypes(on: db))
+        func state() throws -> [String?] {
+            try ["SELECT count(*) FROM tandem_changes", "SELECT count(*) FROM tandem_uploads", "SELECT string_agg(id || '=' || coalesce(title, '-'), ',' ORDER BY id) FROM notes"]
+                .map { try admin.execute($0).first?.first ?? nil }
+        }
+        #expect(
+            try upload.uploadInOneRoundTrip(
+                [transaction(1, .put, "a", ["title": .string("x"), "score": .double(-0.0)]), transaction(2, .put, "b", ["title": .string("y")])],
+                clientID: "c", epoch: 2))
+        #expect(try state() == ["2", "1", "a=x,b=y"])
+        #expect(try upload.uploadInOneRoundTrip([transaction(3, .patch, "a", ["title": .string("z")]), transaction(4, .delete, "b", nil)], clientID: "c", epoch: 2))
+        let applied = try state()
+        #expect(applied == ["4", "2", "a=z"])
+        #expect(try admin.execute("SELECT score::text FROM notes WHERE id = 'a'").first?.first == "-0")
+
+        let others: [(String, [CrudTransaction], Int64)] = [
+            ("a retry", [transaction(4, .delete, "b", nil), transaction(5, .put, "c", ["title": .string("new")])], 2),
+            ("an older epoch", [transaction(5, .put, "c", ["title": .string("new")])], 1),
+            ("a PATCH of a missing row", [transaction(5, .patch, "gone", ["title": .string("new")])], 2),
+            ("a value the column cannot take", [transaction(5, .put, "c", ["title": .string("a\u{0}b")])], 2),
+            ("a row the server refuses", [transaction(5, .put, "c", ["title": .string("refused")])], 2),
+            ("a table the server does not sync", [transaction(5, .put, "c", [:], table: "elsewhere")], 2),
+        ]
+        for (what, batch, epoch) in others {
+            #expect(try !upload.uploadInOneRoundTrip(batch, clientID: "c", epoch: epoch), "\(what)")
+            #expect(try state() == applied, "\(what) applied nothing")
+        }
+        // The connection is usable after each: the next batch goes through.
+        #expect(try upload.uploadInOneRoundTrip([transaction(5, .put, "c", ["title": .string("new")])], clientID: "c", epoch: 2))
+        #expect(try state() == ["5", "3", "a=z,c=new"])
+    }
+}
