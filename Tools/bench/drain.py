@@ -9,7 +9,9 @@ upload queue holds them), then `tandem app` starts on A and on B and the time un
 (`tandem watch`, count of rows) shows all N x R rows is the drain time. Beside it, in the same
 invocation, the server takes the same rows itself: PostgreSQL in one multi-row INSERT through
 Tandem's change-log triggers; the embedded backend's file in one SQLite transaction writing
-`server_rows` and `server_changes` as an upload does. Prints rows/s for both and their ratio.
+`server_rows` and `server_changes` as an upload does. Prints rows/s for both and their ratio, and
+the CPU seconds the two apps and the PostgreSQL server spent during the drain (the embedded
+backend's server work runs in app A).
 
   --quick   sizes 1,000 and 5,000, one row each
 """
@@ -24,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from bench_support import build_tandem, stop_all
+from bench_support import build_tandem, cpu_seconds, stop_all
 from pg_cluster import Cluster
 
 SCHEMA = {"tables": [{"name": "stress", "columns": [
@@ -39,8 +41,9 @@ def progress(message):
     sys.stderr.flush()
 
 
-def drain(tandem, directory, url, transactions, rows):
-    """Seconds from starting the apps until B's live query shows every row."""
+def drain(tandem, directory, url, transactions, rows, cluster=None):
+    """Seconds from starting the apps until B's live query shows every row, and the CPU seconds
+    A's app, B's app and the server (PostgreSQL) spent meanwhile."""
     schema = os.path.join(directory, "schema.json")
     a, b = os.path.join(directory, "a.db"), os.path.join(directory, "b.db")
     for db in (a, b):
@@ -59,13 +62,16 @@ def drain(tandem, directory, url, transactions, rows):
                 seen.set()
     threading.Thread(target=read, daemon=True).start()
     time.sleep(0.3)
+    server_before = cluster.cpu_seconds() if cluster else 0
     started = time.time()
     apps = [subprocess.Popen([tandem, "app", db, "--backend", url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             for db in (a, b)]
     try:
         if not seen.wait(timeout=1800):
             raise RuntimeError(f"B never showed {total} rows")
-        return time.time() - started
+        took = time.time() - started
+        cpu = [cpu_seconds(app.pid) or 0 for app in apps] + [cluster.cpu_seconds() - server_before if cluster else 0]
+        return took, cpu
     finally:
         stop_all(apps + [watcher], timeout=30)
 
@@ -143,16 +149,17 @@ def main():
                     ingest = embedded_ingest(directory, tandem, total)
                     url = "sqlite:" + os.path.join(directory, "server.db")
                 progress(f"{backend}: {size:,} transactions of {args.rows} row(s)")
-                took = drain(tandem, directory, url, size, args.rows)
-                results.append((backend, size, total, took, ingest))
+                took, cpu = drain(tandem, directory, url, size, args.rows, cluster if backend == "postgres" else None)
+                results.append((backend, size, total, took, ingest, cpu))
                 if backend == "postgres" and args.statements:
                     print(cluster.psql("SELECT round(total_exec_time)::text || ' ms | ' || calls || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 150)"
                                        " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12", name))
         print(f"## Drain: a backlog of single-writer transactions ({args.rows} row(s) each) reaching another client\n")
-        print("| backend | transactions | rows | drain s | drain rows/s | server ingest rows/s | ratio |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-        for backend, size, total, took, ingest in results:
-            print(f"| {backend} | {size:,} | {total:,} | {took:.2f} | {total / took:,.0f} | {total / ingest:,.0f} | {ingest / took:.2f}x |")
+        print("| backend | transactions | rows | drain s | drain rows/s | server ingest rows/s | ratio | CPU s: app A, app B, server |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for backend, size, total, took, ingest, cpu in results:
+            used = f"{cpu[0]:.2f}, {cpu[1]:.2f}, " + (f"{cpu[2]:.2f}" if backend == "postgres" else "(in A)")
+            print(f"| {backend} | {size:,} | {total:,} | {took:.2f} | {total / took:,.0f} | {total / ingest:,.0f} | {ingest / took:.2f}x | {used} |")
     finally:
         if cluster:
             cluster.stop()

@@ -38,6 +38,22 @@ class Cluster:
         return subprocess.Popen([f"{self.bin}/psql", "-qAt", "-d", self.url(db)], stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, text=True)
 
+    def cpu_seconds(self):
+        """User plus system CPU seconds of the whole server so far: the postmaster, its live
+        processes, and those it has reaped."""
+        pid = int(open(f"{self.dir}/data/postmaster.pid").readline())
+        ticks = os.sysconf("SC_CLK_TCK")
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total = sum(int(f) for f in fields[11:15]) / ticks
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                fields = open(stat).read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                total += (int(fields[11]) + int(fields[12])) / ticks
+        return total
+
     def stop(self):
         subprocess.run(self.as_pg + [f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "stop"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
