@@ -152,14 +152,14 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             let upload = PostgresUpload(db: db, columns: columnTypes ?? [:])
             if try upload.uploadInOneRoundTrip(transactions, clientID: clientID, epoch: epoch) { return }
             do {
-                try db.transaction {
+                try db.transaction(isolation: PostgresUpload.isolation) {
                     try upload.checkEpoch(epoch, clientID: clientID)
                     try upload.applyInRuns(try upload.markAll(transactions, clientID: clientID).flatMap(\.entries))
                 }
             } catch let error as PostgresError where error.isPermanent {
                 // The server refused a row of some run: the batch again (it was rolled back), one
                 // entry at a time, so that the refusal names its table and row.
-                try db.transaction {
+                try db.transaction(isolation: PostgresUpload.isolation) {
                     try upload.checkEpoch(epoch, clientID: clientID)
                     for transaction in transactions {
                         guard try upload.mark(transaction, clientID: clientID) else { continue }  // a retry: applied once already

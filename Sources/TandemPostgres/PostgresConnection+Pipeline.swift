@@ -16,16 +16,19 @@ extension PostgresConnection {
     /// After a failure the server runs none of the statements after it (a transaction they are
     /// in is left failed: the caller rolls it back).
     /// - Throws: ``PostgresError`` of the first statement that failed, with its SQLSTATE.
+    /// - Throws: ``PostgresError`` of the first statement that failed, with its SQLSTATE; one
+    ///   that counts as a lost connection when the pipeline could not be sent or ended (the
+    ///   connection is then ``isBroken``, never used again with statements of this one pending).
     func pipeline(_ statements: [Statement]) throws -> [[[String?]]] {
-        guard PQenterPipelineMode(handle) == 1 else { throw failure(sql: nil, result: nil) }
-        defer { PQexitPipelineMode(handle) }
+        guard PQenterPipelineMode(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
+        defer { if PQexitPipelineMode(handle) != 1 { isUnusable = true } }
         for statement in statements {
             let sent = withParameters(statement.parameters) { values in
                 PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
             }
-            guard sent == 1 else { throw failure(sql: statement.sql, result: nil) }
+            guard sent == 1 else { throw unusable(failure(sql: statement.sql, result: nil)) }
         }
-        guard PQpipelineSync(handle) == 1 else { throw failure(sql: nil, result: nil) }
+        guard PQpipelineSync(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
         var rows: [[[String?]]] = []
         var firstFailure: PostgresError?
         for statement in statements {
@@ -50,5 +53,11 @@ extension PostgresConnection {
         if let firstFailure { throw firstFailure }
         if isBroken { throw failure(sql: nil, result: nil) }
         return rows
+    }
+
+    /// `error` as a lost connection, marking this one unusable.
+    private func unusable(_ error: PostgresError) -> PostgresError {
+        isUnusable = true
+        return PostgresError(error.message, sqlState: error.sqlState, isConnectionFailure: true)
     }
 }

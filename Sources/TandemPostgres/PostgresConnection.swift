@@ -100,7 +100,11 @@ final class PostgresConnection {
         return channels
     }
 
-    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    /// True when the connection is lost, or left in a state it cannot be used in (a pipeline
+    /// that could not be ended): the backend then opens another.
+    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK || isUnusable }
+    /// Set when a pipeline could not be ended (see ``pipeline(_:)``).
+    var isUnusable = false
 
     func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)

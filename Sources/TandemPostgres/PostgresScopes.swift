@@ -153,6 +153,7 @@ enum PostgresScopes {
             for table in tables { try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(SQLText.identifier(table)) TO \(quoted)") }
             try connection.execute("GRANT SELECT ON tandem_changes, tandem_meta, tandem_tables, tandem_columns, tandem_grants, tandem_grant_versions TO \(quoted)")
             try connection.execute("GRANT SELECT, INSERT, UPDATE ON tandem_uploads, tandem_clients TO \(quoted)")
+            try connection.execute("GRANT EXECUTE ON FUNCTION tandem_upload_begin(text, bigint), tandem_refuse(text, text) TO \(quoted)")
             for value in values {
                 try connection.execute("INSERT INTO tandem_grants(role, scope) VALUES ($1, $2) ON CONFLICT DO NOTHING", [role, value])
             }

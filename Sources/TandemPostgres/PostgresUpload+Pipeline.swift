@@ -12,6 +12,11 @@ import Tandem
 /// Related documentation: https://www.postgresql.org/docs/15/libpq-pipeline-mode.html,
 /// https://www.postgresql.org/docs/15/plpgsql-errors-and-messages.html
 extension PostgresUpload {
+    /// The isolation of every upload transaction, whatever the server's default: each reads
+    /// the markers committed by the upload of the same client it waited for (on the client's
+    /// epoch row), which a snapshot taken before that wait (`REPEATABLE READ`) would not see.
+    static let isolation = "READ COMMITTED"
+
     /// Tandem's own SQLSTATEs (class `TD`, which PostgreSQL does not use).
     static let staleEpochState = "TD001", retryState = "TD002", missingRowState = "TD003"
 
@@ -54,7 +59,7 @@ extension PostgresUpload {
         let entries = transactions.flatMap(\.entries)
         guard entries.allSatisfy({ columns[$0.table] != nil }) else { return false }
         var statements: [PostgresConnection.Statement] = [
-            .init(sql: "BEGIN"),
+            .init(sql: "BEGIN ISOLATION LEVEL \(Self.isolation)"),
             .init(sql: "SELECT tandem_upload_begin($1, $2)", parameters: [clientID, String(epoch)]),
             markRefusingRetries(transactions, clientID: clientID),
         ]

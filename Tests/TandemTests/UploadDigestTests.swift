@@ -20,7 +20,7 @@ import Testing
             id: 1, transactionID: 7, op: .put, table: "notes", rowID: "a",
             data: [
                 "max": .integer(.max), "min": .integer(.min), "two": .double(2.0), "negativeZero": .double(-0.0),
-                "long": .double(0.1 + 0.2), "tiny": .double(5e-324), "none": .null, "yes": .bool(true),
+                "long": .double(0.1 + 0.2), "tiny": .double(.leastNonzeroMagnitude), "none": .null, "yes": .bool(true),
             ]),
         CrudEntry(
             id: 2, transactionID: 7, op: .patch, table: "n\u{0}tes", rowID: "\u{1}\t\n\r\u{1b}\u{7f}\"\\",
@@ -43,7 +43,7 @@ import Testing
     @Test func theDigestHashesTheEntriesText() {
         var generator = SystemRandomNumberGenerator()
         let values: [JSONValue] = [
-            .integer(.max), .integer(.min), .integer(0), .double(2.0), .double(-0.0), .double(123456789.12345678), .double(1e-320),
+            .integer(.max), .integer(.min), .integer(0), .double(2.0), .double(-0.0), .double(123456789.12345678), .double(Double("1e-320")!),
             .string(""), .string("\u{0}"), .string("\u{1}\u{1f}\u{7f}"), .string("\"\\/"), .string("{\"a\":[1]}"), .string("ü\u{308}😀"),
             .null, .bool(false), .array([.null, .integer(3)]), .object(["b": .integer(1), "a": .string("x")]),
         ]
