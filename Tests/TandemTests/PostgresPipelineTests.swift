@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tandem
 @testable import TandemPostgres
@@ -47,5 +48,45 @@ struct PostgresPipelineTests {
         // The connection is usable after each: the next batch goes through.
         #expect(try upload.uploadInOneRoundTrip([transaction(5, .put, "c", ["title": .string("new")])], clientID: "c", epoch: 2))
         #expect(try state() == ["5", "3", "a=z,c=new"])
+    }
+
+    /// An upload that waits for another upload of the same client (on the client's epoch row)
+    /// sees the markers that one committed, also where the server's default isolation is
+    /// `REPEATABLE READ` (whose snapshot, taken before the wait, would miss them and apply a
+    /// transaction a second time).
+    @Test func anUploadThatWaitedSeesTheMarkersOfTheOneBefore() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let admin = try PostgresConnection(url)
+        let name = try #require(try admin.execute("SELECT current_database()").first?.first ?? nil)
+        try admin.execute("ALTER DATABASE \(SQLText.identifier(name)) SET default_transaction_isolation = 'repeatable read'")
+        let backend = try PostgresBackend(conninfo: url)
+        try backend.upload([transaction(1, .put, "a", ["title": .string("first")])], clientID: "c", epoch: 1)
+        // Another upload of client c holds its epoch row and commits a marker for 5 and 6.
+        let other = try PostgresConnection(url)
+        try other.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        try other.execute("SELECT epoch FROM tandem_clients WHERE client_id = 'c' FOR UPDATE")
+        try other.execute("INSERT INTO tandem_uploads(client_id, tx_id, last_tx_id, tx_ids, digests, digest) VALUES ('c', 5, 6, '{5,6}', '{d5,d6}', '')")
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(any Error)?>(nil)
+        DispatchQueue.global().async {
+            do {
+                try backend.upload([transaction(6, .put, "b", ["title": .string("again")]), transaction(7, .put, "c", [:])], clientID: "c", epoch: 1)
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        // Bounded wait until the upload waits for the row lock.
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while try admin.execute("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").isEmpty {
+            guard Date() < deadline else { throw TestFailure("the upload never waited for the epoch row") }
+            usleep(2_000)
+        }
+        try other.execute("COMMIT")
+        guard done.wait(timeout: .now() + 20) == .success else { throw TestFailure("the upload did not end") }
+        #expect(
+            outcome.withLock { $0 as? TandemError } == TandemError.transactionConflict(clientID: "c", transactionID: 6, highest: 6),
+            "\(String(describing: outcome.withLock { $0 }))")
+        #expect(try admin.execute("SELECT count(*) FROM notes").first?.first == "1", "transaction 6 was not applied again")
     }
 }
