@@ -20,6 +20,7 @@ extension PostgresConnection {
     ///   that counts as a lost connection when the pipeline could not be sent or ended (the
     ///   connection is then ``isBroken``, never used again with statements of this one pending).
     func pipeline(_ statements: [Statement]) throws -> [[[String?]]] {
+        for statement in statements { try Self.refuseNUL(in: statement.parameters, sql: statement.sql) }
         guard PQenterPipelineMode(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
         defer { if PQexitPipelineMode(handle) != 1 { isUnusable = true } }
         for statement in statements {

@@ -35,6 +35,7 @@ final class PostgresConnection {
     /// Runs one statement with text parameters (`$1`…; nil is NULL); returns the rows as text (nil for NULL).
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+        try Self.refuseNUL(in: parameters, sql: sql)
         let result: OpaquePointer? = withParameters(parameters) { values in
             PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
@@ -48,6 +49,14 @@ final class PostgresConnection {
         default:
             throw failure(sql: sql, result: result)
         }
+    }
+
+    /// libpq sends text parameters as C strings, which end at a NUL: a parameter holding one is
+    /// refused (SQLSTATE 22021, as PostgreSQL refuses NUL in text), never sent cut short.
+    static func refuseNUL(in parameters: [String?], sql: String) throws {
+        guard parameters.contains(where: { $0?.utf8.contains(0) == true }) else { return }
+        throw PostgresError(
+            "a value holds a NUL character, which PostgreSQL text cannot store - while executing `\(sql.prefix(200))`", sqlState: "22021")
     }
 
     /// A result's rows as text (nil for NULL).

@@ -89,4 +89,23 @@ struct PostgresPipelineTests {
             "\(String(describing: outcome.withLock { $0 }))")
         #expect(try admin.execute("SELECT count(*) FROM notes").first?.first == "1", "transaction 6 was not applied again")
     }
+
+    /// Text PostgreSQL cannot store (NUL, also where a combining mark follows it and makes one
+    /// character of the two) is a rejected upload naming its row, on either path, never cut at
+    /// the NUL: libpq sends text parameters as C strings.
+    @Test func textWithNULIsRefusedNeverCut() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        let admin = try PostgresConnection(url)
+        for (index, text) in ["a\u{0}b", "a\u{0}\u{301}", "\u{0}", "x\u{0}\u{0}y"].enumerated() {
+            let id = Int64(index + 1)
+            let refused = transaction(id, .put, "n\(id)", ["title": .string(text)])
+            for batch in [[refused], [refused, transaction(id + 100, .put, "m\(id)", [:])]] {
+                #expect(throws: TandemError.self, "\(text.debugDescription)") {
+                    try backend.upload(batch, clientID: "c", epoch: 1)
+                }
+            }
+        }
+        #expect(try admin.execute("SELECT count(*) FROM notes").first?.first == "0")
+    }
 }
