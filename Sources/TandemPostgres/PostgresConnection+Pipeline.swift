@@ -15,7 +15,6 @@ extension PostgresConnection {
     /// Sends `statements` in one pipeline and returns each one's rows as text (nil for NULL).
     /// After a failure the server runs none of the statements after it (a transaction they are
     /// in is left failed: the caller rolls it back).
-    /// - Throws: ``PostgresError`` of the first statement that failed, with its SQLSTATE.
     /// - Throws: ``PostgresError`` of the first statement that failed, with its SQLSTATE; one
     ///   that counts as a lost connection when the pipeline could not be sent or ended (the
     ///   connection is then ``isBroken``, never used again with statements of this one pending).

@@ -68,18 +68,10 @@ final class PostgresConnection {
         }
     }
 
-    /// Runs `body` in a transaction (READ COMMITTED unless `isolation` says otherwise, as in
-    /// `REPEATABLE READ READ ONLY`), rolling back if it throws.
+    /// Runs `body` in a transaction (at the server's default isolation unless `isolation` says
+    /// otherwise, as in `REPEATABLE READ READ ONLY`), rolling back if it throws.
     func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
-        try execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN")
-        do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
-        } catch {
-            _ = try? execute("ROLLBACK")
-            throw error
-        }
+        try transaction(beginning: { try $0.execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN") }) { _ in try body() }
     }
 
     /// Runs `body` in a transaction that `beginning` opens (its first statement, `BEGIN …`,
@@ -118,9 +110,10 @@ final class PostgresConnection {
     func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
         let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+        let detail = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "D"))) }.map { String(cString: $0) }
         return PostgresError(
             "\(secrets.redact(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
-            sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
+            sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK, detail: detail)
     }
 
     func withParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
@@ -137,11 +130,14 @@ public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sen
     public let sqlState: String?
     /// The connection was lost or could not be made; sync retries with backoff.
     public let isConnectionFailure: Bool
+    /// The server's detail line, when it sent one (Tandem's own refusals carry a value there).
+    let detail: String?
 
-    init(_ message: String, sqlState: String? = nil, isConnectionFailure: Bool = false) {
+    init(_ message: String, sqlState: String? = nil, isConnectionFailure: Bool = false, detail: String? = nil) {
         self.message = message
         self.sqlState = sqlState
         self.isConnectionFailure = isConnectionFailure
+        self.detail = detail
     }
 
     /// True for failures that retrying cannot fix, told by the SQLSTATE's class: data exceptions

@@ -19,11 +19,34 @@ extension PostgresUpload {
     ///   transaction id was applied with other entries (a client file restored from a backup).
     func markAll(_ transactions: [CrudTransaction], clientID: String) throws -> [CrudTransaction] {
         guard !transactions.isEmpty else { return [] }
+        let statement = markStatement(
+            transactions, clientID: clientID,
+            then: """
+                SELECT t::text, d, (SELECT max(coalesce(last_tx_id, tx_id)) FROM tandem_uploads WHERE role = current_user AND client_id = $1)::text
+                FROM applied
+                """)
+        let applied = Dictionary(
+            try db.execute(statement.sql, statement.parameters).compactMap { row in
+                row[0].flatMap { Int64($0) }.map { ($0, (digest: row[1] ?? "", highest: row[2].flatMap { Int64($0) } ?? 0)) }
+            },
+            uniquingKeysWith: { a, _ in a })
+        if let changed = transactions.first(where: { transaction in applied[transaction.transactionID].map { $0.digest != transaction.digest } ?? false }) {
+            // The highest id applied before this batch (the statement reads the markers as they were before its own).
+            let highest = applied[changed.transactionID]?.highest ?? 0
+            throw TandemError.transactionConflict(clientID: clientID, transactionID: changed.transactionID, highest: highest)
+        }
+        return transactions.filter { applied[$0.transactionID] == nil }
+    }
+
+    /// The one statement that marks a batch: `batch` (its ids and digests) and `applied` (those
+    /// of its ids that markers written before cover, with their digests, read through the index
+    /// on a marker's last id), then one marker for the others; `then` is the query that ends
+    /// it, reading `applied`.
+    func markStatement(_ transactions: [CrudTransaction], clientID: String, then: String) -> PostgresConnection.Statement {
         let ids = "{" + transactions.map { String($0.transactionID) }.joined(separator: ",") + "}"
         let digests = "{" + transactions.map(\.digest).joined(separator: ",") + "}"  // hexadecimal: no quoting
-        let applied = Dictionary(
-            try db.execute(
-                """
+        return .init(
+            sql: """
                 WITH batch AS (SELECT t, d FROM unnest($2::bigint[], $3::text[]) AS b(t, d)),
                 applied AS (
                     SELECT a.t, a.d FROM tandem_uploads u
@@ -35,17 +58,8 @@ extension PostgresUpload {
                     INSERT INTO tandem_uploads(client_id, tx_id, last_tx_id, tx_ids, digests, digest)
                     SELECT $1, min(t), max(t), array_agg(t ORDER BY t), array_agg(d ORDER BY t), ''
                     FROM batch WHERE t NOT IN (SELECT t FROM applied) HAVING count(*) > 0)
-                SELECT t::text, d, (SELECT max(coalesce(last_tx_id, tx_id)) FROM tandem_uploads WHERE role = current_user AND client_id = $1)::text
-                FROM applied
-                """, [clientID, ids, digests]
-            ).compactMap { row in row[0].flatMap { Int64($0) }.map { ($0, (digest: row[1] ?? "", highest: row[2].flatMap { Int64($0) } ?? 0)) } },
-            uniquingKeysWith: { a, _ in a })
-        if let changed = transactions.first(where: { transaction in applied[transaction.transactionID].map { $0.digest != transaction.digest } ?? false }) {
-            // The highest id applied before this batch (the statement reads the markers as they were before its own).
-            let highest = applied[changed.transactionID]?.highest ?? 0
-            throw TandemError.transactionConflict(clientID: clientID, transactionID: changed.transactionID, highest: highest)
-        }
-        return transactions.filter { applied[$0.transactionID] == nil }
+                \(then)
+                """, parameters: [clientID, ids, digests])
     }
 
     /// Applies `entries` in runs (see the type).

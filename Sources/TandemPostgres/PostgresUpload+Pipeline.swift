@@ -22,8 +22,9 @@ extension PostgresUpload {
 
     /// The server functions the fast path calls (installed by setup).
     static let pipelineFunctions: [String] = [
-        // `checkEpoch(_:clientID:)` in one statement: marks the transaction as an upload, locks
-        // the client's epoch row (so uploads of one client take turns) and refuses an older epoch.
+        // The epoch check of every upload (``checkEpoch(_:clientID:)``): marks the transaction as
+        // an upload, locks the client's epoch row (so uploads of one client take turns), refuses
+        // an older epoch (the epoch seen in the detail) and records a newer one.
         """
         CREATE OR REPLACE FUNCTION tandem_upload_begin(client text, held bigint) RETURNS void LANGUAGE plpgsql AS $f$
         DECLARE
@@ -32,7 +33,8 @@ extension PostgresUpload {
             PERFORM set_config('tandem.upload', 'on', true);
             SELECT epoch INTO seen FROM tandem_clients WHERE role = current_user AND client_id = client FOR UPDATE;
             IF held < coalesce(seen, 0) THEN
-                RAISE EXCEPTION 'epoch % is older than % seen for client %', held, seen, client USING ERRCODE = '\(staleEpochState)';
+                RAISE EXCEPTION 'epoch % is older than % seen for client %', held, seen, client
+                    USING ERRCODE = '\(staleEpochState)', DETAIL = seen::text;
             END IF;
             IF seen IS NULL OR seen = 0 OR held > seen THEN
                 INSERT INTO tandem_clients(client_id, epoch) VALUES (client, held)
@@ -61,7 +63,10 @@ extension PostgresUpload {
         var statements: [PostgresConnection.Statement] = [
             .init(sql: "BEGIN ISOLATION LEVEL \(Self.isolation)"),
             .init(sql: "SELECT tandem_upload_begin($1, $2)", parameters: [clientID, String(epoch)]),
-            markRefusingRetries(transactions, clientID: clientID),
+            // The batch's marker, refusing the batch when any of it was applied before.
+            markStatement(
+                transactions, clientID: clientID,
+                then: "SELECT tandem_refuse('\(Self.retryState)', 'transaction ' || t || ' was applied before') FROM applied LIMIT 1"),
         ]
         for run in runs(of: entries) {
             guard var statement = try? runStatement(run) else { return false }
@@ -83,26 +88,5 @@ extension PostgresUpload {
             if ownRefusal || error.isPermanent { return false }
             throw error
         }
-    }
-
-    /// ``markAll(_:clientID:)``'s marker for the batch, refusing the batch (`TD002`) when any of
-    /// its transactions was applied before.
-    private func markRefusingRetries(_ transactions: [CrudTransaction], clientID: String) -> PostgresConnection.Statement {
-        let ids = "{" + transactions.map { String($0.transactionID) }.joined(separator: ",") + "}"
-        let digests = "{" + transactions.map(\.digest).joined(separator: ",") + "}"  // hexadecimal: no quoting
-        return .init(
-            sql: """
-                WITH batch AS (SELECT t, d FROM unnest($2::bigint[], $3::text[]) AS b(t, d)),
-                applied AS (
-                    SELECT a.t FROM tandem_uploads u
-                    CROSS JOIN LATERAL unnest(coalesce(u.tx_ids, ARRAY[u.tx_id])) AS a(t)
-                    WHERE u.role = current_user AND u.client_id = $1
-                      AND coalesce(u.last_tx_id, u.tx_id) >= (SELECT min(t) FROM batch) AND u.tx_id <= (SELECT max(t) FROM batch)
-                      AND a.t IN (SELECT t FROM batch)),
-                marked AS (
-                    INSERT INTO tandem_uploads(client_id, tx_id, last_tx_id, tx_ids, digests, digest)
-                    SELECT $1, min(t), max(t), array_agg(t ORDER BY t), array_agg(d ORDER BY t), '' FROM batch)
-                SELECT tandem_refuse('\(Self.retryState)', 'transaction ' || t || ' was applied before') FROM applied LIMIT 1
-                """, parameters: [clientID, ids, digests])
     }
 }

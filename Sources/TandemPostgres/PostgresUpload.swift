@@ -10,22 +10,15 @@ struct PostgresUpload {
 
     /// Locks the client's epoch row and refuses an epoch older than one seen. Marks the
     /// transaction as an upload, whose every row write is logged (another application's update
-    /// that changes no declared column is not).
+    /// that changes no declared column is not). One server function (`tandem_upload_begin`,
+    /// ``pipelineFunctions``), which the one-round-trip path calls too.
+    /// - Throws: ``TandemError/staleEpoch(held:current:)``.
     func checkEpoch(_ epoch: Int64, clientID: String) throws {
-        try db.execute("SET LOCAL tandem.upload = 'on'")
-        let seen =
-            Int64(
-                try db.execute(
-                    "SELECT epoch FROM tandem_clients WHERE role = current_user AND client_id = $1 FOR UPDATE",
-                    [clientID]
-                ).first?.first??.description ?? "0") ?? 0
-        guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
-        guard epoch > seen || seen == 0 else { return }  // unchanged: no new row version per upload
-        try db.execute(
-            """
-            INSERT INTO tandem_clients(client_id, epoch) VALUES ($1, $2)
-            ON CONFLICT (role, client_id) DO UPDATE SET epoch = EXCLUDED.epoch WHERE tandem_clients.epoch < EXCLUDED.epoch
-            """, [clientID, String(epoch)])
+        do {
+            try db.execute("SELECT tandem_upload_begin($1, $2)", [clientID, String(epoch)])
+        } catch let error as PostgresError where error.sqlState == Self.staleEpochState {
+            throw TandemError.staleEpoch(held: epoch, current: error.detail.flatMap { Int64($0) } ?? 0)
+        }
     }
 
     /// Records `transaction` as applied; false when it was applied before (a retry).
