@@ -107,5 +107,17 @@ struct PostgresPipelineTests {
             }
         }
         #expect(try admin.execute("SELECT count(*) FROM notes").first?.first == "0")
+        // A row id holding NUL, which cut short would name another row: refused for every
+        // operation, alone and in a batch; row "a" is untouched.
+        try backend.upload([transaction(50, .put, "a", ["title": .string("kept")])], clientID: "c", epoch: 1)
+        let entries: [(CrudEntry.Operation, [String: JSONValue]?)] = [(.delete, nil), (.patch, ["title": .string("x")]), (.put, ["title": .string("x")])]
+        for (index, (op, data)) in entries.enumerated() {
+            let id = Int64(60 + index * 2)
+            let refused = transaction(id, op, "a\u{0}x", data)
+            for batch in [[refused], [refused, transaction(id + 1, op, "b\u{0}", data)]] {
+                #expect(throws: TandemError.self, "\(op)") { try backend.upload(batch, clientID: "c", epoch: 1) }
+            }
+        }
+        #expect(try admin.execute("SELECT string_agg(id || '=' || title, ',') FROM notes").first?.first == "a=kept")
     }
 }
