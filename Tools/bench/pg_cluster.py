@@ -4,6 +4,8 @@ import os
 import shutil
 import subprocess
 
+from bench_support import TICKS, cpu_seconds
+
 
 class Cluster:
     def __init__(self, directory, options=""):
@@ -39,19 +41,18 @@ class Cluster:
                                 stdout=subprocess.DEVNULL, text=True)
 
     def cpu_seconds(self):
-        """User plus system CPU seconds of the whole server so far: the postmaster, its live
-        processes, and those it has reaped."""
+        """User plus system CPU seconds of the whole server so far: the postmaster (with the
+        processes it has reaped) and its live processes."""
         pid = int(open(f"{self.dir}/data/postmaster.pid").readline())
-        ticks = os.sysconf("SC_CLK_TCK")
         fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        total = sum(int(f) for f in fields[11:15]) / ticks
+        total = sum(int(f) for f in fields[11:15]) / TICKS  # its own time and its reaped children's
         for stat in glob.glob("/proc/[0-9]*/stat"):
             try:
-                fields = open(stat).read().rsplit(")", 1)[1].split()
-            except OSError:
+                parent = int(open(stat).read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            if int(fields[1]) == pid:
-                total += (int(fields[11]) + int(fields[12])) / ticks
+            if parent == pid:
+                total += cpu_seconds(int(stat.split("/")[2])) or 0
         return total
 
     def stop(self):
