@@ -15,18 +15,26 @@ import Tandem
 /// change committed last wins on every client, and a transaction left open anywhere in the
 /// cluster delays only its own changes. A new client, a server restored from a dump, and a
 /// client behind the compacted log get a full sync. `LISTEN` is only a wake-up; after every
-/// (re)connect the log is read from the cursor.
+/// (re)connect the log is read from the cursor. A wait is not woken by this backend's own
+/// uploads (the notification names its sender's server process): the owner downloads after
+/// every upload anyway.
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `connection` and `columnTypes` are used only with `lock` held; `listener` and
-    // `listening` only by the one thread in waitForChanges at a time; `interrupts` is a pipe any
+    // Invariant: `connection` and `columnTypes` are used only with `lock` held; `listener`,
+    // `listening` and `checkedCursor` only by the one thread in waitForChanges at a time; `interrupts` is a pipe any
     // thread may write to; `acknowledgements` and `lastCompaction` are behind their own mutexes.
     let conninfo: String
     private let lock = NSLock()
     private var connection: PostgresConnection?
     private var listener: PostgresConnection?
     private var listening = false
+    /// A cursor after which the listener found no change, listening since before it looked:
+    /// a later change is announced on the listener, so a wait after it needs no look first.
+    private var checkedCursor: String?
+    /// The server process of `connection` (0 before it connects): the sender of the
+    /// notifications of this backend's own uploads.
+    private let uploadProcessID = Atomic<Int32>(0)
     /// The server's synced tables and their declared columns, read once (and again when an upload
     /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
     private var columnTypes: [String: [(name: String, type: ColumnSchema.ColumnType)]]?
@@ -62,6 +70,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         identifier = id
         try PostgresBackend.prepareForFeed(connection)
         self.connection = connection
+        uploadProcessID.store(connection.serverProcessID, ordering: .relaxed)
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -127,7 +136,10 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        if connection == nil || connection!.isBroken { connection = try connect() }
+        if connection == nil || connection!.isBroken {
+            connection = try connect()
+            uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
+        }
         do {
             return try body(connection!)
         } catch let error as PostgresError where error.isConnectionFailure {
@@ -200,26 +212,48 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
 
     // MARK: Push
 
+    /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
+    /// wait after another cursor than the last one looked at, after a (re)connect, and when a
+    /// notification from another server process than this backend's upload connection
+    /// arrives. A change this backend uploaded itself wakes no wait: the owner's pass downloads
+    /// after its uploads, so the pass that uploaded it downloads it.
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         var drained: UInt8 = 0
         while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
+        var look = cursor != checkedCursor
         while true {
             if listener == nil || listener!.isBroken {
+                checkedCursor = nil
+                look = true
                 let connection = try connect()
                 // A pooler in transaction mode cannot LISTEN: then this polls every second.
                 listening = (try? connection.execute("LISTEN \(PostgresSetup.channel)")) != nil
                 listener = connection
             }
             let db = listener!
-            // After every (re)connect and wake-up, read from the cursor: notifications are wake-ups only.
-            let stored = PostgresCursor(cursor)
-            let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
-            let position = try PostgresFeed.position(on: db, name: name, after: settled)
-            if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
-                || position.hasChanges
-            {
-                return position.settledCursor.text  // a pass has work to do from the stored cursor
+            if look || !listening {
+                // After every (re)connect and wake-up, read from the cursor: notifications are
+                // wake-ups only. Those already here are of commits the position below sees.
+                checkedCursor = nil
+                _ = try db.consumeNotifications()
+                let stored = PostgresCursor(cursor)
+                let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
+                let position = try PostgresFeed.position(on: db, name: name, after: settled)
+                if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
+                    || position.hasChanges
+                {
+                    // A pass has work to do from the stored cursor; the next wait starts from here.
+                    checkedCursor = listening ? position.settledCursor.text : nil
+                    return position.settledCursor.text
+                }
+                checkedCursor = listening ? cursor : nil
+                look = false
+            }
+            // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
+            if listening, try isNews(db.consumeNotifications()) {
+                look = true
+                continue
             }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 {
@@ -233,8 +267,14 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             let milliseconds = Int32(min(remaining, listening ? remaining : 1) * 1000) + 1
             let n = poll(&fds, 2, milliseconds)
             if n > 0 && fds[1].revents != 0 { return nil }
-            if n > 0 && fds[0].revents != 0 { _ = try db.consumeNotifications() }
+            if n > 0 && fds[0].revents != 0, try isNews(db.consumeNotifications()) { look = true }
         }
+    }
+
+    /// Whether notifications from `senders` may announce a change that is not this backend's own upload.
+    private func isNews(_ senders: [Int32]) -> Bool {
+        let own = uploadProcessID.load(ordering: .relaxed)
+        return senders.contains { $0 != own || own == 0 }
     }
 
     public func interruptWaits() {

@@ -90,15 +90,23 @@ final class PostgresConnection {
     /// The socket, for waiting on notifications with poll(2).
     var socket: Int32 { PQsocket(handle) }
 
-    /// Reads what arrived on the socket; returns the channels of the notifications received.
-    func consumeNotifications() throws -> [String] {
+    /// The process id of this connection's server process (`pg_backend_pid()`), which a
+    /// notification names as its sender.
+    var serverProcessID: Int32 { PQbackendPID(handle) }
+
+    /// Reads what arrived on the socket; returns the server process id of each notification's
+    /// sender, those libpq had already read with an earlier answer included (poll(2) does not
+    /// see them).
+    ///
+    /// Related documentation: https://www.postgresql.org/docs/15/libpq-notify.html
+    func consumeNotifications() throws -> [Int32] {
         guard PQconsumeInput(handle) == 1 else { throw failure(sql: nil, result: nil) }
-        var channels: [String] = []
+        var senders: [Int32] = []
         while let notification = PQnotifies(handle) {
-            channels.append(String(cString: notification.pointee.relname))
+            senders.append(notification.pointee.be_pid)
             PQfreemem(notification)
         }
-        return channels
+        return senders
     }
 
     /// True when the connection is lost, or left in a state it cannot be used in (a pipeline

@@ -180,7 +180,10 @@ import Testing
         let woke = Mutex<String??>(nil)
         let waiter = Thread { woke.withLock { $0 = .some(try? backend.waitForChanges(after: start, timeout: .seconds(10))) } }
         waiter.start()
-        try backend.upload([transaction(1, [(.put, "a", [:])])], clientID: "a", epoch: 1)
+        // Another client's upload (a PostgreSQL backend's waits leave out its own uploads, which
+        // the owner downloads after uploading).
+        let other = try (backend as? PostgresBackend).map { try PostgresBackend(conninfo: $0.conninfo) } ?? backend
+        try other.upload([transaction(1, [(.put, "a", [:])])], clientID: "b", epoch: 1)
         try waitUntil(timeout: 5, "the waiter to wake") { woke.withLock { $0 } != nil }
         let cursor = try #require(woke.withLock { $0 } ?? nil)
         if kind != .postgres {
@@ -193,6 +196,28 @@ import Testing
             #expect(try backend.fetchChanges(after: start, limit: 10).changes.map(\.rowID) == ["a"])
             #expect(try backend.fetchChanges(after: cursor, limit: 10).changes.isEmpty, "the wait returns a cursor at or after the newest change")
         }
+    }
+
+    /// A wait is not woken by the backend's own uploads (the owner downloads after uploading),
+    /// and is woken by anyone else's: another client's upload, another session's write.
+    @Test(arguments: Kind.withForeignTransactions) func aWaitIsWokenByOthersOnly(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try #require(try kind.make(in: dir) as? PostgresBackend)
+        let start = try origin(backend)
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
+        try backend.upload([transaction(1, [(.put, "own", [:])])], clientID: "a", epoch: 1)
+        #expect(try backend.waitForChanges(after: start, timeout: .seconds(1)) == nil, "its own upload wakes no wait")
+        #expect(try allChanges(backend, from: start).map(\.rowID) == ["own"], "and is there to download")
+        let other = try PostgresBackend(conninfo: backend.conninfo)
+        try other.upload([transaction(1, [(.put, "other", [:])])], clientID: "b", epoch: 1)
+        let woken = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "another client's upload wakes the wait")
+        #expect(try allChanges(backend, from: woken).isEmpty, "the wait returns a cursor at or after the newest change")
+        #expect(try backend.waitForChanges(after: woken, timeout: .zero) == nil)
+        let session = try PostgresConnection(backend.conninfo)
+        try session.execute("INSERT INTO notes(id, title) VALUES ('psql', 'x')")
+        let next = try #require(try backend.waitForChanges(after: woken, timeout: .seconds(5)), "another session's write wakes the wait")
+        #expect(try allChanges(backend, from: woken).map(\.rowID) == ["psql"])
+        #expect(try backend.waitForChanges(after: next, timeout: .zero) == nil)
     }
 
     /// The change that committed last wins, whatever order the transactions started in: a

@@ -27,7 +27,8 @@ public protocol SyncBackend: Sendable {
     /// with a ``ChangeBatch/fullSyncReason`` starts a full sync.
     func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch
 
-    /// Blocks until the backend holds changes after `cursor`, or `timeout` passes.
+    /// Blocks until the backend holds changes after `cursor`, or `timeout` passes. Changes this
+    /// backend uploaded itself may be left out: the owner downloads after each upload.
     /// - Returns: a cursor at or after the newest change now known (so the next wait can start
     ///   from it), or nil on timeout.
     func waitForChanges(after cursor: String, timeout: Duration) throws -> String?
