@@ -64,6 +64,46 @@ import Testing
         #expect(try a.uploadQueue.pendingCount() == 0)
     }
 
+    /// A pass that uploaded and left more queued leaves its download to a later pass when the
+    /// engine lets it (nothing announced, a download ran lately); one that emptied the queue
+    /// downloads whatever it is told.
+    @Test func aPassMayLeaveItsDownloadToALaterOneOnlyWhileABacklogRemains() throws {
+        let dir = try TemporaryDirectory()
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'b')")
+        _ = try b.sync.once(with: backend)
+        for i in 0..<200 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'a')", ["a\(i)"]) }
+        var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
+        pass.uploadBatch = 64
+        pass.uploadTimeLimit = 0
+        let asked = Mutex(0)
+        pass.mayDeferDownload = {
+            asked.withLock { $0 += 1 }
+            return true
+        }
+        let deferred = try pass.run()
+        #expect(deferred.transactions == 64 && deferred.moreToUpload)
+        #expect(deferred.downloadBegan == nil && deferred.downloaded == 0)
+        #expect(try a.read { try $0.stored(.cursor).stringValue } == nil, "nothing downloaded: the cursor has not moved")
+        #expect(try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 0)
+        pass.mayDeferDownload = { false }
+        let downloaded = try pass.run()
+        #expect(downloaded.downloadBegan != nil && downloaded.downloaded > 0)
+        #expect(try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 1)
+        pass.uploadTimeLimit = nil
+        pass.mayDeferDownload = {
+            asked.withLock { $0 += 1 }
+            return true
+        }
+        let last = try pass.run()
+        #expect(!last.moreToUpload && last.downloadBegan != nil, "the queue emptied: the pass downloads its own uploads' answers")
+        #expect(asked.withLock { $0 } == 1, "asked only while more was queued")
+        #expect(try count(a, "SELECT count(*) FROM notes") == 201)
+        #expect(try backend.fetchChanges(after: try #require(try a.read { try $0.stored(.cursor).stringValue }), limit: 10).changes.isEmpty)
+    }
+
     /// While a helper process commits 2,000 transactions/s on A, another client's change shows
     /// on A within 2 s; after the burst ends, within 1 s.
     @Test func downloadsDoNotStarveWhileAWriterIsBusy() throws {

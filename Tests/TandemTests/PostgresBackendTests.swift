@@ -119,6 +119,33 @@ struct PostgresBackendTests {
         for app in apps { app.signal(SIGTERM); #expect(try app.wait() == 0) }
     }
 
+    /// While its backlog uploads, an owner leaves the answers to its own uploads for later
+    /// (each download stops its uploads for its length), never anyone else's change; once its
+    /// queue is empty it holds the server's state of its own rows too, here changed by a
+    /// server trigger on the way in.
+    @Test func anOwnersOwnAnswersWaitForItsBacklogOthersChangesDoNot() throws {
+        let url = try TestPostgres.database(schema: StressWriterCommand.schema)
+        let admin = try PostgresConnection(url)
+        try admin.execute(
+            "CREATE FUNCTION mark() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.payload := 'server:' || coalesce(NEW.payload, ''); RETURN NEW; END $$")
+        try admin.execute("CREATE TRIGGER mark BEFORE INSERT ON stress FOR EACH ROW WHEN (NEW.writer = 0) EXECUTE FUNCTION mark()")
+        let dir = try TemporaryDirectory()
+        let a = try makeStressDatabase(dir.path("a.db"))
+        let total = 20_000
+        let written = try runTandem(["stress-writer", a.path, "--writer", "0", "--transactions", "\(total)"], timeout: 120)
+        #expect(written.status == 0, "\(written.stderr)")
+        let app = try Spawned(["app", a.path, "--backend", url, "--json"])
+        try app.waitForLine("a first upload") { $0.contains("\"uploaded\"") }
+        try admin.execute("INSERT INTO stress(id, writer) VALUES ('foreign', 99)")
+        try waitUntil(timeout: 30, "the other application's row on A") { try count(a, "SELECT count(*) FROM stress WHERE id = 'foreign'") == 1 }
+        #expect(try a.uploadQueue.pendingCount() > 0, "it arrived while the backlog uploaded")
+        try waitUntil(timeout: 120, "A's queue empty and its rows as the server's trigger left them") {
+            try a.uploadQueue.pendingCount() == 0 && count(a, "SELECT count(*) FROM stress WHERE payload LIKE 'server:%'") == total
+        }
+        app.signal(SIGTERM)
+        #expect(try app.wait() == 0)
+    }
+
     /// `tandem stress` through PostgreSQL with kill -9 of writers and owners passes every check:
     /// every transaction applied exactly once, both clients equal, nothing left queued.
     @Test func stressWithKillsPassesThroughPostgres() throws {

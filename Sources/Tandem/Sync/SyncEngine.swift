@@ -16,6 +16,9 @@ final class SyncEngine: Sendable {
         var loopStarted = false, loopEnded = false
         /// Called once the loop has ended (``requestStop(whenEnded:)``).
         var whenEnded: (@Sendable () -> Void)?
+        /// When the last pass that downloaded began (at first, when the engine began: the
+        /// backend's waiter looks at once and announces what was left while it was away).
+        var lastDownload = Date()
     }
 
     private let database: SharedDatabase
@@ -169,6 +172,11 @@ final class SyncEngine: Sendable {
     /// How long one pass uploads before it downloads (seconds; see ``SyncPass/uploadTimeLimit``).
     static let uploadTimeLimit = 0.2
 
+    /// Longest a backlog's uploads go on without a download while the backend announces
+    /// nothing (seconds; see ``SyncPass/mayDeferDownload``): the answers to this owner's own
+    /// uploads are downloaded then, or once the queue is empty, or with anyone else's change.
+    static let ownAnswersDeferral = 5.0
+
     /// One pass and its bookkeeping, sent to the machine; what the loop does next.
     private func runPass() -> Next {
         let started = Date()
@@ -180,9 +188,13 @@ final class SyncEngine: Sendable {
             pass.pendingRows = pendingRows
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
+            pass.mayDeferDownload = { [lag, self] in
+                !lag.isAnnounced && Date().timeIntervalSince(state.withLock { $0.lastDownload }) < SyncEngine.ownAnswersDeferral
+            }
             let result = try pass.run()
+            if let began = result.downloadBegan { state.withLock { $0.lastDownload = began } }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
-            let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: started))
+            let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: result.downloadBegan ?? .distantPast))
             if let progress = try lag.passed(
                 began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.uploadQueue.pendingCount() },
                 busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds)

@@ -6,7 +6,8 @@ import Foundation
 /// it in uploads for ever), for at most ``uploadTimeLimit``, then downloads. Downloads never
 /// wait for an empty queue: a row with an entry still queued keeps its local state, because the
 /// backend's answer to that entry (the row's state after it, which every client downloads)
-/// comes later in the change log.
+/// comes later in the change log. While a backlog uploads, a pass may leave its download to a
+/// later one when nothing but its own uploads' answers can be waiting (``mayDeferDownload``).
 struct SyncPass {
     let database: SharedDatabase
     let backend: any SyncBackend
@@ -29,6 +30,12 @@ struct SyncPass {
     /// Where the local side of an upload step (completing the batch before, reading the next)
     /// runs while the backend takes the current batch.
     var localWork = DispatchQueue(label: "tandem.upload-queue")
+    /// Asked after a pass uploaded and more remains queued: true lets it leave its download to a
+    /// later pass. The engine says so while the backend has announced nothing (so only the
+    /// answers to this owner's own uploads can be waiting, which change no row it has not
+    /// written itself unless the server changed the row) and a download ran recently: each
+    /// download stops the uploads for its length, and a backlog's answers are many.
+    var mayDeferDownload: () -> Bool = { false }
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
@@ -38,13 +45,22 @@ struct SyncPass {
         var fullSyncReason: String?
         /// Local writes arrived during the pass: run again soon.
         var moreToUpload = false
+        /// When the download began (its first fetch came after), or nil when the pass left it
+        /// to a later one (``mayDeferDownload``).
+        var downloadBegan: Date?
     }
 
     func run() throws -> Result {
         var result = Result()
         try upload(into: &result)
+        let queued = { try database.read { try !UploadQueueRows.isEmpty(in: $0) } }
+        if result.transactions > 0, try queued(), mayDeferDownload() {
+            result.moreToUpload = true
+            return result
+        }
+        result.downloadBegan = Date()
         try download(into: &result)
-        result.moreToUpload = try database.read { try !UploadQueueRows.isEmpty(in: $0) }
+        result.moreToUpload = try queued()
         return result
     }
 

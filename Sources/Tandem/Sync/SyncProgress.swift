@@ -56,6 +56,9 @@ final class SyncLagTracker: Sendable {
         state.withLock { s in if s.announcedAt == nil { s.announcedAt = now } }
     }
 
+    /// Whether the backend announced changes that no download has applied yet.
+    var isAnnounced: Bool { state.withLock { $0.announcedAt != nil } }
+
     /// When the entry `first` (the queue's head) was first seen, dropping older records.
     func pendingSince(head first: Int64?) -> Date? {
         state.withLock { s in
@@ -66,7 +69,8 @@ final class SyncLagTracker: Sendable {
     }
 
     /// When changes were announced that a download after `start` has not applied yet; nil when
-    /// the pass that began at `start` applied everything announced before it.
+    /// the download that began at `start` applied everything announced before it (an
+    /// announcement is made after the backend looked).
     func downloadPending(appliedFrom start: Date) -> Date? {
         state.withLock { s in
             if let at = s.announcedAt, at <= start { s.announcedAt = nil }
