@@ -186,13 +186,15 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
 
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
         let batch = try withConnection { db -> ChangeBatch in
+            let stored = PostgresCursor(cursor)
+            // A settled cursor's first page is read ahead with the position.
+            let ahead = stored.flatMap { $0.target == nil && $0.table == nil ? PostgresFeed.firstPageAhead(after: $0, limit: limit) : nil }
             for _ in 0..<2 {
                 // The transaction begins with the position read, in one round trip.
                 let found = try db.transaction(beginning: { db in
-                    try PostgresFeed.position(on: db, name: name, beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try PostgresFeed.position(on: db, name: name, beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", then: ahead)
                 }) { position -> ChangeBatch? in
                     guard position.historyIsCurrent else { return nil }
-                    let stored = PostgresCursor(cursor)
                     if let reason = PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) {
                         return try PostgresFeed.fullSyncPage(on: db, cursor: nil, position: position, reason: reason, limit: limit)
                     }

@@ -34,6 +34,8 @@ enum PostgresFeed {
         var scoped = false
         /// A batch from the snapshot the position was asked after holds a change.
         var hasChanges = false
+        /// The rows of ``firstPageAhead(after:limit:)``, when it was sent with the position.
+        var firstPage: [[String?]]?
 
         var settledCursor: PostgresCursor { PostgresCursor(history: history, snapshot: snapshot.text, grants: grants) }
     }
@@ -42,9 +44,15 @@ enum PostgresFeed {
     /// given a settled snapshot `after`, whether a batch from it to that position holds any
     /// change (``Position/hasChanges``): one statement, so the position is at or after every
     /// change it saw.
-    /// - Parameter beginning: a statement sent with the query in one round trip, ahead of it
-    ///   (`BEGIN …`: the transaction the position is read in).
-    static func position(on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil, beginning: String? = nil) throws -> Position {
+    /// - Parameters:
+    ///   - beginning: a statement sent with the query in one round trip, ahead of it (`BEGIN …`:
+    ///     the transaction the position is read in).
+    ///   - then: a statement sent in that round trip after it (``firstPageAhead(after:limit:)``),
+    ///     its rows in ``Position/firstPage``; only with `beginning`.
+    static func position(
+        on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil, beginning: String? = nil,
+        then: PostgresConnection.Statement? = nil
+    ) throws -> Position {
         let newer = "xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())"
         let query = PostgresConnection.Statement(
             sql: """
@@ -64,9 +72,15 @@ enum PostgresFeed {
                                OR EXISTS (SELECT 1 FROM tandem_changes WHERE scope = (SELECT ('role:' || current_user) COLLATE \"default\") AND \(newer))
                            ELSE EXISTS (SELECT 1 FROM tandem_changes WHERE \(newer)) END)
                 """, parameters: [old?.inProgressArray, old.map { String($0.xmax) }])
-        let rows =
-            try beginning.map { try db.pipeline([.init(sql: $0), query]).last ?? [] }
-            ?? db.execute(query.sql, query.parameters)
+        var firstPage: [[String?]]?
+        let rows: [[String?]]
+        if let beginning {
+            let results = try db.pipeline([.init(sql: beginning), query] + (then.map { [$0] } ?? []))
+            rows = results[1]
+            firstPage = then == nil ? nil : results[2]
+        } else {
+            rows = try db.execute(query.sql, query.parameters)
+        }
         let row = rows.first ?? []
         guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
             throw PostgresError("\(name) has no Tandem change feed; run \(Remedy.setUpServer.apiTerms) with the schema")
@@ -80,7 +94,7 @@ enum PostgresFeed {
             snapshot: snapshot, history: history,
             historyIsCurrent: recorded.map { $0 & 0xffff_ffff } == xmin,
             horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, grants: row[5].flatMap { $0 }.flatMap { Int64($0) } ?? 0,
-            scoped: row[6] == "t", hasChanges: row[7] == "t")
+            scoped: row[6] == "t", hasChanges: row[7] == "t", firstPage: firstPage)
     }
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
@@ -106,9 +120,33 @@ enum PostgresFeed {
 
     /// The condition that a change belongs to the batch from `old` ($1: its in-progress list,
     /// $2: its xmax) to `new` ($3).
-    private static let inBatch = """
-        (xid = ANY($1::xid8[]) OR (xid >= $2::xid8 AND xid < pg_snapshot_xmax($3::pg_snapshot))) AND pg_visible_in_snapshot(xid, $3::pg_snapshot)
-        """
+    private static let inBatch = inBatch(to: "$3::pg_snapshot")
+
+    /// The condition that a change belongs to the batch from `old` ($1, $2) to the snapshot `new`.
+    private static func inBatch(to new: String) -> String {
+        "(xid = ANY($1::xid8[]) OR (xid >= $2::xid8 AND xid < pg_snapshot_xmax(\(new)))) AND pg_visible_in_snapshot(xid, \(new))"
+    }
+
+    /// The first page of the batch from the settled `cursor` to the snapshot of the transaction
+    /// it runs in, a `REPEATABLE READ` one whose first statement read the position (so the two
+    /// snapshots are one): sent with the position in one round trip (``position(on:name:after:beginning:then:)``),
+    /// the batch's start found in the same statement. What ``page(on:cursor:position:limit:)``
+    /// reads first for an administrator when no full sync is due; it is read ahead before the
+    /// position says so, and reads nothing when the server's history or compaction horizon
+    /// already rule the cursor out.
+    static func firstPageAhead(after cursor: PostgresCursor, limit: Int) -> PostgresConnection.Statement {
+        let old = cursor.settled
+        let batch = inBatch(to: "pg_current_snapshot()")
+        return .init(
+            sql: """
+                SELECT version, xid::text, op, type, id, data FROM tandem_changes
+                WHERE (SELECT value FROM tandem_meta WHERE key = 'history') = $3
+                  AND coalesce((SELECT value FROM tandem_meta WHERE key = 'horizon')::numeric, 0) <= $4::numeric
+                  AND version > (SELECT min(version) - 1 FROM (SELECT version FROM tandem_changes WHERE \(batch) OFFSET 0) start)
+                  AND \(batch)
+                ORDER BY version LIMIT $5
+                """, parameters: [old.inProgressArray, String(old.xmax), cursor.history, String(old.xmin), String(max(1, limit))])
+    }
 
     /// The batch's changes for a role under row-level security: each kind of scope it reads on
     /// the `(scope, xid)` index, so that it reads its own changes and the global ones, not every
@@ -161,8 +199,13 @@ enum PostgresFeed {
         let old = cursor.settled
         let target = cursor.target ?? position.snapshot.text
         let scoped = position.scoped
-        let after = try cursor.after ?? batchStart(on: db, old: old, new: target, scoped: scoped)
-        var rows = try batchRows(on: db, old: old, new: target, scoped: scoped, after: after, limit: max(1, limit))
+        var rows: [[String?]]
+        if let ahead = position.firstPage, cursor.target == nil, cursor.after == nil, !scoped {
+            rows = ahead  // read with the position, to the same snapshot
+        } else {
+            let after = try cursor.after ?? batchStart(on: db, old: old, new: target, scoped: scoped)
+            rows = try batchRows(on: db, old: old, new: target, scoped: scoped, after: after, limit: max(1, limit))
+        }
         let full = rows.count >= max(1, limit)
         while full, let last = rows.last, let lastVersion = Int64(last[0] ?? "") {
             // Whole transactions: take the rest of every transaction the page holds part of, and
