@@ -32,8 +32,16 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// A cursor after which the listener found no change, listening since before it looked:
     /// a later change is announced on the listener, so a wait after it needs no look first.
     private var checkedCursor: String?
-    /// The server process of `connection` (0 before it connects): the sender of the
-    /// notifications of this backend's own uploads.
+    /// When the listener last looked at the feed's position.
+    private var lastLook: ContinuousClock.Instant?
+    /// The longest the listener goes without looking: a connection a network dropped without
+    /// a word, or a change that sends no notification (new grants), shows within it. Set before
+    /// the first wait (tests shorten it).
+    var lookInterval = Duration.seconds(10)
+    /// The server process of `connection` as of its last statements that succeeded (0 when it
+    /// failed, and while the listener reconnects): the sender of the notifications of this
+    /// backend's own uploads. A process id names one live server process, and a connection that
+    /// answered is alive.
     private let uploadProcessID = Atomic<Int32>(0)
     /// The server's synced tables and their declared columns, read once (and again when an upload
     /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
@@ -70,7 +78,6 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         identifier = id
         try PostgresBackend.prepareForFeed(connection)
         self.connection = connection
-        uploadProcessID.store(connection.serverProcessID, ordering: .relaxed)
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -136,13 +143,13 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        if connection == nil || connection!.isBroken {
-            connection = try connect()
-            uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
-        }
+        if connection == nil || connection!.isBroken { connection = try connect() }
         do {
-            return try body(connection!)
+            let value = try body(connection!)
+            uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
+            return value
         } catch let error as PostgresError where error.isConnectionFailure {
+            uploadProcessID.store(0, ordering: .relaxed)
             connection = nil
             throw error
         }
@@ -215,10 +222,11 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     // MARK: Push
 
     /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
-    /// wait after another cursor than the last one looked at, after a (re)connect, and when a
+    /// wait after another cursor than the last one looked at, after a (re)connect, when a
     /// notification from another server process than this backend's upload connection
-    /// arrives. A change this backend uploaded itself wakes no wait: the owner's pass downloads
-    /// after its uploads, so the pass that uploaded it downloads it.
+    /// arrives, and at least every ``lookInterval``. A change this backend uploaded itself wakes
+    /// no wait: the owner downloads after uploading (in that pass, or while a backlog uploads
+    /// within ``SyncEngine``'s deferral of its own uploads' answers).
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         var drained: UInt8 = 0
@@ -228,16 +236,21 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             if listener == nil || listener!.isBroken {
                 checkedCursor = nil
                 look = true
+                // After a server restart another host's connection may have the upload
+                // connection's old process id: its notifications are news until that one answers again.
+                uploadProcessID.store(0, ordering: .relaxed)
                 let connection = try connect()
                 // A pooler in transaction mode cannot LISTEN: then this polls every second.
                 listening = (try? connection.execute("LISTEN \(PostgresSetup.channel)")) != nil
                 listener = connection
             }
             let db = listener!
+            if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
             if look || !listening {
                 // After every (re)connect and wake-up, read from the cursor: notifications are
                 // wake-ups only. Those already here are of commits the position below sees.
                 checkedCursor = nil
+                lastLook = .now
                 _ = try db.consumeNotifications()
                 let stored = PostgresCursor(cursor)
                 let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
@@ -266,7 +279,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 pollfd(fd: listening ? db.socket : -1, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0),
             ]
-            let milliseconds = Int32(min(remaining, listening ? remaining : 1) * 1000) + 1
+            let untilLook = lastLook.map { (lookInterval - $0.duration(to: .now)).seconds } ?? 0
+            let milliseconds = Int32(max(0, min(remaining, listening ? untilLook : 1)) * 1000) + 1
             let n = poll(&fds, 2, milliseconds)
             if n > 0 && fds[1].revents != 0 { return nil }
             if n > 0 && fds[0].revents != 0, try isNews(db.consumeNotifications()) { look = true }

@@ -132,15 +132,17 @@ enum PostgresFeed {
     /// snapshots are one): sent with the position in one round trip (``position(on:name:after:beginning:then:)``),
     /// the batch's start found in the same statement. What ``page(on:cursor:position:limit:)``
     /// reads first for an administrator when no full sync is due; it is read ahead before the
-    /// position says so, and reads nothing when the server's history or compaction horizon
-    /// already rule the cursor out.
+    /// position says so, and reads nothing for a role under row-level security (whose page reads
+    /// its scopes on their index) and when the server's history (another one, or one restored
+    /// into another cluster) or compaction horizon already rule the cursor out.
     static func firstPageAhead(after cursor: PostgresCursor, limit: Int) -> PostgresConnection.Statement {
         let old = cursor.settled
         let batch = inBatch(to: "pg_current_snapshot()")
         return .init(
             sql: """
                 SELECT version, xid::text, op, type, id, data FROM tandem_changes
-                WHERE (SELECT value FROM tandem_meta WHERE key = 'history') = $3
+                WHERE NOT row_security_active('tandem_changes')
+                  AND (SELECT value = $3 AND split_part(value, '/', 1)::numeric % 4294967296 = xmin::text::numeric FROM tandem_meta WHERE key = 'history')
                   AND coalesce((SELECT value FROM tandem_meta WHERE key = 'horizon')::numeric, 0) <= $4::numeric
                   AND version > (SELECT min(version) - 1 FROM (SELECT version FROM tandem_changes WHERE \(batch) OFFSET 0) start)
                   AND \(batch)

@@ -220,6 +220,20 @@ import Testing
         #expect(try backend.waitForChanges(after: next, timeout: .zero) == nil)
     }
 
+    /// A change that sends no notification (here a row put into the change log by hand; a new
+    /// grant is another) still wakes a wait: the listener looks at least every `lookInterval`.
+    @Test(arguments: Kind.withForeignTransactions) func aChangeWithoutANotificationWakesAWaitInTime(kind: Kind) throws {
+        let dir = try TemporaryDirectory()
+        let backend = try #require(try kind.make(in: dir) as? PostgresBackend)
+        backend.lookInterval = .milliseconds(300)
+        let start = try origin(backend)
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
+        try PostgresConnection(backend.conninfo).execute(
+            "INSERT INTO tandem_changes(op, type, id, data) VALUES ('PUT', 'notes', 'silent', '{\"title\": \"s\"}')")
+        #expect(try backend.waitForChanges(after: start, timeout: .seconds(5)) != nil, "the change is found by the next look")
+        #expect(try allChanges(backend, from: start).map(\.rowID) == ["silent"])
+    }
+
     /// The change that committed last wins, whatever order the transactions started in: a
     /// transaction that started first (the older transaction id) and wrote last, by another
     /// application or by a client's upload, leaves its value on every client.

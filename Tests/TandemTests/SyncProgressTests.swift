@@ -6,6 +6,22 @@ import Testing
 
 /// A backlog drains with progress reports, and the status says how far behind sync is.
 @Suite struct SyncProgressTests {
+    /// An announcement counts until a download that began after it: one made while a download
+    /// ran (after it began) is still pending when that download ends, whatever came before it.
+    @Test func anAnnouncementDuringADownloadOutlivesIt() {
+        let lag = SyncLagTracker()
+        let t0 = Date(timeIntervalSince1970: 1_000)
+        #expect(!lag.isAnnounced && lag.downloadPending(appliedFrom: t0) == nil)
+        lag.announced(at: t0)
+        lag.announced(at: t0 + 2)  // during the download that began at t0 + 1
+        #expect(lag.isAnnounced)
+        #expect(lag.downloadPending(appliedFrom: t0 + 1) == t0 + 2, "the later announcement is not covered")
+        #expect(lag.isAnnounced)
+        #expect(lag.downloadPending(appliedFrom: .distantPast) == t0 + 2, "a pass that did not download covers nothing")
+        #expect(lag.downloadPending(appliedFrom: t0 + 3) == nil)
+        #expect(!lag.isAnnounced)
+    }
+
     @Test func aDrainingBacklogReportsProgress() async throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()

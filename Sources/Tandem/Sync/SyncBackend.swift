@@ -28,7 +28,8 @@ public protocol SyncBackend: Sendable {
     func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch
 
     /// Blocks until the backend holds changes after `cursor`, or `timeout` passes. Changes this
-    /// backend uploaded itself may be left out: the owner downloads after each upload.
+    /// backend uploaded itself may be left out: the owner downloads their answers after
+    /// uploading (``SyncPass`` and ``SyncEngine``), and a wait that ends is called again.
     /// - Returns: a cursor at or after the newest change now known (so the next wait can start
     ///   from it), or nil on timeout.
     func waitForChanges(after cursor: String, timeout: Duration) throws -> String?

@@ -16,9 +16,10 @@ final class SyncEngine: Sendable {
         var loopStarted = false, loopEnded = false
         /// Called once the loop has ended (``requestStop(whenEnded:)``).
         var whenEnded: (@Sendable () -> Void)?
-        /// When the last pass that downloaded began (at first, when the engine began: the
-        /// backend's waiter looks at once and announces what was left while it was away).
-        var lastDownload = Date()
+        /// When the last pass that downloaded began, on the monotonic clock; nil before the
+        /// first, which always downloads (what was left while no owner ran, before the
+        /// backend's waiter has looked).
+        var lastDownload: ContinuousClock.Instant?
     }
 
     private let database: SharedDatabase
@@ -173,9 +174,9 @@ final class SyncEngine: Sendable {
     static let uploadTimeLimit = 0.2
 
     /// Longest a backlog's uploads go on without a download while the backend announces
-    /// nothing (seconds; see ``SyncPass/mayDeferDownload``): the answers to this owner's own
-    /// uploads are downloaded then, or once the queue is empty, or with anyone else's change.
-    static let ownAnswersDeferral = 5.0
+    /// nothing (see ``SyncPass/mayDeferDownload``): the answers to this owner's own uploads are
+    /// downloaded then, or once the queue is empty, or with anyone else's change.
+    static let ownAnswersDeferral = Duration.seconds(5)
 
     /// One pass and its bookkeeping, sent to the machine; what the loop does next.
     private func runPass() -> Next {
@@ -188,11 +189,13 @@ final class SyncEngine: Sendable {
             pass.pendingRows = pendingRows
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
+            let began = ContinuousClock.now
             pass.mayDeferDownload = { [lag, self] in
-                !lag.isAnnounced && Date().timeIntervalSince(state.withLock { $0.lastDownload }) < SyncEngine.ownAnswersDeferral
+                guard !lag.isAnnounced, let last = state.withLock({ $0.lastDownload }) else { return false }
+                return last.duration(to: .now) < SyncEngine.ownAnswersDeferral
             }
             let result = try pass.run()
-            if let began = result.downloadBegan { state.withLock { $0.lastDownload = began } }
+            if result.downloadBegan != nil { state.withLock { $0.lastDownload = began } }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
             let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: result.downloadBegan ?? .distantPast))
             if let progress = try lag.passed(

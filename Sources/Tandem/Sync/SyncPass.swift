@@ -31,10 +31,10 @@ struct SyncPass {
     /// runs while the backend takes the current batch.
     var localWork = DispatchQueue(label: "tandem.upload-queue")
     /// Asked after a pass uploaded and more remains queued: true lets it leave its download to a
-    /// later pass. The engine says so while the backend has announced nothing (so only the
-    /// answers to this owner's own uploads can be waiting, which change no row it has not
-    /// written itself unless the server changed the row) and a download ran recently: each
-    /// download stops the uploads for its length, and a backlog's answers are many.
+    /// later pass. The engine says so while the backend has announced nothing (so, as far as it
+    /// has said, only the answers to this owner's own uploads are waiting, which change no row
+    /// unless the server changed it on the way in) and a download ran recently: each download
+    /// stops the uploads for its length, and a backlog's answers are many.
     var mayDeferDownload: () -> Bool = { false }
 
     struct Result {

@@ -35,8 +35,9 @@ final class SyncLagTracker: Sendable {
     private struct State {
         /// (highest queued entry id seen, when first seen), oldest first.
         var queued: [(id: Int64, at: Date)] = []
-        /// When the backend announced changes not applied since.
-        var announcedAt: Date?
+        /// When the backend announced changes not applied since, oldest first (an announcement
+        /// during a download is not covered by it, whatever came before it).
+        var announcements: [Date] = []
         /// The current busy stretch: when it began, totals, and the last progress report.
         var stretch: (began: Date, uploaded: Int, downloaded: Int, reported: Date)?
     }
@@ -53,11 +54,15 @@ final class SyncLagTracker: Sendable {
 
     /// The backend announced changes.
     func announced(at now: Date = Date()) {
-        state.withLock { s in if s.announcedAt == nil { s.announcedAt = now } }
+        state.withLock { s in
+            // One per wait of the backend's; a few at most between two downloads.
+            if s.announcements.count >= 64 { s.announcements.removeFirst() }
+            s.announcements.append(now)
+        }
     }
 
     /// Whether the backend announced changes that no download has applied yet.
-    var isAnnounced: Bool { state.withLock { $0.announcedAt != nil } }
+    var isAnnounced: Bool { state.withLock { !$0.announcements.isEmpty } }
 
     /// When the entry `first` (the queue's head) was first seen, dropping older records.
     func pendingSince(head first: Int64?) -> Date? {
@@ -73,8 +78,8 @@ final class SyncLagTracker: Sendable {
     /// announcement is made after the backend looked).
     func downloadPending(appliedFrom start: Date) -> Date? {
         state.withLock { s in
-            if let at = s.announcedAt, at <= start { s.announcedAt = nil }
-            return s.announcedAt
+            s.announcements.removeAll { $0 <= start }
+            return s.announcements.first
         }
     }
 
