@@ -173,11 +173,14 @@ enum PostgresScopes {
         }
     }
 
+    /// Moves `role`'s grants version on, and wakes the listening clients (at commit): a client of
+    /// the role then finds its cursor's grants outdated and syncs its new slice.
     private static func bumpVersion(of role: String, on connection: PostgresConnection) throws {
         try connection.execute(
             """
             INSERT INTO tandem_grant_versions(role, version) VALUES ($1, 1)
             ON CONFLICT (role) DO UPDATE SET version = tandem_grant_versions.version + 1
             """, [role])
+        try connection.execute("SELECT pg_notify($1, '')", [PostgresSetup.channel])
     }
 }

@@ -101,6 +101,22 @@ struct ScopedSyncTests {
         #expect(try ids(b1, "folders") == ["fb"] && ids(b1, "notes") == ["nb", "nb-2", "nb2"])
     }
 
+    /// A grant or a revocation wakes a waiting client of the role at once (its cursor's grants
+    /// are then out of date: a full sync of its new slice follows), though it changes no row.
+    @Test func grantsWakeTheRolesWaitingClients() throws {
+        let fleet = try Fleet()
+        let backend = try PostgresBackend(conninfo: fleet.url("b1"))
+        let cursor = try settledCursor(backend)
+        #expect(try backend.waitForChanges(after: cursor, timeout: .zero) == nil)
+        try PostgresBackend.grant(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["A"])
+        #expect(try backend.waitForChanges(after: cursor, timeout: .seconds(5)) != nil, "the grant wakes the wait")
+        #expect(try backend.fetchChanges(after: cursor, limit: 100).fullSyncReason?.contains("scopes changed") == true)
+        let after = try settledCursor(backend)
+        #expect(try backend.waitForChanges(after: after, timeout: .zero) == nil)
+        try PostgresBackend.revoke(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["A"])
+        #expect(try backend.waitForChanges(after: after, timeout: .seconds(5)) != nil, "the revocation wakes the wait")
+    }
+
     /// With host B's credentials, nothing of tenant A's can be read, counted, changed, deleted or
     /// forged, from `psql` or by editing the local database.
     @Test func oneTenantsCredentialsCannotReachAnothersRows() throws {
