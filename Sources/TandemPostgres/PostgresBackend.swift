@@ -35,7 +35,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// When the listener last looked at the feed's position.
     private var lastLook: ContinuousClock.Instant?
     /// The longest the listener goes without looking: a connection a network dropped without
-    /// a word, or a change that sends no notification (new grants), shows within it. Set before
+    /// a word, or a change that sent no notification, shows within it. Set before
     /// the first wait (tests shorten it).
     var lookInterval = Duration.seconds(10)
     /// The server process of `connection` as of its last statements that succeeded (0 when it
