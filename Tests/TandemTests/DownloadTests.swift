@@ -40,10 +40,8 @@ import Testing
         #expect(try count(a, "SELECT count(*) FROM ps_download") == 0)
     }
 
-    /// A pass with an upload time limit uploads at least one batch, then downloads, however
-    /// much is still queued: another client's change arrives while A's backlog waits for the
-    /// next pass.
-    @Test func aPassPastItsUploadTimeDownloadsBeforeUploadingTheRest() throws {
+    /// A server holding B's row `from-b`, and A with 200 single-row transactions queued.
+    private func backlogBesideAnotherClientsRow() throws -> (TemporaryDirectory, EmbeddedBackend, SharedDatabase) {
         let dir = try TemporaryDirectory()
         let backend = try EmbeddedBackend(path: dir.path("server.db"))
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
@@ -51,6 +49,15 @@ import Testing
         try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'b')")
         _ = try b.sync.once(with: backend)
         for i in 0..<200 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'a')", ["a\(i)"]) }
+        return (dir, backend, a)
+    }
+
+    /// A pass with an upload time limit uploads at least one batch, then downloads, however
+    /// much is still queued: another client's change arrives while A's backlog waits for the
+    /// next pass.
+    @Test func aPassPastItsUploadTimeDownloadsBeforeUploadingTheRest() throws {
+        let (dir, backend, a) = try backlogBesideAnotherClientsRow()
+        defer { withExtendedLifetime(dir) {} }  // the files stay while the test runs
         var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         pass.uploadBatch = 64  // fewer than are queued
         pass.uploadTimeLimit = 0
@@ -68,13 +75,8 @@ import Testing
     /// engine lets it (nothing announced, a download ran lately); one that emptied the queue
     /// downloads whatever it is told.
     @Test func aPassMayLeaveItsDownloadToALaterOneOnlyWhileABacklogRemains() throws {
-        let dir = try TemporaryDirectory()
-        let backend = try EmbeddedBackend(path: dir.path("server.db"))
-        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
-        try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'b')")
-        _ = try b.sync.once(with: backend)
-        for i in 0..<200 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'a')", ["a\(i)"]) }
+        let (dir, backend, a) = try backlogBesideAnotherClientsRow()
+        defer { withExtendedLifetime(dir) {} }  // the files stay while the test runs
         var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         pass.uploadBatch = 64
         pass.uploadTimeLimit = 0
