@@ -3,6 +3,7 @@
 own ingest of the same rows.
 
 Usage: Tools/bench/drain.py [--backend embedded|postgres|both] [--sizes N,N,...] [--rows R] [--quick]
+                           [--tandem PATH]
 
 For each backlog size N: N transactions of R rows are written on client A while no app runs (the
 upload queue holds them), then `tandem app` starts on A and on B and the time until B's live query
@@ -14,6 +15,8 @@ the CPU seconds the two apps and the PostgreSQL server spent during the drain (t
 backend's server work runs in app A).
 
   --quick   sizes 1,000 and 5,000, one row each
+  --tandem  a built `tandem` to time instead of this tree's release build (another release's, for
+            a side-by-side comparison: run both, alternating)
 """
 import argparse
 import json
@@ -110,12 +113,13 @@ def main():
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--tandem", help="a built tandem to time instead of this tree's release build")
     parser.add_argument("--statements", action="store_true", help="PostgreSQL: the statements that took the most time (pg_stat_statements)")
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.rows = "1000,5000", 1
     sizes = [int(n) for n in args.sizes.split(",")]
-    tandem = build_tandem(progress)
+    tandem = os.path.abspath(args.tandem) if args.tandem else build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-drain-")
     os.chmod(work, 0o755)
     cluster = None
