@@ -16,14 +16,15 @@ import Tandem
 /// cluster delays only its own changes. A new client, a server restored from a dump, and a
 /// client behind the compacted log get a full sync. `LISTEN` is only a wake-up; after every
 /// (re)connect the log is read from the cursor. A wait is not woken by this backend's own
-/// uploads (the notification names its sender's server process): the owner downloads after
-/// every upload anyway.
+/// uploads (the notification names its sender's server process): the owner downloads their
+/// answers after uploading anyway.
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `connection` and `columnTypes` are used only with `lock` held; `listener`,
-    // `listening` and `checkedCursor` only by the one thread in waitForChanges at a time; `interrupts` is a pipe any
-    // thread may write to; `acknowledgements` and `lastCompaction` are behind their own mutexes.
+    // `listening`, `checkedCursor` and `lastLook` only by the one thread in waitForChanges at a
+    // time; `interrupts` is a pipe any thread may write to; `uploadProcessID` is atomic;
+    // `acknowledgements` and `lastCompaction` are behind their own mutexes.
     let conninfo: String
     private let lock = NSLock()
     private var connection: PostgresConnection?
