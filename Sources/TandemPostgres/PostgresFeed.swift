@@ -142,8 +142,9 @@ enum PostgresFeed {
             sql: """
                 SELECT version, xid::text, op, type, id, data FROM tandem_changes
                 WHERE NOT row_security_active('tandem_changes')
-                  AND (SELECT value = $3 AND split_part(value, '/', 1)::numeric % 4294967296 = xmin::text::numeric FROM tandem_meta WHERE key = 'history')
-                  AND coalesce((SELECT value FROM tandem_meta WHERE key = 'horizon')::numeric, 0) <= $4::numeric
+                  AND (SELECT CASE WHEN value ~ '^[0-9]+/' THEN value = $3 AND split_part(value, '/', 1)::numeric % 4294967296 = xmin::text::numeric END
+                       FROM tandem_meta WHERE key = 'history')
+                  AND coalesce((SELECT value::numeric FROM tandem_meta WHERE key = 'horizon' AND value ~ '^[0-9]+$'), 0) <= $4::numeric
                   AND version > (SELECT min(version) - 1 FROM (SELECT version FROM tandem_changes WHERE \(batch) OFFSET 0) start)
                   AND \(batch)
                 ORDER BY version LIMIT $5
