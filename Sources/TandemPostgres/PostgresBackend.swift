@@ -170,21 +170,30 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 columnTypes = try PostgresSetup.columnTypes(on: db)
             }
             let upload = PostgresUpload(db: db, columns: columnTypes ?? [:])
-            if try upload.uploadInOneRoundTrip(transactions, clientID: clientID, epoch: epoch) { return }
-            do {
-                try db.transaction(isolation: PostgresUpload.isolation) {
-                    try upload.checkEpoch(epoch, clientID: clientID)
-                    try upload.applyInRuns(try upload.markAll(transactions, clientID: clientID).flatMap(\.entries))
-                }
-            } catch let error as PostgresError where error.isPermanent {
-                // The server refused a row of some run: the batch again (it was rolled back), one
-                // entry at a time, so that the refusal names its table and row.
+            // A refused row: the batch again (it was rolled back), one entry at a time, so that
+            // the refusal names its table and row.
+            func oneAtATime() throws {
                 try db.transaction(isolation: PostgresUpload.isolation) {
                     try upload.checkEpoch(epoch, clientID: clientID)
                     for transaction in transactions {
                         guard try upload.mark(transaction, clientID: clientID) else { continue }  // a retry: applied once already
                         for entry in transaction.entries { try upload.apply(entry) }
                     }
+                }
+            }
+            switch try upload.uploadInOneRoundTrip(transactions, clientID: clientID, epoch: epoch) {
+            case .applied:
+                return
+            case .rowRefused:
+                try oneAtATime()
+            case .leftToStatements:
+                do {
+                    try db.transaction(isolation: PostgresUpload.isolation) {
+                        try upload.checkEpoch(epoch, clientID: clientID)
+                        try upload.applyInRuns(try upload.markAll(transactions, clientID: clientID).flatMap(\.entries))
+                    }
+                } catch let error as PostgresError where error.isPermanent {
+                    try oneAtATime()
                 }
             }
         }
@@ -200,7 +209,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             for _ in 0..<2 {
                 // The transaction begins with the position read, in one round trip.
                 let found = try db.transaction(beginning: { db in
-                    try PostgresFeed.position(on: db, name: name, beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", then: ahead)
+                    try PostgresFeed.position(on: db, name: name, beginning: PostgresConnection.begin("REPEATABLE READ READ ONLY"), then: ahead)
                 }) { position -> ChangeBatch? in
                     guard position.historyIsCurrent else { return nil }
                     if let reason = PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) {

@@ -71,7 +71,13 @@ final class PostgresConnection {
     /// Runs `body` in a transaction (at the server's default isolation unless `isolation` says
     /// otherwise, as in `REPEATABLE READ READ ONLY`), rolling back if it throws.
     func transaction<T>(isolation: String? = nil, _ body: () throws -> T) throws -> T {
-        try transaction(beginning: { try $0.execute(isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN") }) { _ in try body() }
+        try transaction(beginning: { try $0.execute(Self.begin(isolation)) }) { _ in try body() }
+    }
+
+    /// The statement that begins a transaction at `isolation` (as in `REPEATABLE READ READ
+    /// ONLY`), or at the server's default.
+    static func begin(_ isolation: String?) -> String {
+        isolation.map { "BEGIN ISOLATION LEVEL \($0)" } ?? "BEGIN"
     }
 
     /// Runs `body` in a transaction that `beginning` opens (its first statement, `BEGIN …`,

@@ -127,6 +127,17 @@ enum PostgresFeed {
         "(xid = ANY($1::xid8[]) OR (xid >= $2::xid8 AND xid < pg_snapshot_xmax(\(new)))) AND pg_visible_in_snapshot(xid, \(new))"
     }
 
+    /// What a page reads of each change.
+    private static let changeColumns = "version, xid::text, op, type, id, data"
+
+    /// The lowest version among the changes of `changes` (a FROM item with its conditions), less
+    /// one, as a scalar subquery; NULL when there are none. In a subquery (OFFSET 0), on the xid
+    /// index: as `min(version) … WHERE …` the planner walks the version key from the log's start,
+    /// past every change ever applied.
+    private static func start(of changes: String) -> String {
+        "(SELECT min(version) - 1 FROM (SELECT version FROM \(changes) OFFSET 0) start)"
+    }
+
     /// The first page of the batch from the settled `cursor` to the snapshot of the transaction
     /// it runs in, a `REPEATABLE READ` one whose first statement read the position (so the two
     /// snapshots are one): sent with the position in one round trip (``position(on:name:after:beginning:then:)``),
@@ -140,12 +151,12 @@ enum PostgresFeed {
         let batch = inBatch(to: "pg_current_snapshot()")
         return .init(
             sql: """
-                SELECT version, xid::text, op, type, id, data FROM tandem_changes
+                SELECT \(changeColumns) FROM tandem_changes
                 WHERE NOT row_security_active('tandem_changes')
                   AND (SELECT CASE WHEN value ~ '^[0-9]+/' THEN value = $3 AND split_part(value, '/', 1)::numeric % 4294967296 = xmin::text::numeric END
                        FROM tandem_meta WHERE key = 'history')
                   AND coalesce((SELECT value::numeric FROM tandem_meta WHERE key = 'horizon' AND value ~ '^[0-9]+$'), 0) <= $4::numeric
-                  AND version > (SELECT min(version) - 1 FROM (SELECT version FROM tandem_changes WHERE \(batch) OFFSET 0) start)
+                  AND version > \(start(of: "tandem_changes WHERE \(batch)"))
                   AND \(batch)
                 ORDER BY version LIMIT $5
                 """, parameters: [old.inProgressArray, String(old.xmax), cursor.history, String(old.xmin), String(max(1, limit))])
@@ -174,11 +185,8 @@ enum PostgresFeed {
 
     /// The lowest version in the batch from `old` to `new`, less one (0 for an empty batch).
     static func batchStart(on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool) throws -> Int64 {
-        // In a subquery (OFFSET 0), on the xid index: as `min(version) … WHERE …` the planner walks
-        // the version key from the log's start, past every change ever applied.
         let row = try db.execute(
-            "SELECT min(version) - 1 FROM (SELECT version FROM \(batch(scoped: scoped, where: "true")) OFFSET 0) start",
-            [old.inProgressArray, String(old.xmax), new]
+            "SELECT \(start(of: batch(scoped: scoped, where: "true")))", [old.inProgressArray, String(old.xmax), new]
         ).first
         return Int64(row?.first.flatMap { $0 } ?? "") ?? 0
     }
@@ -191,7 +199,7 @@ enum PostgresFeed {
     ) throws -> [[String?]] {
         try db.execute(
             """
-            SELECT version, xid::text, op, type, id, data FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
+            SELECT \(changeColumns) FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
             ORDER BY version\(limit == nil ? "" : " LIMIT $6")
             """, [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? []))
     }

@@ -52,16 +52,24 @@ extension PostgresUpload {
         """,
     ]
 
-    /// Uploads `transactions` in one pipeline; false when the batch is left to the
-    /// statement-by-statement path (see the type), nothing of it applied: also when it holds a
-    /// table the server does not sync or a value a column cannot take, which that path refuses
-    /// after its epoch check, as it always has.
+    /// What became of a batch sent in one round trip; unless applied, nothing of it was.
+    enum OneRoundTrip {
+        case applied
+        /// Left to the statement-by-statement path, which says what happened: a retry, an older
+        /// epoch, a PATCH of a missing row; a table the server does not sync or a value a column
+        /// cannot take, which that path refuses after its epoch check, as it always has.
+        case leftToStatements
+        /// The server refused a row (a constraint, a value): to be found one entry at a time.
+        case rowRefused
+    }
+
+    /// Uploads `transactions` in one pipeline.
     /// - Throws: a lost connection; a failure that retrying may fix.
-    func uploadInOneRoundTrip(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws -> Bool {
+    func uploadInOneRoundTrip(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws -> OneRoundTrip {
         let entries = transactions.flatMap(\.entries)
-        guard entries.allSatisfy({ columns[$0.table] != nil }) else { return false }
+        guard entries.allSatisfy({ columns[$0.table] != nil }) else { return .leftToStatements }
         var statements: [PostgresConnection.Statement] = [
-            .init(sql: "BEGIN ISOLATION LEVEL \(Self.isolation)"),
+            .init(sql: PostgresConnection.begin(Self.isolation)),
             .init(sql: "SELECT tandem_upload_begin($1, $2)", parameters: [clientID, String(epoch)]),
             // The batch's marker, refusing the batch when any of it was applied before.
             markStatement(
@@ -69,7 +77,7 @@ extension PostgresUpload {
                 then: "SELECT tandem_refuse('\(Self.retryState)', 'transaction ' || t || ' was applied before') FROM applied LIMIT 1"),
         ]
         for run in runs(of: entries) {
-            guard var statement = try? runStatement(run) else { return false }
+            guard var statement = try? runStatement(run) else { return .leftToStatements }
             if run[0].op == .patch {
                 statement.sql = """
                     WITH found AS (\(statement.sql))
@@ -81,11 +89,11 @@ extension PostgresUpload {
         statements.append(.init(sql: "COMMIT"))
         do {
             _ = try db.pipeline(statements)
-            return true
+            return .applied
         } catch let error as PostgresError where !error.isConnectionFailure {
             _ = try? db.execute("ROLLBACK")
-            let ownRefusal = [Self.staleEpochState, Self.retryState, Self.missingRowState].contains(error.sqlState ?? "")
-            if ownRefusal || error.isPermanent { return false }
+            if [Self.staleEpochState, Self.retryState, Self.missingRowState].contains(error.sqlState ?? "") { return .leftToStatements }
+            if error.isPermanent { return .rowRefused }
             throw error
         }
     }

@@ -26,28 +26,53 @@ struct PostgresPipelineTests {
         #expect(
             try upload.uploadInOneRoundTrip(
                 [transaction(1, .put, "a", ["title": .string("x"), "score": .double(-0.0)]), transaction(2, .put, "b", ["title": .string("y")])],
-                clientID: "c", epoch: 2))
+                clientID: "c", epoch: 2) == .applied)
         #expect(try state() == ["2", "1", "a=x,b=y"])
-        #expect(try upload.uploadInOneRoundTrip([transaction(3, .patch, "a", ["title": .string("z")]), transaction(4, .delete, "b", nil)], clientID: "c", epoch: 2))
+        #expect(
+            try upload.uploadInOneRoundTrip([transaction(3, .patch, "a", ["title": .string("z")]), transaction(4, .delete, "b", nil)], clientID: "c", epoch: 2)
+                == .applied)
         let applied = try state()
         #expect(applied == ["4", "2", "a=z"])
         #expect(try admin.execute("SELECT score::text FROM notes WHERE id = 'a'").first?.first == "-0")
 
-        let others: [(String, [CrudTransaction], Int64)] = [
-            ("a retry", [transaction(4, .delete, "b", nil), transaction(5, .put, "c", ["title": .string("new")])], 2),
-            ("an older epoch", [transaction(5, .put, "c", ["title": .string("new")])], 1),
-            ("a PATCH of a missing row", [transaction(5, .patch, "gone", ["title": .string("new")])], 2),
-            ("a value the column cannot take", [transaction(5, .put, "c", ["title": .string("a\u{0}b")])], 2),
-            ("a row the server refuses", [transaction(5, .put, "c", ["title": .string("refused")])], 2),
-            ("a table the server does not sync", [transaction(5, .put, "c", [:], table: "elsewhere")], 2),
+        let others: [(String, [CrudTransaction], Int64, PostgresUpload.OneRoundTrip)] = [
+            ("a retry", [transaction(4, .delete, "b", nil), transaction(5, .put, "c", ["title": .string("new")])], 2, .leftToStatements),
+            ("an older epoch", [transaction(5, .put, "c", ["title": .string("new")])], 1, .leftToStatements),
+            ("a PATCH of a missing row", [transaction(5, .patch, "gone", ["title": .string("new")])], 2, .leftToStatements),
+            ("a value the column cannot take", [transaction(5, .put, "c", ["title": .string("a\u{0}b")])], 2, .leftToStatements),
+            ("a row the server refuses", [transaction(5, .put, "c", ["title": .string("refused")])], 2, .rowRefused),
+            ("a table the server does not sync", [transaction(5, .put, "c", [:], table: "elsewhere")], 2, .leftToStatements),
         ]
-        for (what, batch, epoch) in others {
-            #expect(try !upload.uploadInOneRoundTrip(batch, clientID: "c", epoch: epoch), "\(what)")
+        for (what, batch, epoch, outcome) in others {
+            #expect(try upload.uploadInOneRoundTrip(batch, clientID: "c", epoch: epoch) == outcome, "\(what)")
             #expect(try state() == applied, "\(what) applied nothing")
         }
         // The connection is usable after each: the next batch goes through.
-        #expect(try upload.uploadInOneRoundTrip([transaction(5, .put, "c", ["title": .string("new")])], clientID: "c", epoch: 2))
+        #expect(try upload.uploadInOneRoundTrip([transaction(5, .put, "c", ["title": .string("new")])], clientID: "c", epoch: 2) == .applied)
         #expect(try state() == ["5", "3", "a=z,c=new"])
+    }
+
+    /// A batch with a row the server refuses (a CHECK constraint) is refused naming that row,
+    /// nothing of it applied (the one-round-trip path hands it straight to the one that applies
+    /// an entry at a time); without that row the rest applies.
+    @Test func aRowTheServerRefusesIsNamedAndNothingOfItsBatchApplies() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let admin = try PostgresConnection(url)
+        try admin.execute("ALTER TABLE notes ADD CONSTRAINT refused CHECK (title IS DISTINCT FROM 'refused')")
+        let backend = try PostgresBackend(conninfo: url)
+        let batch = [
+            transaction(1, .put, "a", ["title": .string("x")]), transaction(2, .put, "bad", ["title": .string("refused")]),
+            transaction(3, .put, "c", ["title": .string("y")]),
+        ]
+        let error = #expect(throws: TandemError.self) { try backend.upload(batch, clientID: "c", epoch: 1) }
+        guard case .uploadRejected(let table, let rowID, _)? = error else {
+            Issue.record("not a rejected upload: \(String(describing: error))")
+            return
+        }
+        #expect(table == "notes" && rowID == "bad")
+        #expect(try admin.execute("SELECT (SELECT count(*) FROM notes) + (SELECT count(*) FROM tandem_uploads)").first?.first == "0")
+        try backend.upload([batch[0], batch[2]], clientID: "c", epoch: 1)
+        #expect(try admin.execute("SELECT string_agg(id, ',' ORDER BY id) FROM notes").first?.first == "a,c")
     }
 
     /// An upload that waits for another upload of the same client (on the client's epoch row)
