@@ -93,8 +93,10 @@ public enum CommandLineTool {
         for _ in 0..<2 { fired.enter() }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { fired.leave() }
         DispatchQueue.global().asyncAfter(wallDeadline: .now() + .milliseconds(1)) { fired.leave() }
-        try? await Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .continuous)
-        try? await Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .suspending)
+        // The two clocks' sleeps side by side: each arms its timer at once.
+        async let continuous: Void? = try? Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .continuous)
+        async let suspending: Void? = try? Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .suspending)
+        _ = await (continuous, suspending)
         _ = fired.wait(timeout: .now() + 1)
     }
 

@@ -43,4 +43,23 @@ import Testing
         #expect(BackendRegistry.kind(for: "MEM")?.scheme == "memory", "an alias, in any case, finds its kind")
         #expect(BackendRegistry.kinds.filter { $0.scheme == "memory" }.count == 1, "an alias is not listed again")
     }
+
+    /// The scan that tells a `key=value` connection string from a URL, against the rule written
+    /// as a regular expression (ICU's `\s` is Unicode's White_Space), on generated texts.
+    @Test func keywordValueStringsAreToldApartAsTheRegexWould() {
+        let pieces = [
+            " ", "\t", "\n", "\u{0B}", "\u{A0}", "\u{2003}", "\u{3000}", "\u{85}", "=", ":", "/", "_", "a", "Z", "q", "0", "9", "é",
+            "ﬁ", "host", "user", "password", "sqlite:", "postgres://", "?", "@", "'", "-", "\u{0}",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["", " ", "=", "a=", " a = b", "_=", "1a=", "a1=x", "sqlite:s.db", "host=db port=5", "\u{A0}host=db", "hé=1", "a b=1"]
+        for _ in 0..<5_000 {
+            let count = Int.random(in: 1...6, using: &generator)
+            texts.append((0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined())
+        }
+        for text in texts {
+            let expected = text.range(of: #"^\s*[A-Za-z_][A-Za-z0-9_]*\s*="#, options: .regularExpression) != nil
+            #expect(BackendURL.isKeywordValueString(text) == expected, "\(text.debugDescription)")
+        }
+    }
 }

@@ -36,23 +36,38 @@ public struct BackendURL: Sendable, Equatable {
     /// Parses `url`; a relative path is resolved against `directory`.
     /// - Throws: ``TandemError/invalidBackend(_:)`` for an unknown scheme, or what the scheme's parser throws.
     public init(_ url: String, relativeTo directory: String) throws {
-        let supported = BackendRegistry.kinds.map(\.usage).joined(separator: ", ")
-        let shown = ConnectionSecrets(url).redact(url)
-        if url.range(of: #"^\s*[A-Za-z_][A-Za-z0-9_]*\s*="#, options: .regularExpression) != nil {
+        // Said only in a refusal: the names of the schemes, and the URL with its secrets hidden.
+        func supported() -> String { BackendRegistry.kinds.map(\.usage).joined(separator: ", ") }
+        func shown() -> String { ConnectionSecrets(url).redact(url) }
+        if BackendURL.isKeywordValueString(url) {
             guard let kind = BackendRegistry.keywordValueKind else {
-                throw TandemError.invalidBackend("'\(shown)' is a key=value connection string, which no registered backend takes (use \(supported))")
+                throw TandemError.invalidBackend("'\(shown())' is a key=value connection string, which no registered backend takes (use \(supported()))")
             }
             self = try kind.parse(url, directory)
             return
         }
         guard let colon = url.firstIndex(of: ":") else {
-            throw TandemError.invalidBackend("'\(shown)' is not a backend URL (use \(supported))")
+            throw TandemError.invalidBackend("'\(shown())' is not a backend URL (use \(supported()))")
         }
         let scheme = url[..<colon].lowercased()
         guard let kind = BackendRegistry.kind(for: scheme) else {
-            throw TandemError.invalidBackend("unknown backend scheme '\(ConnectionSecrets(url).redact(String(url[..<colon])))' in '\(shown)' (supported: \(supported))")
+            throw TandemError.invalidBackend(
+                "unknown backend scheme '\(ConnectionSecrets(url).redact(String(url[..<colon])))' in '\(shown())' (supported: \(supported()))")
         }
         self = try kind.parse(url, directory)
+    }
+
+    /// True when `text` starts as a `key=value` connection string does: optional white space
+    /// (Unicode's White_Space), a keyword (an ASCII letter or `_`, then ASCII letters, digits or
+    /// `_`), optional white space, `=`.
+    static func isKeywordValueString(_ text: String) -> Bool {
+        func isKeyword(_ scalar: Unicode.Scalar, first: Bool) -> Bool {
+            scalar.isASCII && (("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar) || scalar == "_" || (!first && ("0"..."9").contains(scalar)))
+        }
+        var rest = text.unicodeScalars.drop { $0.properties.isWhitespace }
+        guard let first = rest.first, isKeyword(first, first: true) else { return false }
+        rest = rest.drop { isKeyword($0, first: false) }.drop { $0.properties.isWhitespace }
+        return rest.first == "="
     }
 
     /// Splits `rest` at `?` into the part before it and its `key=value` options.

@@ -46,7 +46,7 @@ public struct ConnectionSecrets: Sendable {
     /// `text` with anything shaped like a password hidden, for text whose connection string is unknown.
     public static func redactShapes(_ text: String) -> String {
         var result = text.replacing(passwordSetting) { _ in "password=***" }
-        result = result.replacing(/(?i)([a-z][a-z0-9+.\-]*:\/\/[^:\/?#\s]*):[^\s]*@/) { "\($0.1):***@" }
+        result = result.replacing(urlPassword) { "\($0.1):***@" }
         return result
     }
 
@@ -61,5 +61,10 @@ public struct ConnectionSecrets: Sendable {
     }
 
     /// `password = value`, the value quoted (`'a b'`, `\'` inside) or up to white space or `&`.
-    static var passwordSetting: Regex<(Substring, Substring)> { /(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s&\\]|\\.)+)/ }
+    // Each made once: a regex literal is compiled when it is evaluated, and a refusal or a
+    // status line may redact many texts.
+    nonisolated(unsafe) static let passwordSetting: Regex<(Substring, Substring)> = /(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s&\\]|\\.)+)/
+
+    /// `scheme://user:password@`: the part before the password, then the password.
+    nonisolated(unsafe) static let urlPassword: Regex<(Substring, Substring)> = /(?i)([a-z][a-z0-9+.\-]*:\/\/[^:\/?#\s]*):[^\s]*@/
 }
