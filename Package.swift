@@ -23,7 +23,6 @@ let package = Package(
         .systemLibrary(
             name: "CLibPQ",
             path: "Sources/CLibPQ",
-            pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
         .target(

@@ -20,23 +20,23 @@ extension PostgresConnection {
     ///   connection is then ``isBroken``, never used again with statements of this one pending).
     func pipeline(_ statements: [Statement]) throws -> [[[String?]]] {
         for statement in statements { try Self.refuseNUL(in: statement.parameters, sql: statement.sql) }
-        guard PQenterPipelineMode(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
-        defer { if PQexitPipelineMode(handle) != 1 { isUnusable = true } }
+        guard tandem_PQenterPipelineMode(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
+        defer { if tandem_PQexitPipelineMode(handle) != 1 { isUnusable = true } }
         for statement in statements {
             let sent = withParameters(statement.parameters) { values in
-                PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
+                tandem_PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
             }
             guard sent == 1 else { throw unusable(failure(sql: statement.sql, result: nil)) }
         }
-        guard PQpipelineSync(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
+        guard tandem_PQpipelineSync(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
         var rows: [[[String?]]] = []
         var firstFailure: PostgresError?
         for statement in statements {
             // A statement's results end with NULL.
             var statementRows: [[String?]] = []
-            while let result = PQgetResult(handle) {
-                defer { PQclear(result) }
-                switch PQresultStatus(result) {
+            while let result = tandem_PQgetResult(handle) {
+                defer { tandem_PQclear(result) }
+                switch tandem_PQresultStatus(result) {
                 case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_PIPELINE_ABORTED:
                     break
                 case PGRES_TUPLES_OK:
@@ -49,7 +49,7 @@ extension PostgresConnection {
             if isBroken { break }
         }
         // The pipeline's end: its synchronization point.
-        if !isBroken, let sync = PQgetResult(handle) { PQclear(sync) }
+        if !isBroken, let sync = tandem_PQgetResult(handle) { tandem_PQclear(sync) }
         if let firstFailure { throw firstFailure }
         if isBroken { throw failure(sql: nil, result: nil) }
         return rows

@@ -13,35 +13,40 @@ final class PostgresConnection {
     /// The connection string's passwords, hidden in every message.
     private let secrets: ConnectionSecrets
 
-    /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason.
+    /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason, or
+    ///   saying that libpq (`libpq.so.5`, loaded on the first connection) is not installed.
     init(_ conninfo: String) throws {
         secrets = ConnectionSecrets(conninfo)
         safeName = secrets.redact(conninfo)
-        guard let handle = PQconnectdb(ConnectionString.normalized(conninfo)) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
+        // libpq is loaded on the first connection (shim.h): where it is missing, say so.
+        if let reason = tandem_libpq_error() {
+            throw PostgresError("cannot connect to \(safeName): the PostgreSQL client library is not installed (apt-get install libpq5): \(String(cString: reason))")
+        }
+        guard let handle = tandem_PQconnectdb(ConnectionString.normalized(conninfo)) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
         // Checked before `self.handle` is set: a failed init must not reach deinit's PQfinish too.
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let reason = secrets.redact(String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
-            PQfinish(handle)
+        guard tandem_PQstatus(handle) == CONNECTION_OK else {
+            let reason = secrets.redact(String(cString: tandem_PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
+            tandem_PQfinish(handle)
             throw PostgresError("cannot connect to \(safeName): \(reason)", isConnectionFailure: true)
         }
         self.handle = handle
         // Server notices (a shutdown's FATAL line) are not printed on the process's stderr.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        tandem_PQsetNoticeProcessor(handle, { _, _ in }, nil)
         _ = try execute("SET client_min_messages = warning")
     }
 
-    deinit { PQfinish(handle) }
+    deinit { tandem_PQfinish(handle) }
 
     /// Runs one statement with text parameters (`$1`…; nil is NULL); returns the rows as text (nil for NULL).
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
         try Self.refuseNUL(in: parameters, sql: sql)
         let result: OpaquePointer? = withParameters(parameters) { values in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            tandem_PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard let result else { throw failure(sql: sql, result: nil) }
-        defer { PQclear(result) }
-        switch PQresultStatus(result) {
+        defer { tandem_PQclear(result) }
+        switch tandem_PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
             return []
         case PGRES_TUPLES_OK:
@@ -61,9 +66,9 @@ final class PostgresConnection {
 
     /// A result's rows as text (nil for NULL).
     static func rows(of result: OpaquePointer) -> [[String?]] {
-        (0..<PQntuples(result)).map { row in
-            (0..<PQnfields(result)).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+        (0..<tandem_PQntuples(result)).map { row in
+            (0..<tandem_PQnfields(result)).map { column in
+                tandem_PQgetisnull(result, row, column) == 1 ? nil : String(cString: tandem_PQgetvalue(result, row, column))
             }
         }
     }
@@ -94,11 +99,11 @@ final class PostgresConnection {
     }
 
     /// The socket, for waiting on notifications with poll(2).
-    var socket: Int32 { PQsocket(handle) }
+    var socket: Int32 { tandem_PQsocket(handle) }
 
     /// The process id of this connection's server process (`pg_backend_pid()`), which a
     /// notification names as its sender.
-    var serverProcessID: Int32 { PQbackendPID(handle) }
+    var serverProcessID: Int32 { tandem_PQbackendPID(handle) }
 
     /// Reads what arrived on the socket; returns the server process id of each notification's
     /// sender, those libpq had already read with an earlier answer included (poll(2) does not
@@ -106,28 +111,28 @@ final class PostgresConnection {
     ///
     /// Related documentation: https://www.postgresql.org/docs/15/libpq-notify.html
     func consumeNotifications() throws -> [Int32] {
-        guard PQconsumeInput(handle) == 1 else { throw failure(sql: nil, result: nil) }
+        guard tandem_PQconsumeInput(handle) == 1 else { throw failure(sql: nil, result: nil) }
         var senders: [Int32] = []
-        while let notification = PQnotifies(handle) {
+        while let notification = tandem_PQnotifies(handle) {
             senders.append(notification.pointee.be_pid)
-            PQfreemem(notification)
+            tandem_PQfreemem(notification)
         }
         return senders
     }
 
     /// True when the connection is lost, or left in a state it cannot be used in (a pipeline
     /// that could not be ended): the backend then opens another.
-    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK || isUnusable }
+    var isBroken: Bool { tandem_PQstatus(handle) != CONNECTION_OK || isUnusable }
     /// Set when a pipeline could not be ended (see ``pipeline(_:)``).
     var isUnusable = false
 
     func failure(sql: String?, result: OpaquePointer?) -> PostgresError {
-        let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
-        let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-        let detail = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "D"))) }.map { String(cString: $0) }
+        let message = String(cString: tandem_PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let state = result.flatMap { tandem_PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+        let detail = result.flatMap { tandem_PQresultErrorField($0, Int32(UInt8(ascii: "D"))) }.map { String(cString: $0) }
         return PostgresError(
             "\(secrets.redact(message))\(sql.map { " - while executing `\($0.prefix(200))`" } ?? "") (\(safeName))",
-            sqlState: state, isConnectionFailure: PQstatus(handle) != CONNECTION_OK, detail: detail)
+            sqlState: state, isConnectionFailure: tandem_PQstatus(handle) != CONNECTION_OK, detail: detail)
     }
 
     func withParameters<T>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
