@@ -28,11 +28,23 @@ def write_schema(directory, schema):
     return path
 
 
+# The release build as a host runs it (README.md, "To install"): the Swift runtime and Foundation
+# linked in, so that each `tandem` process starts without loading them.
+RELEASE_BUILD = ["swift", "build", "-c", "release", "--static-swift-stdlib"]
+
+
+def release_build(products=("tandem",), stdout=sys.stderr, root=ROOT):
+    """Builds `products` of the release build of the tree at `root` (all of them when empty);
+    returns its bin path."""
+    targets = [arg for product in products for arg in ("--product", product)]
+    subprocess.run(RELEASE_BUILD + targets, cwd=root, check=True, stdout=stdout)
+    return subprocess.run(RELEASE_BUILD + ["--show-bin-path"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
 def build_tandem(progress):
     """Builds the release `tandem` (its output to stderr) and returns its path."""
     progress("building the release tandem")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=sys.stderr)
-    return os.path.join(ROOT, ".build", "release", "tandem")
+    return os.path.join(release_build(), "tandem")
 
 
 def stop_all(processes, timeout=20):

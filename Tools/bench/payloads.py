@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from bench_support import RELEASE_BUILD, release_build
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = '{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"},{"name":"done","type":"integer"},{"name":"rank","type":"real"}]}]}'
 SQLITE_INSERT = ("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
@@ -132,10 +134,8 @@ class Bench:
             raise RuntimeError("the sqlite3 shell is needed (apt-get install sqlite3)")
 
     def build(self):
-        progress("swift build -c release --product tandem")
-        subprocess.run(["swift", "build", "-c", "release", "--product", "tandem"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
-                                  capture_output=True, text=True).stdout.strip()
+        progress(" ".join(RELEASE_BUILD + ["--product", "tandem"]))
+        bin_path = release_build(stdout=subprocess.DEVNULL)
         self.tandem = os.path.join(bin_path, "tandem")
         self.schema = os.path.join(self.tmp, "schema.json")
         with open(self.schema, "w") as f:
