@@ -209,7 +209,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             for _ in 0..<2 {
                 // The transaction begins with the position read, in one round trip.
                 let found = try db.transaction(beginning: { db in
-                    try PostgresFeed.position(on: db, name: name, beginning: PostgresConnection.begin("REPEATABLE READ READ ONLY"), then: ahead)
+                    try PostgresFeed.position(
+                        on: db, name: name, beginning: [PostgresConnection.begin("REPEATABLE READ READ ONLY"), PostgresFeed.readingSettings], then: ahead)
                 }) { position -> ChangeBatch? in
                     guard position.historyIsCurrent else { return nil }
                     if let reason = PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) {

@@ -45,12 +45,12 @@ enum PostgresFeed {
     /// change (``Position/hasChanges``): one statement, so the position is at or after every
     /// change it saw.
     /// - Parameters:
-    ///   - beginning: a statement sent with the query in one round trip, ahead of it (`BEGIN …`:
-    ///     the transaction the position is read in).
+    ///   - beginning: statements sent with the query in one round trip, ahead of it (`BEGIN …`:
+    ///     the transaction the position is read in, then ``readingSettings``).
     ///   - then: a statement sent in that round trip after it (``firstPageAhead(after:limit:)``),
     ///     its rows in ``Position/firstPage``; only with `beginning`.
     static func position(
-        on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil, beginning: String? = nil,
+        on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil, beginning: [String] = [],
         then: PostgresConnection.Statement? = nil
     ) throws -> Position {
         let newer = "xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())"
@@ -74,10 +74,10 @@ enum PostgresFeed {
                 """, parameters: [old?.inProgressArray, old.map { String($0.xmax) }])
         var firstPage: [[String?]]?
         let rows: [[String?]]
-        if let beginning {
-            let results = try db.pipeline([.init(sql: beginning), query] + (then.map { [$0] } ?? []))
-            rows = results[1]
-            firstPage = then == nil ? nil : results[2]
+        if !beginning.isEmpty {
+            let results = try db.pipeline(beginning.map { .init(sql: $0) } + [query] + (then.map { [$0] } ?? []))
+            rows = results[beginning.count]
+            firstPage = then == nil ? nil : results[beginning.count + 1]
         } else {
             rows = try db.execute(query.sql, query.parameters)
         }
@@ -96,6 +96,17 @@ enum PostgresFeed {
             horizon: row[3].flatMap { $0 }.flatMap { UInt64($0) }, grants: row[5].flatMap { $0 }.flatMap { Int64($0) } ?? 0,
             scoped: row[6] == "t", hasChanges: row[7] == "t", firstPage: firstPage)
     }
+
+    /// The planner setting of a fetch's transaction (`SET LOCAL`, so for it alone): no sort where
+    /// another plan exists, so that a page (`… ORDER BY version LIMIT n`) walks the version key
+    /// and stops after its n changes. Left to its estimates, the planner read the rest of the
+    /// batch on the `(xid, version)` index for every page and sorted it whenever its statistics
+    /// lagged behind a log that had just grown by a large batch (it estimated 142 changes where
+    /// there were 93,000): a batch of N changes cost N for each of its pages, 50 ms a page at
+    /// 100,000. Where a batch starts is still found on that index (a bitmap scan for its `OR`).
+    ///
+    /// Related PostgreSQL documentation: https://www.postgresql.org/docs/15/runtime-config-query.html
+    static let readingSettings = "SELECT set_config('enable_sort', 'off', true)"
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
     static func fullSyncReason(for cursor: PostgresCursor?, text: String, at position: Position) -> String? {
@@ -197,11 +208,16 @@ enum PostgresFeed {
         on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool,
         after: Int64, through: Int64? = nil, limit: Int? = nil
     ) throws -> [[String?]] {
-        try db.execute(
-            """
-            SELECT \(changeColumns) FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
-            ORDER BY version\(limit == nil ? "" : " LIMIT $6")
-            """, [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? []))
+        let arguments = [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? [])
+        return try db.execute(batchRowsSQL(scoped: scoped, limited: limit != nil), arguments)
+    }
+
+    /// ``batchRows(on:old:new:scoped:after:through:limit:)``'s statement ($6: the limit, when `limited`).
+    static func batchRowsSQL(scoped: Bool, limited: Bool) -> String {
+        """
+        SELECT \(changeColumns) FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
+        ORDER BY version\(limited ? " LIMIT $6" : "")
+        """
     }
 
     /// The next page of the batch `cursor` is in (or starts at `position`): at least `limit`
