@@ -97,16 +97,20 @@ enum PostgresFeed {
             scoped: row[6] == "t", hasChanges: row[7] == "t", firstPage: firstPage)
     }
 
-    /// The planner setting of a fetch's transaction (`SET LOCAL`, so for it alone): no sort where
-    /// another plan exists, so that a page (`… ORDER BY version LIMIT n`) walks the version key
-    /// and stops after its n changes. Left to its estimates, the planner read the rest of the
-    /// batch on the `(xid, version)` index for every page and sorted it whenever its statistics
-    /// lagged behind a log that had just grown by a large batch (it estimated 142 changes where
-    /// there were 93,000): a batch of N changes cost N for each of its pages, 50 ms a page at
-    /// 100,000. Where a batch starts is still found on that index (a bitmap scan for its `OR`).
+    /// The planner setting of an administrator's fetch transaction (`SET LOCAL`, so for it
+    /// alone): no sort where another plan exists, so that a page (`… ORDER BY version LIMIT n`)
+    /// walks the version key and stops after its n changes. Left to its estimates, the planner
+    /// read the rest of the batch on the `(xid, version)` index for every page and sorted it
+    /// whenever its statistics lagged behind a log that had just grown by a large batch (it
+    /// estimated 142 changes where there were 93,000): a batch of N changes cost N for each of
+    /// its pages, 50 ms a page at 100,000. Where a batch starts is still found on that index (a
+    /// bitmap scan for its `OR`). A role under row-level security keeps sorts: its pages read
+    /// its scopes on the `(scope, xid)` index and sort those rows, where a walk of the version
+    /// key would pass every other tenant's changes.
     ///
     /// Related PostgreSQL documentation: https://www.postgresql.org/docs/15/runtime-config-query.html
-    static let readingSettings = "SELECT set_config('enable_sort', 'off', true)"
+    static let readingSettings =
+        "SELECT set_config('enable_sort', CASE WHEN row_security_active('tandem_changes') THEN 'on' ELSE 'off' END, true)"
 
     /// Why `cursor` cannot go on from where it is in this server's history, or nil when it can.
     static func fullSyncReason(for cursor: PostgresCursor?, text: String, at position: Position) -> String? {

@@ -39,4 +39,19 @@ struct PostgresFeedPlanTests {
         let versions = rows.compactMap { $0.first.flatMap { $0 }.flatMap { Int64($0) } }
         #expect(versions.count == 1000 && versions.first == 2001 && versions == versions.sorted())
     }
+
+    /// A role under row-level security keeps sorts: its pages read its scopes on the
+    /// `(scope, xid)` index and sort those rows; a walk of the version key would pass every
+    /// other tenant's changes.
+    @Test func aScopedRoleKeepsSorts() throws {
+        let fleet = try ScopedSyncTests.Fleet()
+        for (url, expected) in [(fleet.admin, "off"), (fleet.url("a1"), "on")] {
+            let db = try PostgresConnection(url)
+            _ = try db.execute(PostgresConnection.begin("REPEATABLE READ READ ONLY"))
+            _ = try db.execute(PostgresFeed.readingSettings)
+            #expect(try db.execute("SHOW enable_sort").first?.first == expected, "\(url)")
+            _ = try db.execute("COMMIT")
+            #expect(try db.execute("SHOW enable_sort").first?.first == "on", "for the fetch's transaction only")
+        }
+    }
 }
