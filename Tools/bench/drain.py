@@ -163,7 +163,7 @@ def main():
         print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for backend, size, total, took, ingest, cpu in results:
             used = f"{cpu[0]:.2f}, {cpu[1]:.2f}, " + (f"{cpu[2]:.2f}" if backend == "postgres" else "(in A)")
-            print(f"| {backend} | {size:,} | {total:,} | {took:.2f} | {total / took:,.0f} | {total / ingest:,.0f} | {ingest / took:.2f}x | {used} |")
+            print(f"| {backend} | {size:,} | {total:,} | {took:.3f} | {total / took:,.0f} | {total / ingest:,.0f} | {ingest / took:.2f}x | {used} |")
     finally:
         if cluster:
             cluster.stop()
