@@ -3,6 +3,7 @@
 
 Usage: Tools/bench/soak.py [--backend embedded|postgres|both] [--rate N] [--seconds S]
                            [--window ROWS] [--dashboard] [--slow-query MS] [--quick] [--plot FILE]
+                           [--statements] [--tandem PATH]
 
 Two clients A and B, each with `tandem app` (release build), sync through the embedded backend
 (a server file) or PostgreSQL (a throwaway cluster, fsync off). One writer on A commits one row
@@ -18,6 +19,8 @@ process's CPU and memory; the WAL, server and change-log sizes at the end.
   --quick         15 s at 200 commits/s, windows of 1,000 rows (CI)
   --plot FILE     latency against rows synced, as a PNG (needs matplotlib)
   --statements    PostgreSQL: the statements that took the most time in all (pg_stat_statements)
+  --tandem PATH   a built `tandem` to time instead of this tree's release build (another release's,
+                  for a side-by-side comparison: run both, alternating)
 """
 import argparse
 import json
@@ -253,10 +256,11 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--plot")
     parser.add_argument("--statements", action="store_true")
+    parser.add_argument("--tandem", help="a built tandem to time instead of this tree's release build (another release's, side by side)")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rate, args.window = 15, 200, 1000
-    tandem = build_tandem(progress)
+    tandem = os.path.abspath(args.tandem) if args.tandem else build_tandem(progress)
     work = tempfile.mkdtemp(prefix="tandem-soak-")
     os.chmod(work, 0o755)
     try:
