@@ -209,6 +209,15 @@ import Testing
         #expect(client.stderr.contains("is a client database"), "\(client.stderr)")
     }
 
+    /// A database that never synced waits out the timeout and says so; one that has synced
+    /// says so at once, also with no owner running.
+    @Test func firstSyncWaitsEndAtTheTimeoutUnlessSynced() async throws {
+        let f = try SyncFixture()
+        #expect(try await f.b.sync.waitForFirstSync(timeout: .milliseconds(200)) == false)
+        #expect(try runTandem(["sync", f.b.path, "--backend", f.backendURL]).status == 0)
+        #expect(try await f.b.sync.waitForFirstSync(timeout: .seconds(10)))
+    }
+
     @Test func libraryWaitsForFirstSyncAndObservesStatus() async throws {
         let f = try SyncFixture()
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('x', 'from a')")

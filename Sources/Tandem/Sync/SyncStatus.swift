@@ -117,7 +117,7 @@ extension DatabaseSync {
     }
 
     /// Waits until a download pass has completed (``SyncStatus/hasSynced``), or `timeout` has passed.
-    /// - Returns: true if synced within the timeout.
+    /// - Returns: true if synced within the timeout (the status is read once more when it ends).
     public func waitForFirstSync(timeout: Duration) async throws -> Bool {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -126,7 +126,9 @@ extension DatabaseSync {
             }
             group.addTask {
                 try await Task.sleep(for: timeout)
-                return false
+                // The status as it is now: under a busy cooperative pool this task may run long
+                // after the status changed, before the updates' task has read it.
+                return try self.status().hasSynced
             }
             let result = try await group.next() ?? false
             group.cancelAll()
