@@ -5,8 +5,8 @@
 // loaded and relocated at every start of every program linking TandemPostgres, `tandem` among
 // them: about 9 ms of a command's start (`tandem --version` 19.6 ms, 10.8 without), whatever
 // backend it used, or none. Each function below calls libpq's function of the same name,
-// looked up once with dlsym(3); the Swift side calls tandem_libpq_error() first, which loads
-// the library and checks that it has every one of them, or says why not.
+// looked up once with dlsym(3); the Swift side first calls tandem_libpq_error(), which loads the
+// library or says why it cannot, then tandem_libpq_missing_function().
 //
 // Related documentation: https://www.postgresql.org/docs/15/libpq.html,
 // https://man7.org/linux/man-pages/man3/dlopen.3.html
@@ -32,16 +32,19 @@ static inline void *tandem_libpq(void) {
     X(PQnfields) X(PQgetisnull) X(PQgetvalue) X(PQsocket) X(PQbackendPID) X(PQconsumeInput) X(PQnotifies) \
     X(PQfreemem) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync)
 
-/// NULL once libpq is loaded (loading it now if needed) with every function called below;
-/// else why not: dlerror(3)'s reason, or the first function the installed libpq lacks (pipeline
-/// mode came with libpq 14), prefixed "missing ".
+/// NULL once libpq is loaded (loading it now if needed), else why not (dlerror(3)'s reason).
 static inline const char *tandem_libpq_error(void) {
+    if (tandem_libpq() != NULL) return NULL;
+    const char *reason = dlerror();
+    return reason != NULL ? reason : "libpq.so.5 could not be loaded";
+}
+
+/// The first function called below that the loaded libpq lacks (pipeline mode came with
+/// libpq 14), or NULL when it has them all: checked before the first call, so that none is ever
+/// called through NULL.
+static inline const char *tandem_libpq_missing_function(void) {
     void *library = tandem_libpq();
-    if (library == NULL) {
-        const char *reason = dlerror();
-        return reason != NULL ? reason : "libpq.so.5 could not be loaded";
-    }
-#define TANDEM_LIBPQ_CHECK(name) if (dlsym(library, #name) == NULL) return "missing " #name;
+#define TANDEM_LIBPQ_CHECK(name) if (dlsym(library, #name) == NULL) return #name;
     TANDEM_LIBPQ_FUNCTIONS(TANDEM_LIBPQ_CHECK)
 #undef TANDEM_LIBPQ_CHECK
     return NULL;

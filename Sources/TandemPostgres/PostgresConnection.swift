@@ -19,13 +19,12 @@ final class PostgresConnection {
         secrets = ConnectionSecrets(conninfo)
         safeName = secrets.redact(conninfo)
         // libpq is loaded on the first connection (shim.h): where it is missing, say so.
-        if let error = tandem_libpq_error() {
-            let reason = String(cString: error)
-            if reason.hasPrefix("missing ") {
-                throw PostgresError(
-                    "cannot connect to \(safeName): the installed PostgreSQL client library (libpq.so.5) has no \(reason.dropFirst(8)); Tandem needs libpq 14 or later")
-            }
-            throw PostgresError("cannot connect to \(safeName): the PostgreSQL client library is not installed (apt-get install libpq5): \(reason)")
+        if let reason = tandem_libpq_error() {
+            throw PostgresError("cannot connect to \(safeName): the PostgreSQL client library is not installed (apt-get install libpq5): \(String(cString: reason))")
+        }
+        if let missing = tandem_libpq_missing_function() {
+            throw PostgresError(
+                "cannot connect to \(safeName): the installed PostgreSQL client library (libpq.so.5) has no \(String(cString: missing)); Tandem needs libpq 14 or later")
         }
         guard let handle = tandem_PQconnectdb(ConnectionString.normalized(conninfo)) else { throw PostgresError("cannot connect to \(safeName): out of memory") }
         // Checked before `self.handle` is set: a failed init must not reach deinit's PQfinish too.
