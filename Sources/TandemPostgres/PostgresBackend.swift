@@ -39,10 +39,10 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// a word, or a change that sent no notification, shows within it. Set before
     /// the first wait (tests shorten it).
     var lookInterval = Duration.seconds(10)
-    /// The server process of `connection` as of its last statements that succeeded (0 when it
-    /// failed, and while the listener reconnects): the sender of the notifications of this
-    /// backend's own uploads. A process id names one live server process, and a connection that
-    /// answered is alive.
+    /// The server process of `connection`, set when it connects and again after its statements
+    /// succeed (0 when they failed, and when a lost listener reconnects): the sender of the
+    /// notifications of this backend's own uploads, known before the first upload commits. A
+    /// process id names one live server process, and a connection that answered is alive.
     private let uploadProcessID = Atomic<Int32>(0)
     /// The server's synced tables and their declared columns, read once (and again when an upload
     /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
@@ -83,6 +83,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         interrupts = (fds[0], fds[1])
+        uploadProcessID.store(connection.serverProcessID, ordering: .relaxed)
     }
 
     deinit {
@@ -144,7 +145,11 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        if connection == nil || connection!.isBroken { connection = try connect() }
+        if connection == nil || connection!.isBroken {
+            connection = try connect()
+            // Known before an upload commits: its notification may reach the listener first.
+            uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
+        }
         do {
             let value = try body(connection!)
             uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
@@ -247,9 +252,10 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             if listener == nil || listener!.isBroken {
                 checkedCursor = nil
                 look = true
-                // After a server restart another host's connection may have the upload
-                // connection's old process id: its notifications are news until that one answers again.
-                uploadProcessID.store(0, ordering: .relaxed)
+                // After a server restart (a listener lost) another host's connection may have
+                // the upload connection's old process id: its notifications are news until that
+                // one answers again. A first listener keeps the id the upload connection has.
+                if listener != nil { uploadProcessID.store(0, ordering: .relaxed) }
                 let connection = try connect()
                 // A pooler in transaction mode cannot LISTEN: then this polls every second.
                 listening = (try? connection.execute("LISTEN \(PostgresSetup.channel)")) != nil

@@ -106,6 +106,29 @@ import Testing
         #expect(try backend.fetchChanges(after: try #require(try a.read { try $0.stored(.cursor).stringValue }), limit: 10).changes.isEmpty)
     }
 
+    /// The engine's rule for leaving a download to a later pass: never once anything is
+    /// announced; for 5 s after a download, then while the backlog queued at that download
+    /// (through entry 100 here) is still uploading; before the first download, while the
+    /// backlog the owner began with is.
+    @Test func ownAnswersWaitForTheBacklogQueuedAtTheLastDownload() {
+        func may(_ announced: Bool, _ since: Duration?, _ head: Int64?, _ through: Int64?) -> Bool {
+            SyncEngine.mayDefer(announced: announced, sinceLastDownload: since, firstQueued: { head }, backlogThrough: through)
+        }
+        #expect(may(false, nil, 1, 100), "no download yet: the first backlog goes up first")
+        #expect(may(false, nil, 100, 100))
+        #expect(!may(true, nil, 1, 100), "no download yet, someone else changed something")
+        #expect(!may(false, nil, 101, 100), "no download yet, the first backlog has gone up")
+        #expect(!may(false, nil, 1, nil), "no download yet, nothing was queued when the owner began")
+        #expect(!may(false, nil, nil, 100), "no download yet, the queue is empty")
+        #expect(!may(true, .seconds(1), 1, 100), "someone else changed something")
+        #expect(may(false, .seconds(1), 500, 100), "within 5 s")
+        #expect(may(false, .seconds(60), 100, 100), "the backlog's last entry is still queued")
+        #expect(!may(false, .seconds(60), 101, 100), "the backlog has gone up")
+        #expect(!may(false, .seconds(60), 1, nil), "nothing was queued at the last download")
+        #expect(!may(false, .seconds(60), nil, 100), "the queue is empty")
+        #expect(!may(true, .seconds(60), 1, 100))
+    }
+
     /// While a helper process commits 2,000 transactions/s on A, another client's change shows
     /// on A within 2 s; after the burst ends, within 1 s.
     @Test func downloadsDoNotStarveWhileAWriterIsBusy() throws {

@@ -146,6 +146,35 @@ struct PostgresBackendTests {
         #expect(try app.wait() == 0)
     }
 
+    /// An owner that has never synced and starts with a backlog uploads all of it before its
+    /// first download, which then brings what another application wrote before (PowerSync's
+    /// order: no new checkpoint while the upload queue holds changes); the backlog outlasts
+    /// two passes' 0.2 s. (Another application's change while it uploads comes at once:
+    /// ``anOwnersOwnAnswersWaitForItsBacklogOthersChangesDoNot()``.)
+    @Test func anOwnerUploadsTheBacklogItBeganWithBeforeItsFirstDownload() throws {
+        let dir = try TemporaryDirectory()
+        let url = try TestPostgres.database(schema: StressWriterCommand.schema)
+        try PostgresConnection(url).execute("INSERT INTO stress(id, writer) VALUES ('from-b', 99)")
+        let a = try makeStressDatabase(dir.path("a.db"))
+        let queued = 20_000
+        #expect(try runTandem(["stress-writer", a.path, "--writer", "1", "--transactions", String(queued)]).status == 0)
+        let app = try Spawned(["app", a.path, "--backend", url, "--json"])
+        try app.waitForLine(timeout: 60, "A's first download") { $0.contains("\"downloaded\"") }
+        // Events in order: every upload before the first download.
+        let events = app.output.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let firstDownload = try #require(events.firstIndex { ["downloaded", "full_sync"].contains($0["event"] as? String) })
+        let uploads = events.enumerated().filter { $0.element["event"] as? String == "uploaded" }
+        #expect(uploads.count > 1, "the backlog went up in more than one batch")
+        #expect(uploads.allSatisfy { $0.offset < firstDownload }, "no upload after the first download: \(app.output)")
+        #expect(uploads.reduce(0) { $0 + ($1.element["transactions"] as? Int ?? 0) } == queued)
+        #expect(try count(a, "SELECT count(*) FROM stress WHERE id = 'from-b'") == 1, "the first download brought the other application's row")
+        let uploadLines = app.lines.filter { $0.text.contains("\"uploaded\"") }
+        let span = Double((uploadLines.last?.at ?? 0) - (uploadLines.first?.at ?? 0)) / 1e6
+        #expect(span > 0.4, "the uploads outlasted two passes' 0.2 s (\(span) s)")
+        app.signal(SIGTERM)
+        #expect(try app.wait() == 0)
+    }
+
     /// `tandem stress` through PostgreSQL with kill -9 of writers and owners passes every check:
     /// every transaction applied exactly once, both clients equal, nothing left queued.
     @Test func stressWithKillsPassesThroughPostgres() throws {

@@ -15,6 +15,7 @@ import Testing
         lag.announced(at: t0)
         lag.announced(at: t0 + 2)  // during the download that began at t0 + 1
         #expect(lag.isAnnounced)
+        #expect(lag.isAnnounced(after: t0 + 1) && !lag.isAnnounced(after: t0 + 2), "only announcements after the date count")
         #expect(lag.downloadPending(appliedFrom: t0 + 1) == t0 + 2, "the later announcement is not covered")
         #expect(lag.isAnnounced)
         #expect(lag.downloadPending(appliedFrom: .distantPast) == t0 + 2, "a pass that did not download covers nothing")

@@ -16,10 +16,14 @@ final class SyncEngine: Sendable {
         var loopStarted = false, loopEnded = false
         /// Called once the loop has ended (``requestStop(whenEnded:)``).
         var whenEnded: (@Sendable () -> Void)?
-        /// When the last pass that downloaded began, on the monotonic clock; nil before the
-        /// first, which always downloads (what was left while no owner ran, before the
-        /// backend's waiter has looked).
-        var lastDownload: ContinuousClock.Instant?
+        /// When the last pass that downloaded began, on the monotonic clock (nil before the
+        /// first), and the last entry queued then or, before the first, when the first pass
+        /// began (nil: none); nil before the first pass.
+        var lastDownload: (began: ContinuousClock.Instant?, backlogThrough: Int64?)?
+        /// When the backend's waiter first answered for a client that has never downloaded: a
+        /// cursorless wait always answers (a first sync is due), which announces nothing anyone
+        /// did since; later answers do.
+        var firstSyncDue: Date?
     }
 
     private let database: SharedDatabase
@@ -173,10 +177,31 @@ final class SyncEngine: Sendable {
     /// How long one pass uploads before it downloads (seconds; see ``SyncPass/uploadTimeLimit``).
     static let uploadTimeLimit = 0.2
 
-    /// Longest a backlog's uploads go on without a download while the backend announces
-    /// nothing (see ``SyncPass/mayDeferDownload``): the answers to this owner's own uploads are
-    /// downloaded then, or once the queue is empty, or with anyone else's change.
+    /// How long a backlog's uploads go on without a download at least while the backend
+    /// announces nothing (see ``mayDefer(announced:sinceLastDownload:firstQueued:backlogThrough:)``).
     static let ownAnswersDeferral = Duration.seconds(5)
+
+    /// Whether a pass that uploaded and left more queued may leave its download to a later one
+    /// (``SyncPass/mayDeferDownload``): only while the backend has announced nothing since the
+    /// last download began (then only the answers to this owner's own uploads can be waiting;
+    /// a PostgreSQL backend's waiter is not woken by its own uploads), and then
+    /// - for ``ownAnswersDeferral`` after the last download began (`sinceLastDownload`), and on
+    ///   while the backlog queued then (through entry `backlogThrough`) is still uploading (the
+    ///   queue's head `firstQueued` is within it): a writer that keeps the queue full has the
+    ///   answers every 5 s, a backlog has them once it has gone up;
+    /// - before the owner's first download (`sinceLastDownload` nil), while the backlog it began
+    ///   with is still uploading: the first download, whose reading of the queued rows costs as
+    ///   much as the queue is long, comes when the queue is short, as PowerSync's client
+    ///   advances to no new checkpoint while its upload queue holds changes
+    ///   (https://docs.powersync.com/architecture/consistency).
+    ///
+    /// The answers come at once when the queue empties or anyone else changes something.
+    static func mayDefer(announced: Bool, sinceLastDownload: Duration?, firstQueued: () -> Int64?, backlogThrough: Int64?) -> Bool {
+        guard !announced else { return false }
+        if let sinceLastDownload, sinceLastDownload < ownAnswersDeferral { return true }
+        guard let backlogThrough, let head = firstQueued() else { return false }
+        return head <= backlogThrough
+    }
 
     /// One pass and its bookkeeping, sent to the machine; what the loop does next.
     private func runPass() -> Next {
@@ -190,12 +215,18 @@ final class SyncEngine: Sendable {
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let began = ContinuousClock.now
-            pass.mayDeferDownload = { [lag, self] in
-                guard !lag.isAnnounced, let last = state.withLock({ $0.lastDownload }) else { return false }
-                return last.duration(to: .now) < SyncEngine.ownAnswersDeferral
+            let lastDownload = state.withLock { s in
+                if s.lastDownload == nil { s.lastDownload = (nil, last) }
+                return s.lastDownload!
+            }
+            pass.mayDeferDownload = { [lag, database, self] in
+                let since = lastDownload.began == nil ? state.withLock { $0.firstSyncDue } : nil
+                return SyncEngine.mayDefer(
+                    announced: lag.isAnnounced(after: since), sinceLastDownload: lastDownload.began.map { $0.duration(to: .now) },
+                    firstQueued: { try? database.read { try UploadQueueRows.firstID(in: $0) } }, backlogThrough: lastDownload.backlogThrough)
             }
             let result = try pass.run()
-            if result.downloadBegan != nil { state.withLock { $0.lastDownload = began } }
+            if result.downloadBegan != nil { state.withLock { $0.lastDownload = (began, last) } }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
             let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: result.downloadBegan ?? .distantPast))
             if let progress = try lag.passed(
@@ -263,8 +294,10 @@ final class SyncEngine: Sendable {
                     known = try database.read { try $0.stored(.cursor).stringValue } ?? ""
                 }
                 if let newest = try backend.waitForChanges(after: known ?? "", timeout: .seconds(10)) {
+                    let now = Date()
+                    if known == "" { state.withLock { if $0.firstSyncDue == nil { $0.firstSyncDue = now } } }
                     known = newest
-                    lag.announced()
+                    lag.announced(at: now)
                     signal.raise()
                 }
                 backoff.reset()

@@ -62,7 +62,13 @@ final class SyncLagTracker: Sendable {
     }
 
     /// Whether the backend announced changes that no download has applied yet.
-    var isAnnounced: Bool { state.withLock { !$0.announcements.isEmpty } }
+    var isAnnounced: Bool { isAnnounced(after: nil) }
+
+    /// Whether the backend announced changes after `date` (nil: at any time) that no download
+    /// has applied yet.
+    func isAnnounced(after date: Date?) -> Bool {
+        state.withLock { s in s.announcements.contains { announced in date.map { announced > $0 } ?? true } }
+    }
 
     /// When the entry `first` (the queue's head) was first seen, dropping older records.
     func pendingSince(head first: Int64?) -> Date? {
