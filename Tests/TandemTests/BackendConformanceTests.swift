@@ -220,6 +220,39 @@ import Testing
         #expect(try backend.waitForChanges(after: next, timeout: .zero) == nil)
     }
 
+    /// The embedded backend's waits are not woken by the object's own uploads either, but by
+    /// another object's (another client, another process) and by the first sync a client that
+    /// never synced is due; versions an upload took and rolled back are not its own.
+    @Test func anEmbeddedWaitIsWokenByOthersOnly() throws {
+        let dir = try TemporaryDirectory()
+        let backend = try EmbeddedBackend(path: dir.path("server.db"))
+        let other = try EmbeddedBackend(path: dir.path("server.db"))
+        try backend.upload([transaction(1, [(.put, "first", [:])])], clientID: "a", epoch: 1)
+        #expect(try backend.waitForChanges(after: "", timeout: .zero) != nil, "a client that never synced is due a first sync, its own uploads or not")
+        let start = try backend.fetchChanges(after: "", limit: 10).nextCursor
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
+        try backend.upload([transaction(2, [(.put, "own", [:])])], clientID: "a", epoch: 1)
+        #expect(try backend.waitForChanges(after: start, timeout: .milliseconds(300)) == nil, "its own upload wakes no wait")
+        #expect(try allChanges(backend, from: start).map(\.rowID) == ["own"], "and is there to download")
+        try other.upload([transaction(1, [(.put, "other", [:])])], clientID: "b", epoch: 1)
+        let woken = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "another object's upload wakes the wait")
+        #expect(try allChanges(backend, from: woken).isEmpty)
+        // An upload that fails after writing (a transaction id applied before with other
+        // entries) rolls back: another client's upload then takes the same versions.
+        #expect(throws: TandemError.self) {
+            try backend.upload([transaction(3, [(.put, "three", [:])]), transaction(2, [(.put, "changed", [:])])], clientID: "a", epoch: 1)
+        }
+        try other.upload([transaction(2, [(.put, "other-2", [:])])], clientID: "b", epoch: 1)
+        let next = try #require(try backend.waitForChanges(after: woken, timeout: .seconds(5)), "versions a rolled-back upload took are not its own")
+        #expect(try allChanges(backend, from: woken).map(\.rowID) == ["other-2"])
+        #expect(try backend.waitForChanges(after: next, timeout: .zero) == nil)
+        // Another process's upload wakes it too.
+        try SharedDatabase(path: dir.path("c.db"), schema: notesSchema).execute("INSERT INTO notes(id, title) VALUES ('from-c', 'x')")
+        #expect(try runTandem(["sync", dir.path("c.db"), "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
+        #expect(try backend.waitForChanges(after: next, timeout: .seconds(5)) != nil, "another process's upload wakes the wait")
+        #expect(try allChanges(backend, from: next).map(\.rowID) == ["from-c"])
+    }
+
     /// A change that sends no notification (here a row put into the change log by hand; a new
     /// grant is another) still wakes a wait: the listener looks at least every `lookInterval`.
     @Test(arguments: Kind.withForeignTransactions) func aChangeWithoutANotificationWakesAWaitInTime(kind: Kind) throws {

@@ -45,4 +45,30 @@ import Testing
         _ = try fresh.sync.once(with: backend.inner)
         #expect(try fresh.fetchAll("SELECT id FROM notes ORDER BY id").map { $0[0].stringValue ?? "" } == ids.filter { $0.hasPrefix("ok") }.sorted())
     }
+
+    /// A backlog of large transactions goes up in batches of about `uploadBatchEntries`
+    /// entries, whole transactions each: the one that reaches the limit, however large, ends
+    /// the batch. So other clients download a batch while the next one uploads.
+    @Test func batchesEndAtTheirEntryLimitWithWholeTransactions() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let sizes = [100, 100, 100, 100, 100, 700, 1, 1, 100]
+        for (t, size) in sizes.enumerated() {
+            try db.write { tx in
+                for r in 0..<size { try tx.execute("INSERT INTO notes(id, title) VALUES (?, 'x')", ["t\(t)-r\(r)"]) }
+            }
+        }
+        let backend = RefusingBackend()
+        let calls = Mutex<[[Int]]>([])
+        backend.beforeUpload = { transactions in calls.withLock { $0.append(transactions.map(\.entries.count)) } }
+        var pass = SyncPass(database: db, backend: backend, epoch: 0, clientID: try db.clientID())
+        pass.uploadBatchEntries = 250
+        let result = try pass.run()
+        #expect(result.transactions == sizes.count && result.entries == sizes.reduce(0, +))
+        #expect(calls.withLock { $0 } == [[100, 100, 100], [100, 100, 700], [1, 1, 100]])
+        #expect(try db.uploadQueue.transactions(limit: 100, entryLimit: 250).map(\.entries.count) == [])
+        // The public reading of the queue is by transactions only.
+        try db.execute("INSERT INTO notes(id, title) VALUES ('late', 'x')")
+        #expect(try db.uploadQueue.transactions(limit: 100).map(\.entries.count) == [1])
+    }
 }

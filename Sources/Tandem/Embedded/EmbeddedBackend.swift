@@ -12,14 +12,17 @@ import Foundation
 ///   repeated upload has no second effect;
 /// - `server_clients(client_id, epoch)`: the newest owner epoch seen per client; older epochs are refused.
 public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `generation` and `interruptions` are read and written only with `changed`
-    // locked; everything else is set in init and never changes.
+    // Invariant: `generation`, `interruptions` and `ownUploads` are read and written only with
+    // `changed` locked; everything else is set in init and never changes.
     private let database: SharedDatabase
     private let changed = NSCondition()
     /// Counts the commits that touched the change log (and interruptions), for waits.
     private var generation = 0
     /// Counts ``interruptWaits()`` calls; a wait that sees it change returns early.
     private var interruptions = 0
+    /// The versions of the change log this object's own uploads wrote (ascending, adjacent
+    /// ones merged), which wake no wait: the owner downloads after uploading.
+    private var ownUploads: [ClosedRange<Int64>] = []
     private var token: AnyDatabaseCancellable?
     private let serverID: String
 
@@ -150,12 +153,15 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     /// - Throws: ``TandemError/staleEpoch(held:current:)`` for an older epoch than one seen for the client;
     ///   ``TandemError/transactionConflict(clientID:transactionID:highest:)`` for other entries under an applied pair.
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
+        var written: ClosedRange<Int64>?
+        defer { if let written { forgetOwn(written) } }
         try database.write { tx in
             let seen = try tx.scalar("SELECT epoch FROM server_clients WHERE client_id = ?", [clientID]).int64Value ?? 0
             guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
             if epoch > seen {
                 try tx.execute("INSERT OR REPLACE INTO server_clients(client_id, epoch) VALUES (?, ?)", [clientID, epoch])
             }
+            let versionsBefore = try tx.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0
             // The highest transaction id applied before this batch (the whole batch rolls back on a conflict).
             let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
             for transaction in transactions {
@@ -174,7 +180,52 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
                     "INSERT INTO server_uploads(client_id, tx_id, txn, digest) VALUES (?, ?, ?, ?)",
                     [clientID, transaction.transactionID, txn, digest])
             }
+            // The versions this write took (one writer at a time: they follow the newest
+            // before it), known as this object's own before its commit wakes anyone.
+            let newest = try tx.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0
+            if newest > versionsBefore {
+                written = (versionsBefore + 1)...newest
+                recordOwn(written!)
+            }
         }
+        written = nil  // committed: kept
+    }
+
+    /// Counts `versions` as this object's own upload (see ``waitForChanges(after:timeout:)``).
+    private func recordOwn(_ versions: ClosedRange<Int64>) {
+        changed.lock()
+        defer { changed.unlock() }
+        if let last = ownUploads.last, last.upperBound + 1 == versions.lowerBound {
+            ownUploads[ownUploads.count - 1] = last.lowerBound...versions.upperBound
+        } else {
+            ownUploads.append(versions)
+        }
+    }
+
+    /// Takes back `versions` (an upload that did not commit: another writer may take them).
+    private func forgetOwn(_ versions: ClosedRange<Int64>) {
+        changed.lock()
+        defer { changed.unlock() }
+        ownUploads = ownUploads.flatMap { range -> [ClosedRange<Int64>] in
+            guard range.overlaps(versions) else { return [range] }
+            var kept: [ClosedRange<Int64>] = []
+            if range.lowerBound < versions.lowerBound { kept.append(range.lowerBound...(versions.lowerBound - 1)) }
+            if range.upperBound > versions.upperBound { kept.append((versions.upperBound + 1)...range.upperBound) }
+            return kept
+        }
+    }
+
+    /// Whether this object's own uploads wrote every version in `versions`; forgets those at or
+    /// before `versions.lowerBound - 1`, which the waiting caller has.
+    private func ownUploadsCover(_ versions: ClosedRange<Int64>) -> Bool {
+        changed.lock()
+        defer { changed.unlock() }
+        ownUploads.removeAll { $0.upperBound < versions.lowerBound }
+        var next = versions.lowerBound
+        for range in ownUploads where range.lowerBound <= next {
+            next = max(next, range.upperBound + 1)
+        }
+        return next > versions.upperBound
     }
 
     /// Applies one entry under the conflict rule (DESIGN.md, "Conflict rule"): PUT writes the
@@ -233,9 +284,11 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     }
 
     /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout`, or
-    /// until ``interruptWaits()``.
+    /// until ``interruptWaits()``. Changes this object uploaded wake no wait (the owner downloads
+    /// after uploading), except the first one of a client that has never synced (`cursor` empty).
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         let after = try parse(cursor)
+        var known = after  // changes through here: the caller's, or this object's own uploads
         let deadline = Date(timeIntervalSinceNow: timeout / .seconds(1))
         changed.lock()
         let interruptionsBefore = interruptions
@@ -247,7 +300,10 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             changed.unlock()
             if interrupted { return nil }
             let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
-            if newest > after { return String(newest) }
+            if newest > known {
+                guard after > 0, ownUploadsCover((known + 1)...newest) else { return String(newest) }
+                known = newest
+            }
             // Waits for a commit after the read above (one between them moved `generation`).
             changed.lock()
             while generation == seen, deadline.timeIntervalSinceNow > 0 { _ = changed.wait(until: deadline) }

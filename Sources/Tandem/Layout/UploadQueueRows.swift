@@ -3,21 +3,24 @@ import Foundation
 /// The upload queue's rows. Transaction ids never decrease in `ps_crud` id order (triggers read
 /// `next_tx`, which only grows), so the queue is read from its head by id, with no index on `tx_id`.
 enum UploadQueueRows {
-    /// The first `limit` whole transactions whose entries come after entry id `after`.
-    static func head(transactions limit: Int, after: Int64 = 0, in tx: Transaction) throws -> [CrudTransaction] {
+    /// The first `limit` whole transactions whose entries come after entry id `after`, fewer
+    /// when their entries reach `entryLimit` (the transaction that reaches it is the last).
+    static func head(transactions limit: Int, entries entryLimit: Int = .max, after: Int64 = 0, in tx: Transaction) throws -> [CrudTransaction] {
         var result: [CrudTransaction] = []
         var current: [CrudEntry] = []
+        var entries = 0
         try tx.connection.forEachRow("SELECT id, tx_id, data FROM ps_crud WHERE id > ? ORDER BY id", [.integer(after)]) { row in
             guard let id = row[0].int64Value, let txID = row[1].int64Value, let json = row[2].stringValue else { return true }
             if let last = current.last, last.transactionID != txID {
                 result.append(CrudTransaction(transactionID: last.transactionID, entries: current))
+                entries += current.count
                 current = []
-                if result.count >= limit { return false }
+                if result.count >= limit || entries >= entryLimit { return false }
             }
             current.append(try CrudEntry(id: id, transactionID: txID, json: json))
             return true
         }
-        if let last = current.last, result.count < limit {
+        if let last = current.last, result.count < limit, entries < entryLimit {
             result.append(CrudTransaction(transactionID: last.transactionID, entries: current))
         }
         return result

@@ -13,7 +13,10 @@ struct SyncPass {
     let backend: any SyncBackend
     let epoch: Int64
     let clientID: String
-    var uploadBatch = 1000
+    /// Most transactions in one upload batch, and the entries past which a batch ends (with
+    /// the transaction that reaches them): a backlog of large transactions goes up in batches
+    /// whose changes the other clients download while the next one uploads.
+    var uploadBatch = 1000, uploadBatchEntries = 1000
     var downloadBatch = 1000
     /// Most changes held in memory while fetching a backlog; a larger backlog is staged in
     /// `ps_download` and still applied in one transaction.
@@ -76,18 +79,18 @@ struct SyncPass {
         let last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
         let deadline = uploadTimeLimit.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
         var renumberings = 0
-        var batch = try database.uploadQueue.transactions(limit: uploadBatch)
+        var batch = try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries)
         /// Uploaded, not yet completed.
         var taken: [CrudTransaction] = []
         defer { if !taken.isEmpty { try? completeTaken(taken, into: &result) } }
         while true {
             if let deadline, result.transactions + taken.count > 0, DispatchTime.now().uptimeNanoseconds >= deadline { break }
             guard let first = batch.first, first.entries.first.map({ $0.id <= last }) ?? false else { break }
-            let (database, uploadBatch, epoch, previous) = (database, uploadBatch, epoch, taken)
+            let (database, uploadBatch, uploadBatchEntries, epoch, previous) = (database, uploadBatch, uploadBatchEntries, epoch, taken)
             let after = batch.last?.lastEntryID ?? 0
             let ahead = WorkAhead(on: localWork) { () -> [CrudTransaction] in
                 if !previous.isEmpty { try database.uploadQueue.complete(previous, epoch: epoch) }
-                return try database.uploadQueue.transactions(after: after, limit: uploadBatch)
+                return try database.uploadQueue.transactions(after: after, limit: uploadBatch, entryLimit: uploadBatchEntries)
             }
             do {
                 try backend.upload(batch, clientID: clientID, epoch: epoch)
@@ -100,13 +103,13 @@ struct SyncPass {
                 switch error {
                 case TandemError.uploadRejected:
                     // One of them can never apply: find it, set it aside, and upload the others.
-                    try uploadOneByOne(try database.uploadQueue.transactions(limit: uploadBatch), into: &result)
-                    batch = try database.uploadQueue.transactions(limit: uploadBatch)
+                    try uploadOneByOne(try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries), into: &result)
+                    batch = try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries)
                     continue
                 case TandemError.transactionConflict(_, let conflicting, let highest) where renumberings < 3:
                     renumberings += 1
                     try renumberQueue(from: conflicting, after: highest)
-                    batch = try database.uploadQueue.transactions(limit: uploadBatch)
+                    batch = try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries)
                     continue
                 case TandemError.staleEpoch(let held, let current) where held == epoch && current > epoch:
                     // The backend saw a newer epoch for this client from a copy of this file (a

@@ -29,19 +29,20 @@ public struct UploadQueue: Sendable {
     /// wrote it), the id is moved on first, so no entry written later can join a transaction
     /// that is being uploaded.
     public func transactions(limit: Int) throws -> [CrudTransaction] {
-        try transactions(after: 0, limit: limit)
+        try transactions(limit: limit, entryLimit: .max)
     }
 
-    /// ``transactions(limit:)`` from the first entry after entry id `after` on: the sync owner
-    /// reads a batch ahead while the one before it is being uploaded.
-    func transactions(after: Int64, limit: Int) throws -> [CrudTransaction] {
+    /// ``transactions(limit:)`` from the first entry after entry id `after` on (the sync owner
+    /// reads a batch ahead while the one before it is being uploaded), fewer when their entries
+    /// reach `entryLimit` (the transaction that reaches it is the last).
+    func transactions(after: Int64 = 0, limit: Int, entryLimit: Int) throws -> [CrudTransaction] {
         let (transactions, open) = try database.read { tx in
-            (try UploadQueueRows.head(transactions: limit, after: after, in: tx), try UploadQueueRows.isOpen(in: tx))
+            (try UploadQueueRows.head(transactions: limit, entries: entryLimit, after: after, in: tx), try UploadQueueRows.isOpen(in: tx))
         }
         guard open, database.writer != nil else { return transactions }
         return try database.write { tx in
             try UploadQueueRows.seal(in: tx)
-            return try UploadQueueRows.head(transactions: limit, after: after, in: tx)
+            return try UploadQueueRows.head(transactions: limit, entries: entryLimit, after: after, in: tx)
         }
     }
 
