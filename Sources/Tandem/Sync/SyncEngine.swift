@@ -183,8 +183,8 @@ final class SyncEngine: Sendable {
 
     /// Whether a pass that uploaded and left more queued may leave its download to a later one
     /// (``SyncPass/mayDeferDownload``): only while the backend has announced nothing since the
-    /// last download began (then only the answers to this owner's own uploads can be waiting;
-    /// a PostgreSQL backend's waiter is not woken by its own uploads), and then
+    /// last download began (then only the answers to this owner's own uploads can be waiting:
+    /// a backend's waiter is not woken by its own uploads), and then
     /// - for ``ownAnswersDeferral`` after the last download began (`sinceLastDownload`), and on
     ///   while the backlog queued then (through entry `backlogThrough`) is still uploading (the
     ///   queue's head `firstQueued` is within it): a writer that keeps the queue full has the
