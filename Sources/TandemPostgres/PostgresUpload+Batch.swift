@@ -140,16 +140,21 @@ extension PostgresUpload {
 
     /// `run`'s rows as a JSON array of objects: `id` and each of `columns` as the text PostgreSQL
     /// reads for its type (or null); a value the column cannot take is refused naming the entry.
+    /// Written member by member (a batch's thousands of rows, no object built for each).
     private func recordset(_ run: [CrudEntry], columns: [(name: String, type: ColumnSchema.ColumnType)]) throws -> String {
-        let objects = try run.map { entry -> JSONValue in
-            var object: [String: JSONValue] = ["id": .string(entry.rowID)]
-            for column in columns {
-                let text = try PostgresValues.text(entry.data?[column.name] ?? .null, column: column.name, type: column.type, entry: entry)
-                object[column.name] = text.map(JSONValue.string) ?? .null
+        let keys = columns.map { "," + JSONValue.string($0.name).jsonText + ":" }
+        var text = "["
+        for (index, entry) in run.enumerated() {
+            text += index == 0 ? "{\"id\":" : ",{\"id\":"
+            text += JSONValue.string(entry.rowID).jsonText
+            for (column, key) in zip(columns, keys) {
+                let value = try PostgresValues.text(entry.data?[column.name] ?? .null, column: column.name, type: column.type, entry: entry)
+                text += key
+                text += value.map { JSONValue.string($0).jsonText } ?? "null"
             }
-            return .object(object)
+            text += "}"
         }
-        return JSONValue.array(objects).jsonText
+        return text + "]"
     }
 
     private func recordType(_ columns: [(name: String, type: ColumnSchema.ColumnType)]) -> String {
