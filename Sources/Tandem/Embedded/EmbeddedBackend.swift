@@ -164,21 +164,29 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             let versionsBefore = try tx.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0
             // The highest transaction id applied before this batch (the whole batch rolls back on a conflict).
             let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
+            // The batch's transactions applied before (retries), with their digests, in one read.
+            var applied: [Int64: String] = [:]
+            let ids = JSONValue.array(transactions.map { .integer($0.transactionID) }).jsonText
+            for row in try tx.fetchAll(
+                "SELECT tx_id, digest FROM server_uploads WHERE client_id = ? AND tx_id IN (SELECT value FROM json_each(?))", [clientID, ids])
+            {
+                if let id = row[0].int64Value { applied[id] = row[1].stringValue ?? "" }
+            }
+            // The log's newest transaction, on the version key (server_uploads has no index on
+            // txn); this write numbers the batch's transactions on from it.
+            var txn = try tx.scalar("SELECT txn FROM server_changes ORDER BY version DESC LIMIT 1").int64Value ?? 0
             for transaction in transactions {
                 let digest = transaction.digest
-                if let applied = try tx.scalar(
-                    "SELECT digest FROM server_uploads WHERE client_id = ? AND tx_id = ?",
-                    [clientID, transaction.transactionID]
-                ).stringValue {
-                    if applied == digest || applied.isEmpty { continue }  // a retry: applied once already
+                if let done = applied[transaction.transactionID] {
+                    if done == digest || done.isEmpty { continue }  // a retry: applied once already
                     throw TandemError.transactionConflict(clientID: clientID, transactionID: transaction.transactionID, highest: highest)
                 }
-                // The log's newest transaction, on the version key (server_uploads has no index on txn).
-                let txn = (try tx.scalar("SELECT txn FROM server_changes ORDER BY version DESC LIMIT 1").int64Value ?? 0) + 1
+                txn += 1
                 for entry in transaction.entries { try apply(entry, txn: txn, in: tx) }
                 try tx.execute(
                     "INSERT INTO server_uploads(client_id, tx_id, txn, digest) VALUES (?, ?, ?, ?)",
                     [clientID, transaction.transactionID, txn, digest])
+                applied[transaction.transactionID] = digest
             }
             // The versions this write took (one writer at a time: they follow the newest
             // before it), known as this object's own before its commit wakes anyone.
