@@ -129,6 +129,31 @@ import Testing
         #expect(!may(true, .seconds(60), 1, 100))
     }
 
+    /// An owner of a client that has synced before downloads in its first pass what another
+    /// client did while no owner ran, with its own backlog still queued: only a client that has
+    /// never synced leaves its first download until its backlog has gone up.
+    @Test func aSyncedOwnersFirstPassDownloadsBeforeItsBacklogHasGoneUp() throws {
+        let dir = try TemporaryDirectory()
+        let a = try makeStressDatabase(dir.path("a.db")), b = try makeStressDatabase(dir.path("b.db"))
+        let url = "sqlite:" + dir.path("server.db")
+        try b.execute("INSERT INTO stress(id, writer) VALUES ('before', 99)")
+        _ = try b.sync.once(with: try EmbeddedBackend(path: dir.path("server.db")))
+        _ = try a.sync.once(with: try EmbeddedBackend(path: dir.path("server.db")))
+        #expect(try count(a, "SELECT count(*) FROM stress WHERE id = 'before'") == 1, "A has synced")
+        try b.execute("INSERT INTO stress(id, writer) VALUES ('from-b', 99)")
+        _ = try b.sync.once(with: try EmbeddedBackend(path: dir.path("server.db")))
+        let queued = 20_000
+        #expect(try runTandem(["stress-writer", a.path, "--writer", "1", "--transactions", String(queued)]).status == 0)
+        let app = try Spawned(["app", a.path, "--backend", url, "--json"])
+        try app.waitForLine(timeout: 60, "A's first download") { $0.contains("\"downloaded\"") }
+        let uploaded = app.output.filter { $0.contains("\"uploaded\"") }.count
+        #expect(try count(a, "SELECT count(*) FROM stress WHERE id = 'from-b'") == 1)
+        #expect(try a.uploadQueue.pendingCount() > 0, "B's row came while the backlog uploaded (\(uploaded) batches up)")
+        try waitUntil(timeout: 60, "A's backlog up") { try a.uploadQueue.pendingCount() == 0 }
+        app.signal(SIGTERM)
+        #expect(try app.wait() == 0)
+    }
+
     /// While a helper process commits 2,000 transactions/s on A, another client's change shows
     /// on A within 2 s; after the burst ends, within 1 s.
     @Test func downloadsDoNotStarveWhileAWriterIsBusy() throws {

@@ -200,6 +200,8 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     }
 
     /// Counts `versions` as this object's own upload (see ``waitForChanges(after:timeout:)``).
+    /// The newest 64 runs are kept (uploads with no wait to prune them, `sync.once`): an older
+    /// one forgotten costs at most a wait woken by its own upload.
     private func recordOwn(_ versions: ClosedRange<Int64>) {
         changed.lock()
         defer { changed.unlock() }
@@ -207,6 +209,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             ownUploads[ownUploads.count - 1] = last.lowerBound...versions.upperBound
         } else {
             ownUploads.append(versions)
+            if ownUploads.count > 64 { ownUploads.removeFirst(ownUploads.count - 64) }
         }
     }
 
@@ -293,7 +296,8 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
 
     /// Waits on the server file's `-notify` wake-up (no polling) up to `timeout`, or
     /// until ``interruptWaits()``. Changes this object uploaded wake no wait (the owner downloads
-    /// after uploading), except the first one of a client that has never synced (`cursor` empty).
+    /// after uploading; see ``SyncBackend/waitForChanges(after:timeout:)``); a client that has
+    /// never synced (`cursor` empty) is answered at once, since a first sync is due.
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         let after = try parse(cursor)
         var known = after  // changes through here: the caller's, or this object's own uploads
@@ -308,8 +312,9 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             changed.unlock()
             if interrupted { return nil }
             let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
+            if cursor.isEmpty { return String(newest) }
             if newest > known {
-                guard after > 0, ownUploadsCover((known + 1)...newest) else { return String(newest) }
+                guard ownUploadsCover((known + 1)...newest) else { return String(newest) }
                 known = newest
             }
             // Waits for a commit after the read above (one between them moved `generation`).

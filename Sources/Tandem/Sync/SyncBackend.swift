@@ -29,7 +29,9 @@ public protocol SyncBackend: Sendable {
 
     /// Blocks until the backend holds changes after `cursor`, or `timeout` passes. Changes this
     /// backend uploaded itself may be left out: the owner downloads their answers after
-    /// uploading (``SyncPass`` and ``SyncEngine``), and a wait that ends is called again.
+    /// uploading (``SyncPass`` and ``SyncEngine``), and a wait that ends is called again. So two
+    /// client databases that sync at the same time each use a backend object of their own (as
+    /// ``DatabaseSync/start(url:)`` opens one), or one may not be woken by the other's uploads.
     /// - Returns: a cursor at or after the newest change now known (so the next wait can start
     ///   from it), or nil on timeout.
     func waitForChanges(after cursor: String, timeout: Duration) throws -> String?

@@ -18,7 +18,7 @@ final class SyncEngine: Sendable {
         var whenEnded: (@Sendable () -> Void)?
         /// When the last pass that downloaded began, on the monotonic clock (nil before the
         /// first), and the last entry queued then or, before the first, when the first pass
-        /// began (nil: none); nil before the first pass.
+        /// began if the client had never synced (nil: none); nil before the first pass.
         var lastDownload: (began: ContinuousClock.Instant?, backlogThrough: Int64?)?
         /// When the backend's waiter first answered for a client that has never downloaded: a
         /// cursorless wait always answers (a first sync is due), which announces nothing anyone
@@ -184,16 +184,18 @@ final class SyncEngine: Sendable {
     /// Whether a pass that uploaded and left more queued may leave its download to a later one
     /// (``SyncPass/mayDeferDownload``): only while the backend has announced nothing since the
     /// last download began (then only the answers to this owner's own uploads can be waiting:
-    /// a backend's waiter is not woken by its own uploads), and then
+    /// a backend's waiter is not woken by its own uploads, though PostgreSQL's look at the feed,
+    /// at least every 10 s, announces whatever it finds), and then
     /// - for ``ownAnswersDeferral`` after the last download began (`sinceLastDownload`), and on
     ///   while the backlog queued then (through entry `backlogThrough`) is still uploading (the
-    ///   queue's head `firstQueued` is within it): a writer that keeps the queue full has the
-    ///   answers every 5 s, a backlog has them once it has gone up;
-    /// - before the owner's first download (`sinceLastDownload` nil), while the backlog it began
-    ///   with is still uploading: the first download, whose reading of the queued rows costs as
-    ///   much as the queue is long, comes when the queue is short, as PowerSync's client
-    ///   advances to no new checkpoint while its upload queue holds changes
-    ///   (https://docs.powersync.com/architecture/consistency).
+    ///   queue's head `firstQueued` is within it): a backlog has the answers once it has gone
+    ///   up, a writer that keeps the queue full at least every 5 s or every backlog's upload;
+    /// - before the first download of a client that has never synced (`sinceLastDownload` nil),
+    ///   while the backlog it began with is still uploading: the first download, whose reading
+    ///   of the queued rows costs as much as the queue is long, comes when the queue is short,
+    ///   as PowerSync's client advances to no new checkpoint while its upload queue holds
+    ///   changes (https://docs.powersync.com/architecture/consistency). A client that has synced
+    ///   before downloads in its first pass what others did while no owner ran.
     ///
     /// The answers come at once when the queue empties or anyone else changes something.
     static func mayDefer(announced: Bool, sinceLastDownload: Duration?, firstQueued: () -> Int64?, backlogThrough: Int64?) -> Bool {
@@ -215,10 +217,13 @@ final class SyncEngine: Sendable {
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let began = ContinuousClock.now
-            let lastDownload = state.withLock { s in
-                if s.lastDownload == nil { s.lastDownload = (nil, last) }
-                return s.lastDownload!
+            if state.withLock({ $0.lastDownload == nil }) {
+                // Before the first download: the backlog it began with, for a client that has
+                // never synced (a synced one downloads what others did while no owner ran first).
+                let neverSynced = try database.read { try $0.stored(.cursor).stringValue ?? "" }.isEmpty
+                state.withLock { $0.lastDownload = (nil, neverSynced ? last : nil) }
             }
+            let lastDownload = state.withLock { $0.lastDownload! }
             pass.mayDeferDownload = { [lag, database, self] in
                 let since = lastDownload.began == nil ? state.withLock { $0.firstSyncDue } : nil
                 return SyncEngine.mayDefer(
