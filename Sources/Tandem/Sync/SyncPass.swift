@@ -37,8 +37,9 @@ struct SyncPass {
     /// later pass. The engine says so while the backend has announced nothing (so, as far as it
     /// has said, only the answers to this owner's own uploads are waiting, which change no row
     /// unless the server changed it on the way in) and a download ran recently or the backlog
-    /// queued then is still uploading, and before its first download while the backlog it began
-    /// with is (``SyncEngine/mayDefer(announced:sinceLastDownload:firstQueued:backlogThrough:)``):
+    /// queued then is still uploading, and, before the first download of a client that has
+    /// never synced, while the backlog it began with is
+    /// (``SyncEngine/mayDefer(announced:sinceLastDownload:firstQueued:backlogThrough:)``):
     /// each download stops the uploads for its length, and a backlog's answers are many.
     var mayDeferDownload: () -> Bool = { false }
 
