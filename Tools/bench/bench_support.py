@@ -41,8 +41,11 @@ def release_build(products=("tandem",), stdout=sys.stderr, root=ROOT):
     return subprocess.run(RELEASE_BUILD + ["--show-bin-path"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def build_tandem(progress):
-    """Builds the release `tandem` (its output to stderr) and returns its path."""
+def build_tandem(progress, given=None):
+    """Builds the release `tandem` (its output to stderr) and returns its path; or returns
+    `given`, a built `tandem` to time instead (another release's, for a side-by-side comparison)."""
+    if given:
+        return os.path.abspath(given)
     progress("building the release tandem")
     return os.path.join(release_build(), "tandem")
 

@@ -119,7 +119,7 @@ def main():
     if args.quick:
         args.sizes, args.rows = "1000,5000", 1
     sizes = [int(n) for n in args.sizes.split(",")]
-    tandem = os.path.abspath(args.tandem) if args.tandem else build_tandem(progress)
+    tandem = build_tandem(progress, args.tandem)
     work = tempfile.mkdtemp(prefix="tandem-drain-")
     os.chmod(work, 0o755)
     cluster = None

@@ -260,7 +260,7 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rate, args.window = 15, 200, 1000
-    tandem = os.path.abspath(args.tandem) if args.tandem else build_tandem(progress)
+    tandem = build_tandem(progress, args.tandem)
     work = tempfile.mkdtemp(prefix="tandem-soak-")
     os.chmod(work, 0o755)
     try:

@@ -154,14 +154,29 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     ///   ``TandemError/transactionConflict(clientID:transactionID:highest:)`` for other entries under an applied pair.
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
         var written: ClosedRange<Int64>?
-        defer { if let written { forgetOwn(written) } }
+        do {
+            try write(transactions, clientID: clientID, epoch: epoch, recording: &written)
+        } catch {
+            if let written { forgetOwn(written) }  // not committed: another writer may take them
+            throw error
+        }
+    }
+
+    /// ``upload(_:clientID:epoch:)``'s write transaction; the versions it took go into `written`
+    /// and are counted as this object's own before its commit wakes anyone.
+    private func write(_ transactions: [CrudTransaction], clientID: String, epoch: Int64, recording written: inout ClosedRange<Int64>?) throws {
         try database.write { tx in
             let seen = try tx.scalar("SELECT epoch FROM server_clients WHERE client_id = ?", [clientID]).int64Value ?? 0
             guard epoch >= seen else { throw TandemError.staleEpoch(held: epoch, current: seen) }
             if epoch > seen {
                 try tx.execute("INSERT OR REPLACE INTO server_clients(client_id, epoch) VALUES (?, ?)", [clientID, epoch])
             }
-            let versionsBefore = try tx.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0
+            // The log's newest change, on the version key (server_uploads has no index on txn):
+            // this write numbers the batch's transactions on from its transaction, and its
+            // versions follow it (one writer at a time).
+            let newestBefore = try tx.fetchAll("SELECT version, txn FROM server_changes ORDER BY version DESC LIMIT 1").first
+            let versionsBefore = newestBefore?[0].int64Value ?? 0
+            var txn = newestBefore?[1].int64Value ?? 0
             // The highest transaction id applied before this batch (the whole batch rolls back on a conflict).
             let highest = try tx.scalar("SELECT max(tx_id) FROM server_uploads WHERE client_id = ?", [clientID]).int64Value ?? 0
             // The batch's transactions applied before (retries), with their digests, in one read.
@@ -172,9 +187,6 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             {
                 if let id = row[0].int64Value { applied[id] = row[1].stringValue ?? "" }
             }
-            // The log's newest transaction, on the version key (server_uploads has no index on
-            // txn); this write numbers the batch's transactions on from it.
-            var txn = try tx.scalar("SELECT txn FROM server_changes ORDER BY version DESC LIMIT 1").int64Value ?? 0
             for transaction in transactions {
                 let digest = transaction.digest
                 if let done = applied[transaction.transactionID] {
@@ -188,15 +200,13 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
                     [clientID, transaction.transactionID, txn, digest])
                 applied[transaction.transactionID] = digest
             }
-            // The versions this write took (one writer at a time: they follow the newest
-            // before it), known as this object's own before its commit wakes anyone.
+            // The versions this write took.
             let newest = try tx.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0
             if newest > versionsBefore {
                 written = (versionsBefore + 1)...newest
                 recordOwn(written!)
             }
         }
-        written = nil  // committed: kept
     }
 
     /// Counts `versions` as this object's own upload (see ``waitForChanges(after:timeout:)``).
@@ -213,16 +223,16 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
         }
     }
 
-    /// Takes back `versions` (an upload that did not commit: another writer may take them).
+    /// Takes back `versions`, the last ones ``recordOwn(_:)`` counted (uploads come one at a
+    /// time), of an upload that did not commit.
     private func forgetOwn(_ versions: ClosedRange<Int64>) {
         changed.lock()
         defer { changed.unlock() }
-        ownUploads = ownUploads.flatMap { range -> [ClosedRange<Int64>] in
-            guard range.overlaps(versions) else { return [range] }
-            var kept: [ClosedRange<Int64>] = []
-            if range.lowerBound < versions.lowerBound { kept.append(range.lowerBound...(versions.lowerBound - 1)) }
-            if range.upperBound > versions.upperBound { kept.append((versions.upperBound + 1)...range.upperBound) }
-            return kept
+        guard let last = ownUploads.last, last.upperBound == versions.upperBound else { return }
+        if last.lowerBound < versions.lowerBound {
+            ownUploads[ownUploads.count - 1] = last.lowerBound...(versions.lowerBound - 1)
+        } else {
+            ownUploads.removeLast()
         }
     }
 

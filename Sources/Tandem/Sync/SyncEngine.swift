@@ -220,13 +220,16 @@ final class SyncEngine: Sendable {
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             let began = ContinuousClock.now
-            if state.withLock({ $0.lastDownload == nil }) {
-                // Before the first download: the backlog it began with, for a client that has
-                // never synced (a synced one downloads what others did while no owner ran first).
-                let neverSynced = try database.read { try $0.stored(.cursor).stringValue ?? "" }.isEmpty
-                state.withLock { $0.lastDownload = (nil, neverSynced ? last : nil) }
-            }
-            let lastDownload = state.withLock { $0.lastDownload! }
+            let lastDownload =
+                try state.withLock({ $0.lastDownload })
+                ?? {
+                    // The first pass: the backlog it began with, for a client that has never
+                    // synced (a synced one downloads what others did while no owner ran first).
+                    let neverSynced = try database.read { try $0.stored(.cursor).stringValue ?? "" }.isEmpty
+                    let first = (began: ContinuousClock.Instant?.none, backlogThrough: neverSynced ? last : nil)
+                    state.withLock { $0.lastDownload = first }
+                    return first
+                }()
             pass.mayDeferDownload = { [lag, database, self] in
                 let since = lastDownload.began == nil ? state.withLock { $0.firstSyncDue } : nil
                 return SyncEngine.mayDefer(
