@@ -11,9 +11,14 @@ final class ReaderPool: @unchecked Sendable {
     private let maximum: Int
     private let open: () throws -> Connection
 
-    init(maximum: Int, open: @escaping () throws -> Connection) {
+    /// - Parameter first: a reader opened already (as `open` opens one), kept as the first idle one.
+    init(maximum: Int, first: Connection? = nil, open: @escaping () throws -> Connection) {
         self.maximum = max(1, maximum)
         self.open = open
+        if let first {
+            idle = [first]
+            count = 1
+        }
     }
 
     func read<T>(_ body: (Connection) throws -> T) throws -> T {

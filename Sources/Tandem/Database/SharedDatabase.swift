@@ -120,11 +120,16 @@ public final class SharedDatabase: Sendable {
         // Checks the directory and the header; creates a missing file (only when a schema is given).
         let created = try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
         do {
+            var probed: Connection?
             if !created, let probe, requireStoredSchema || Opening.fileSize(path) > 0 {
                 // One snapshot: another process may be installing the schema meanwhile.
-                try Opening.openReader(path: path, configuration: configuration).readTransaction(probe)
+                let reader = try Opening.openReader(path: path, configuration: configuration)
+                try reader.readTransaction(probe)
+                // Kept as the first reader when the file is in WAL already: each connection
+                // parses the whole schema at its first statement, the views' triggers too.
+                if try reader.scalar("PRAGMA journal_mode").stringValue?.lowercased() == "wal" { probed = reader }
             }
-            let (writer, readers, schema) = try SharedDatabase.connect(path: path, configuration: configuration, setUp: setUp)
+            let (writer, readers, schema) = try SharedDatabase.connect(path: path, configuration: configuration, firstReader: probed, setUp: setUp)
             self.writer = writer
             self.readers = readers
             self.schema = schema
@@ -148,13 +153,15 @@ public final class SharedDatabase: Sendable {
             pollInterval: configuration.changePollInterval.seconds)
     }
 
-    /// Opens the writer (unless read-only) and the reader pool, and runs `setUp`. Everything it
-    /// opened is closed again when it throws.
+    /// Opens the writer (unless read-only) and the reader pool, which starts with `firstReader`
+    /// when given, and runs `setUp`. Everything it opened is closed again when it throws.
     private static func connect(
-        path: String, configuration: Configuration,
+        path: String, configuration: Configuration, firstReader: Connection?,
         setUp: (Writer?, ReaderPool, String) throws -> Schema
     ) throws -> (Writer?, ReaderPool, Schema) {
-        let readers = ReaderPool(maximum: configuration.maximumReaders) { try Opening.openReader(path: path, configuration: configuration) }
+        let readers = ReaderPool(maximum: configuration.maximumReaders, first: firstReader) {
+            try Opening.openReader(path: path, configuration: configuration)
+        }
         var writer: Writer?
         if !configuration.readOnly {
             let writeLock = try WriteLock(

@@ -73,7 +73,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             throw TandemError.invalidBackend("'\(path)' is a client database (it declares tables), not a backend")
         }
         do {
-            try EmbeddedBackend.createTables(in: database)
+            if try !EmbeddedBackend.hasTables(in: database) { try EmbeddedBackend.createTables(in: database) }
         } catch {
             // The backend's tables could not be made (a full disk, say) in a file this call
             // created: it goes again with its sidecar files, unless another process got further
@@ -96,6 +96,20 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     }
 
     deinit { token?.cancel() }
+
+    /// Whether the file has the backend's tables as this version makes them (a read: most
+    /// openings find them, and need no write transaction).
+    private static func hasTables(in database: SharedDatabase) throws -> Bool {
+        try database.read { tx in
+            try tx.scalar(
+                """
+                SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table'
+                        AND name IN ('server_rows', 'server_changes', 'server_uploads', 'server_clients')) = 4
+                    AND EXISTS (SELECT 1 FROM pragma_table_info('server_uploads') WHERE name = 'digest')
+                """
+            ).int64Value == 1
+        }
+    }
 
     /// Creates the backend's tables (each statement idempotent, one write transaction).
     private static func createTables(in database: SharedDatabase) throws {
