@@ -3,7 +3,7 @@
 own ingest of the same rows.
 
 Usage: Tools/bench/drain.py [--backend embedded|postgres|both] [--sizes N,N,...] [--rows R] [--quick]
-                           [--tandem PATH]
+                           [--repeat K] [--tandem PATH]
 
 For each backlog size N: N transactions of R rows are written on client A while no app runs (the
 upload queue holds them), then `tandem app` starts on A and on B and the time until B's live query
@@ -15,6 +15,9 @@ the CPU seconds the two apps and the PostgreSQL server spent during the drain (t
 backend's server work runs in app A).
 
   --quick   sizes 1,000 and 5,000, one row each
+  --repeat  K drains and ingests of each size, each pair on new files, for the medians (the
+            table then gives the median drain and ingest, and the ratio's median and range
+            over the K pairs): a drain of 1,000 lasts about 50 ms, where noise is a large part
   --tandem  a built `tandem` to time instead of this tree's release build (another release's, for
             a side-by-side comparison: run both, alternating)
 """
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sqlite3
 import subprocess
 import sys
@@ -107,12 +111,45 @@ def postgres_ingest(cluster, database, total):
     return time.time() - started
 
 
+def drain_and_ingest(tandem, cluster, work, backend, size, args, attempt):
+    """One drain of `size` transactions and the server's ingest of the same rows, on new files:
+    (drain seconds, ingest seconds, CPU seconds of app A, app B and the server)."""
+    directory = os.path.join(work, f"{backend}-{size}-{attempt}")
+    os.mkdir(directory)
+    os.chmod(directory, 0o755)
+    with open(os.path.join(directory, "schema.json"), "w") as f:
+        json.dump(SCHEMA, f)
+    total = size * args.rows
+    if backend == "postgres":
+        name = f"drain_{size}_{attempt}"
+        cluster.psql(f"CREATE DATABASE {name}")
+        cluster.psql(f"CREATE DATABASE {name}_ingest")
+        for db in (name, name + "_ingest"):
+            subprocess.run([tandem, "backend", "setup", cluster.url(db), "--schema", os.path.join(directory, "schema.json")],
+                           check=True, stdout=subprocess.DEVNULL)
+        ingest = postgres_ingest(cluster, name + "_ingest", total)
+        if args.statements:
+            cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", name)
+            cluster.psql("SELECT pg_stat_statements_reset()", name)
+        url = cluster.url(name)
+    else:
+        ingest = embedded_ingest(directory, tandem, total)
+        url = "sqlite:" + os.path.join(directory, "server.db")
+    progress(f"{backend}: {size:,} transactions of {args.rows} row(s)" + (f", run {attempt + 1} of {args.repeat}" if args.repeat > 1 else ""))
+    took, cpu = drain(tandem, directory, url, size, args.rows, cluster if backend == "postgres" else None)
+    if backend == "postgres" and args.statements:
+        print(cluster.psql("SELECT round(total_exec_time)::text || ' ms | ' || calls || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 150)"
+                           " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12", name))
+    return took, ingest, cpu
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default="both", choices=["embedded", "postgres", "both"])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rows", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--tandem", help="a built tandem to time instead of this tree's release build")
     parser.add_argument("--statements", action="store_true", help="PostgreSQL: the statements that took the most time (pg_stat_statements)")
     args = parser.parse_args()
@@ -131,39 +168,22 @@ def main():
             cluster = Cluster(os.path.join(work, "pg"), "-c shared_preload_libraries=pg_stat_statements" if args.statements else "")
         for backend in backends:
             for size in sizes:
-                directory = os.path.join(work, f"{backend}-{size}")
-                os.mkdir(directory)
-                os.chmod(directory, 0o755)
-                with open(os.path.join(directory, "schema.json"), "w") as f:
-                    json.dump(SCHEMA, f)
-                total = size * args.rows
-                if backend == "postgres":
-                    name = f"drain_{size}"
-                    cluster.psql(f"CREATE DATABASE {name}")
-                    cluster.psql(f"CREATE DATABASE {name}_ingest")
-                    for db in (name, name + "_ingest"):
-                        subprocess.run([tandem, "backend", "setup", cluster.url(db), "--schema", os.path.join(directory, "schema.json")],
-                                       check=True, stdout=subprocess.DEVNULL)
-                    ingest = postgres_ingest(cluster, name + "_ingest", total)
-                    if args.statements:
-                        cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", name)
-                        cluster.psql("SELECT pg_stat_statements_reset()", name)
-                    url = cluster.url(name)
-                else:
-                    ingest = embedded_ingest(directory, tandem, total)
-                    url = "sqlite:" + os.path.join(directory, "server.db")
-                progress(f"{backend}: {size:,} transactions of {args.rows} row(s)")
-                took, cpu = drain(tandem, directory, url, size, args.rows, cluster if backend == "postgres" else None)
-                results.append((backend, size, total, took, ingest, cpu))
-                if backend == "postgres" and args.statements:
-                    print(cluster.psql("SELECT round(total_exec_time)::text || ' ms | ' || calls || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 150)"
-                                       " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12", name))
+                pairs = [drain_and_ingest(tandem, cluster, work, backend, size, args, attempt) for attempt in range(args.repeat)]
+                results.append((backend, size, size * args.rows, pairs))
         print(f"## Drain: a backlog of single-writer transactions ({args.rows} row(s) each) reaching another client\n")
-        print("| backend | transactions | rows | drain s | drain rows/s | server ingest rows/s | ratio | CPU s: app A, app B, server |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-        for backend, size, total, took, ingest, cpu in results:
+        repeated = args.repeat > 1
+        print("| backend | transactions | rows | drain s | drain rows/s | server ingest rows/s | ratio | "
+              + ("ratio range | " if repeated else "") + "CPU s: app A, app B, server |")
+        print("| --- " * (9 if repeated else 8) + "|")
+        for backend, size, total, pairs in results:
+            took = statistics.median(p[0] for p in pairs)
+            ingest = statistics.median(p[1] for p in pairs)
+            cpu = [statistics.median(p[2][i] for p in pairs) for i in range(3)]
+            ratios = [p[1] / p[0] for p in pairs]
             used = f"{cpu[0]:.2f}, {cpu[1]:.2f}, " + (f"{cpu[2]:.2f}" if backend == "postgres" else "(in A)")
-            print(f"| {backend} | {size:,} | {total:,} | {took:.3f} | {total / took:,.0f} | {total / ingest:,.0f} | {ingest / took:.2f}x | {used} |")
+            spread = f"{min(ratios):.2f}–{max(ratios):.2f}x | " if repeated else ""
+            print(f"| {backend} | {size:,} | {total:,} | {took:.3f} | {total / took:,.0f} | {total / ingest:,.0f} | "
+                  f"{statistics.median(ratios):.2f}x | {spread}{used} |")
     finally:
         if cluster:
             cluster.stop()
