@@ -225,7 +225,7 @@ struct SyncPass {
         if next == cursor && fullSync == nil { return }
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
-            let applier = ChangeApplier(schema: try SchemaInstaller.storedSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
+            let applier = ChangeApplier(schema: try SchemaInstaller.cachedStoredSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
             if fullSync != nil { try applier.removeSyncedRows(in: tx) }
             if staged > 0 {
                 var chunk: [ServerChange] = []
