@@ -7,7 +7,9 @@ Usage: Tools/bench/drain.py [--backend embedded|postgres|both] [--sizes N,N,...]
 
 For each backlog size N: N transactions of R rows are written on client A while no app runs (the
 upload queue holds them), then `tandem app` starts on A and on B and the time until B's live query
-(`tandem watch`, count of rows) shows all N x R rows is the drain time. Beside it, in the same
+(`tandem watch`, count of rows) shows all N x R rows is the drain time. The server exists before
+(PostgreSQL's set up with `tandem backend setup`, the embedded backend's file made by a third
+client's `tandem sync`), as it does when a host's apps start again. Beside it, in the same
 invocation, the server takes the same rows itself: PostgreSQL in one multi-row INSERT through
 Tandem's change-log triggers; the embedded backend's file in one SQLite transaction writing
 `server_rows` and `server_changes` as an upload does. Prints rows/s for both and their ratio, and
@@ -57,6 +59,12 @@ def drain(tandem, directory, url, transactions, rows, cluster=None):
         subprocess.run([tandem, "init", db, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([tandem, "stress-writer", a, "--writer", "0", "--transactions", str(transactions),
                     "--rows-per-transaction", str(rows)], check=True, stdout=subprocess.DEVNULL)
+    if url.startswith("sqlite:"):
+        # The server file is there before the apps start, as PostgreSQL's server side is
+        # (`tandem backend setup`): the drain does not include creating it.
+        setup = os.path.join(directory, "setup.db")
+        subprocess.run([tandem, "init", setup, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([tandem, "sync", setup, "--backend", url], check=True, stdout=subprocess.DEVNULL)
     total = transactions * rows
     seen = threading.Event()
     watcher = subprocess.Popen([tandem, "watch", b, "SELECT count(*) AS n FROM stress", "--mode", "ndjson"],
