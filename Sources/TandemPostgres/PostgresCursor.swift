@@ -61,7 +61,7 @@ struct PostgresCursor: Codable, Hashable, Sendable {
             PostgresSnapshot(cursor.snapshot) != nil, cursor.target.map({ PostgresSnapshot($0) != nil }) ?? true
         else { return nil }
         self = cursor
-        Self.remember(cursor, readFrom: text)
+        Self.remember(cursor, text: text, written: false)
     }
 
     init(history: String, snapshot: String, grants: Int64) {
@@ -75,7 +75,7 @@ struct PostgresCursor: Codable, Hashable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let text = String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
-        Self.remember(self, readFrom: text, written: true)
+        Self.remember(self, text: text, written: true)
         return text
     }
 
@@ -84,7 +84,7 @@ struct PostgresCursor: Codable, Hashable, Sendable {
     /// coders cost a client at 500 commits a second about a tenth of its CPU.
     private static let recent = Mutex<(cursors: [String: PostgresCursor], texts: [PostgresCursor: String])>(([:], [:]))
 
-    private static func remember(_ cursor: PostgresCursor, readFrom text: String, written: Bool = false) {
+    private static func remember(_ cursor: PostgresCursor, text: String, written: Bool) {
         recent.withLock { recent in
             if recent.cursors.count >= 64 || recent.texts.count >= 64 { recent = ([:], [:]) }
             recent.cursors[text] = cursor

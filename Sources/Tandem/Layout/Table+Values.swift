@@ -90,7 +90,7 @@ extension TableSchema {
 
     /// ``realLiteral(_:column:)`` of the real that `x` (not a real) is stored as, converted once:
     /// `realLiteral` reads its argument up to seven times, and inlining the conversion each time
-    /// made a real column's part of a view's triggers about 8 KB, which every connection parses.
+    /// made a real column's part of each of a view's triggers 9–11 KB, which every connection parses.
     private func convertedRealLiteral(_ x: String, _ column: ColumnSchema) -> String {
         "(SELECT \(realLiteral("tandem_real", column: column)) FROM (SELECT \(storedValue(x, column)) AS tandem_real))"
     }
