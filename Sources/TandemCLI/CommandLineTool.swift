@@ -91,11 +91,11 @@ public enum CommandLineTool {
     static func prepareTimers() async {
         let fired = DispatchGroup()
         for _ in 0..<2 { fired.enter() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(1)) { fired.leave() }
-        DispatchQueue.global().asyncAfter(wallDeadline: .now() + .microseconds(1)) { fired.leave() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { fired.leave() }
+        DispatchQueue.global().asyncAfter(wallDeadline: .now() + .milliseconds(1)) { fired.leave() }
         // The two clocks' sleeps side by side: each arms its timer at once.
-        async let continuous: Void? = try? Task.sleep(for: .microseconds(1), tolerance: .zero, clock: .continuous)
-        async let suspending: Void? = try? Task.sleep(for: .microseconds(1), tolerance: .zero, clock: .suspending)
+        async let continuous: Void? = try? Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .continuous)
+        async let suspending: Void? = try? Task.sleep(for: .milliseconds(1), tolerance: .zero, clock: .suspending)
         _ = await (continuous, suspending)
         _ = fired.wait(timeout: .now() + 1)
     }

@@ -36,7 +36,7 @@ struct PostgresSnapshot: Equatable, Sendable {
 ///   (every change of the batch at or below it).
 /// - Within a full sync (`table` set): the synced tables are read in name order and by id, from
 ///   `table` after `afterID`; `snapshot` is the first page's, so the changes after it follow.
-struct PostgresCursor: Codable, Hashable, Sendable {
+struct PostgresCursor: Codable, Equatable, Sendable {
     /// The server history the positions belong to (`tandem_meta.history`).
     var history: String
     var snapshot: String
@@ -53,7 +53,7 @@ struct PostgresCursor: Codable, Hashable, Sendable {
 
     /// A stored cursor, or nil when it is not one of this backend's (empty, or an older format).
     init?(_ text: String) {
-        if let known = Self.recent.withLock({ $0.cursors[text] }) {
+        if let known = Self.recent.withLock({ $0.cursors[Array(text.utf8)] }) {
             self = known
             return
         }
@@ -71,7 +71,7 @@ struct PostgresCursor: Codable, Hashable, Sendable {
     }
 
     var text: String {
-        if let known = Self.recent.withLock({ $0.texts[self] }) { return known }
+        if let known = Self.recent.withLock({ $0.texts[bytes] }) { return known }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let text = String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
@@ -81,15 +81,35 @@ struct PostgresCursor: Codable, Hashable, Sendable {
 
     /// The cursors read lately by their text, and the texts written lately (the encoder's) by
     /// their cursor: each pass reads the stored cursor and writes the next, and Foundation's JSON
-    /// coders cost a client at 500 commits a second about a tenth of its CPU.
-    private static let recent = Mutex<(cursors: [String: PostgresCursor], texts: [PostgresCursor: String])>(([:], [:]))
+    /// coders cost a client at 500 commits a second about a tenth of its CPU. Both are keyed by
+    /// bytes: Swift's `String` equality is Unicode's canonical equivalence, under which two row
+    /// ids that PostgreSQL keeps apart (`é` as one code point or as `e` and a combining accent)
+    /// are equal.
+    private static let recent = Mutex<(cursors: [[UInt8]: PostgresCursor], texts: [[UInt8]: String])>(([:], [:]))
 
     private static func remember(_ cursor: PostgresCursor, text: String, written: Bool) {
         recent.withLock { recent in
             if recent.cursors.count >= 64 || recent.texts.count >= 64 { recent = ([:], [:]) }
-            recent.cursors[text] = cursor
-            if written { recent.texts[cursor] = text }
+            recent.cursors[Array(text.utf8)] = cursor
+            if written { recent.texts[cursor.bytes] = text }
         }
+    }
+
+    /// Every field's bytes, each absent one marked and each present one preceded by its length:
+    /// equal exactly when the fields are equal byte for byte.
+    private var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        let fields = [history, snapshot, target, after.map { String($0) }, table, afterID, grants.map { String($0) }]
+        for field in fields {
+            guard let field else {
+                bytes.append(0)
+                continue
+            }
+            bytes.append(1)
+            withUnsafeBytes(of: UInt64(field.utf8.count).littleEndian) { bytes += $0 }
+            bytes += field.utf8
+        }
+        return bytes
     }
 
     /// The settled snapshot, parsed (checked in ``init(_:)``).

@@ -120,14 +120,15 @@ public final class SharedDatabase: Sendable {
         // Checks the directory and the header; creates a missing file (only when a schema is given).
         let created = try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
         do {
-            var probed: Connection?
+            var probed: (connection: Connection, file: FileIdentity?)?
             if !created, let probe, requireStoredSchema || Opening.fileSize(path) > 0 {
                 // One snapshot: another process may be installing the schema meanwhile.
                 let reader = try Opening.openReader(path: path, configuration: configuration)
+                let file = FileIdentity(path: path)
                 try reader.readTransaction(probe)
                 // Kept as the first reader when the file is in WAL already: each connection
                 // parses the whole schema at its first statement, the views' triggers too.
-                if try reader.scalar("PRAGMA journal_mode").stringValue?.lowercased() == "wal" { probed = reader }
+                if try reader.scalar("PRAGMA journal_mode").stringValue?.lowercased() == "wal" { probed = (reader, file) }
             }
             let (writer, readers, schema) = try SharedDatabase.connect(path: path, configuration: configuration, firstReader: probed, setUp: setUp)
             self.writer = writer
@@ -154,14 +155,12 @@ public final class SharedDatabase: Sendable {
     }
 
     /// Opens the writer (unless read-only) and the reader pool, which starts with `firstReader`
-    /// when given, and runs `setUp`. Everything it opened is closed again when it throws.
+    /// (opened on `file`) when the path still names that file, and runs `setUp`. Everything it
+    /// opened is closed again when it throws.
     private static func connect(
-        path: String, configuration: Configuration, firstReader: Connection?,
+        path: String, configuration: Configuration, firstReader: (connection: Connection, file: FileIdentity?)?,
         setUp: (Writer?, ReaderPool, String) throws -> Schema
     ) throws -> (Writer?, ReaderPool, Schema) {
-        let readers = ReaderPool(maximum: configuration.maximumReaders, first: firstReader) {
-            try Opening.openReader(path: path, configuration: configuration)
-        }
         var writer: Writer?
         if !configuration.readOnly {
             let writeLock = try WriteLock(
@@ -183,6 +182,11 @@ public final class SharedDatabase: Sendable {
             ) {
                 try Opening.open(path: path, configuration: configuration) { try Opening.configureWriter($0, configuration: configuration) }
             }
+        }
+        // A file moved over the path while the writer waited to open is not the probed one.
+        let first = firstReader.flatMap { $0.file != nil && $0.file == FileIdentity(path: path) ? $0.connection : nil }
+        let readers = ReaderPool(maximum: configuration.maximumReaders, first: first) {
+            try Opening.openReader(path: path, configuration: configuration)
         }
         return (writer, readers, try setUp(writer, readers, path))
     }

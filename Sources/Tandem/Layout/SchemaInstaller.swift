@@ -14,18 +14,22 @@ enum SchemaInstaller {
         try tx.stored(.layout).int64Value == layoutVersion
     }
 
-    /// The stored schema, decoded again only when SQLite's `schema_version` moved (every schema
-    /// upgrade regenerates views, which moves it).
+    /// The stored schema, decoded again only when its stored text differs, byte for byte, from
+    /// the one this connection decoded last (a download reads it at every pass).
     static func cachedStoredSchema(_ tx: Transaction) throws -> Schema? {
-        let version = try tx.connection.scalar("PRAGMA schema_version").int64Value ?? 0
-        if let cached = tx.connection[StoredSchemaCache.self], cached.version == version { return cached.schema }
-        let schema = try storedSchema(tx)
-        tx.connection[StoredSchemaCache.self] = (version, schema)
+        guard let json = try tx.connection.storedIfPresent(.schema).stringValue else { return nil }
+        if let cached = tx.connection[StoredSchemaCache.self], cached.json.utf8.elementsEqual(json.utf8) { return cached.schema }
+        let schema = try decodeSchema(json, in: tx)
+        tx.connection[StoredSchemaCache.self] = (json, schema)
         return schema
     }
 
     static func storedSchema(_ tx: Transaction) throws -> Schema? {
         guard let json = try tx.connection.storedIfPresent(.schema).stringValue else { return nil }
+        return try decodeSchema(json, in: tx)
+    }
+
+    private static func decodeSchema(_ json: String, in tx: Transaction) throws -> Schema {
         do {
             return try JSONDecoder().decode(Schema.self, from: Data(json.utf8))
         } catch {
@@ -172,7 +176,7 @@ enum SchemaInstaller {
     }
 }
 
-/// The stored schema as a connection last read it, with the `schema_version` it was read at.
+/// The stored schema as a connection last decoded it, with the text it was decoded from.
 enum StoredSchemaCache: ConnectionAttachmentKey {
-    static var defaultValue: (version: Int64, schema: Schema?)? { nil }
+    static var defaultValue: (json: String, schema: Schema)? { nil }
 }

@@ -204,7 +204,7 @@ struct SyncPass {
         defer { if staged > 0 { try? database.write { try DownloadStage.clear(in: $0) } } }
         while more {
             let batch = try backend.fetchChanges(after: next, limit: downloadBatch)
-            if batch.changes.isEmpty && batch.nextCursor == next && batch.fullSyncReason == nil { break }
+            if batch.changes.isEmpty && batch.nextCursor.utf8.elementsEqual(next.utf8) && batch.fullSyncReason == nil { break }
             if let reason = batch.fullSyncReason {
                 // A full sync holds every row: what was fetched before it is superseded.
                 fullSync = reason
@@ -222,7 +222,9 @@ struct SyncPass {
                 changes = []
             }
         }
-        if next == cursor && fullSync == nil { return }
+        // Compared byte for byte: `String` equality is Unicode's canonical equivalence, under
+        // which a cursor after the row id `é` (one code point) equals one after `e` and an accent.
+        if next.utf8.elementsEqual(cursor.utf8) && fullSync == nil { return }
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
             let applier = ChangeApplier(schema: try SchemaInstaller.cachedStoredSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
