@@ -62,9 +62,7 @@ def drain(tandem, directory, url, transactions, rows, cluster=None):
     if url.startswith("sqlite:"):
         # The server file is there before the apps start, as PostgreSQL's server side is
         # (`tandem backend setup`): the drain does not include creating it.
-        setup = os.path.join(directory, "setup.db")
-        subprocess.run([tandem, "init", setup, "--schema", schema], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([tandem, "sync", setup, "--backend", url], check=True, stdout=subprocess.DEVNULL)
+        make_server_file(tandem, directory, url)
     total = transactions * rows
     seen = threading.Event()
     watcher = subprocess.Popen([tandem, "watch", b, "SELECT count(*) AS n FROM stress", "--mode", "ndjson"],
@@ -91,12 +89,17 @@ def drain(tandem, directory, url, transactions, rows, cluster=None):
         stop_all(apps + [watcher], timeout=30)
 
 
+def make_server_file(tandem, directory, url):
+    """Makes the embedded backend's server file `url` names, by a `tandem sync` of a new client."""
+    client = os.path.join(directory, "setup-" + os.path.basename(url.split(":", 1)[1]))
+    subprocess.run([tandem, "init", client, "--schema", os.path.join(directory, "schema.json")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([tandem, "sync", client, "--backend", url], check=True, stdout=subprocess.DEVNULL)
+
+
 def embedded_ingest(directory, tandem, total):
     """The same rows written straight into a new server file: server_rows and server_changes, one transaction."""
     server = os.path.join(directory, "ingest-server.db")
-    client = os.path.join(directory, "ingest-client.db")
-    subprocess.run([tandem, "init", client, "--schema", os.path.join(directory, "schema.json")], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([tandem, "sync", client, "--backend", "sqlite:" + server], check=True, stdout=subprocess.DEVNULL)
+    make_server_file(tandem, directory, "sqlite:" + server)
     db = sqlite3.connect(server, isolation_level=None)
     db.execute("PRAGMA busy_timeout=5000")
     started = time.time()
