@@ -7,7 +7,8 @@ extension PostgresBackend {
         scheme: "postgres", usage: "postgres://USER@HOST:PORT/DB (or libpq's host=… dbname=…)",
         parse: { url, _ in parse(url) },
         open: { url in try PostgresBackend(conninfo: url.location) },
-        existingIdentifier: { url in try PostgresBackend.serverID(on: PostgresConnection(url.location)) })
+        existingIdentifier: { url in try PostgresBackend.serverID(on: PostgresConnection(url.location)) },
+        opensWithoutCreating: true)
 
     /// Makes `postgres://` (and `postgresql://`) URLs open this backend.
     public static func register() {

@@ -46,6 +46,27 @@ struct PostgresBackendTests {
         #expect(try settings() == ["off", "off"])
     }
 
+    /// A client that syncs with one server refuses another, whether set up or not (and creates
+    /// nothing in the one that is not), and goes on with its own: the binding is checked on the
+    /// connection the backend opens.
+    @Test func aClientRefusesAnotherServer() throws {
+        let (first, other, empty) = (try TestPostgres.database(schema: notesSchema), try TestPostgres.database(schema: notesSchema), try TestPostgres.emptyDatabase())
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('n1', 'kept')")
+        let synced = try runTandem(["sync", db.path, "--backend", first])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let refused = try runTandem(["sync", db.path, "--backend", other])
+        #expect(refused.status == 1 && refused.stderr.contains("syncs with another backend") && refused.stderr.contains("cannot switch to"), "\(refused.stderr)")
+        let missing = try runTandem(["sync", db.path, "--backend", empty])
+        #expect(missing.stderr.contains("which does not exist (nothing was created)"), "\(missing.stderr)")
+        #expect(try PostgresConnection(empty).execute("SELECT to_regclass('tandem_meta') IS NULL").first?.first == "t")
+        #expect(try PostgresConnection(other).execute("SELECT count(*) FROM notes").first?.first == "0")
+        try db.execute("UPDATE notes SET title = 'again' WHERE id = 'n1'")
+        #expect(try runTandem(["sync", db.path, "--backend", first]).status == 0)
+        #expect(try PostgresConnection(first).execute("SELECT title FROM notes WHERE id = 'n1'").first?.first == "again")
+    }
+
     /// An upload batch writes one marker, whatever its number of transactions; its retry
     /// writes none, and applies nothing again.
     @Test func aBatchWritesOneMarker() throws {

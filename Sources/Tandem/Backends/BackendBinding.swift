@@ -14,11 +14,37 @@ extension DatabaseSync {
     /// let backend = try db.sync.openBackend(url)
     /// let session = try db.sync.start(with: backend, backendName: url.name)
     /// ```
+    ///
+    /// A backend whose opening creates nothing (``BackendKind/opensWithoutCreating``: PostgreSQL)
+    /// is opened first and its identifier checked on the connection it opened.
     /// - Throws: ``TandemError/invalidBackend(_:)`` when the database syncs with another backend,
     ///   or for the errors of ``openBackend(_:)``.
     public func openBackend(_ url: BackendURL) throws -> any SyncBackend {
-        try checkBinding(to: url)
-        return try Tandem.openBackend(url)
+        guard BackendRegistry.kind(for: url.scheme)?.opensWithoutCreating == true else {
+            try checkBinding(to: url)
+            return try Tandem.openBackend(url)
+        }
+        let backend: any SyncBackend
+        do {
+            backend = try Tandem.openBackend(url)
+        } catch {
+            // A server that is there but not set up is not the one this database syncs with:
+            // refused as before opening; otherwise the error as it is.
+            try checkBinding(to: url)
+            throw error
+        }
+        let (boundID, boundName) = try binding()
+        if let boundID, boundID != backend.identifier {
+            throw database.bindingRefusal(boundName: boundName, name: url.name, detail: "")
+        }
+        return backend
+    }
+
+    /// The identifier and name of the backend this database syncs with (nil and empty: none yet).
+    private func binding() throws -> (id: String?, name: String) {
+        try database.read { tx in
+            (try tx.stored(.backendID).stringValue, try tx.stored(.backendName).stringValue ?? "")
+        }
     }
 
     /// Refuses `url` when this database syncs with another backend, reading only (the
@@ -26,9 +52,7 @@ extension DatabaseSync {
     /// - Throws: ``TandemError/invalidBackend(_:)`` for another backend; the backend kind's
     ///   errors when its identifier cannot be read (the server is down, say).
     public func checkBinding(to url: BackendURL) throws {
-        let (boundID, boundName) = try database.read { tx in
-            (try tx.stored(.backendID).stringValue, try tx.stored(.backendName).stringValue ?? "")
-        }
+        let (boundID, boundName) = try binding()
         guard let boundID else { return }
         guard let kind = BackendRegistry.kind(for: url.scheme) else { throw TandemError.invalidBackend("unknown backend scheme '\(url.scheme)'") }
         let id = try kind.existingIdentifier(url)

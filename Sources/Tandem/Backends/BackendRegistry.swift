@@ -14,19 +14,26 @@ public struct BackendKind: Sendable {
     /// The identifier of the backend a URL names if it exists, read without creating or
     /// changing anything; nil when there is none yet.
     public let existingIdentifier: @Sendable (BackendURL) throws -> String?
+    /// Whether ``open`` creates and changes nothing (a connection to a server, where setup is a
+    /// command of its own): such a backend is opened before a database's binding is checked,
+    /// which then reads its identifier on the connection it opened instead of on one more
+    /// (``DatabaseSync/openBackend(_:)``).
+    public let opensWithoutCreating: Bool
 
     /// A backend kind; register it with ``BackendRegistry/register(_:)``.
     public init(
         scheme: String, usage: String,
         parse: @escaping @Sendable (String, String) throws -> BackendURL,
         open: @escaping @Sendable (BackendURL) throws -> any SyncBackend,
-        existingIdentifier: @escaping @Sendable (BackendURL) throws -> String?
+        existingIdentifier: @escaping @Sendable (BackendURL) throws -> String?,
+        opensWithoutCreating: Bool = false
     ) {
         self.scheme = scheme.lowercased()
         self.usage = usage
         self.parse = parse
         self.open = open
         self.existingIdentifier = existingIdentifier
+        self.opensWithoutCreating = opensWithoutCreating
     }
 }
 
