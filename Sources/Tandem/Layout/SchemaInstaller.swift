@@ -8,7 +8,7 @@ import Foundation
 enum SchemaInstaller {
     /// The version of the generated views and triggers. A file written by an older Tandem gets
     /// them regenerated (no data migration) the next time a writer opens it.
-    static let layoutVersion: Int64 = 9
+    static let layoutVersion: Int64 = 10
 
     static func layoutIsCurrent(_ tx: Transaction) throws -> Bool {
         try tx.stored(.layout).int64Value == layoutVersion

@@ -95,7 +95,7 @@ extension TableSchema {
         // stored value exactly, whatever type the view shows it as.
         let changed = columns.map { c in
             let q = SQLText.identifier(c.name)
-            return "SELECT \(SQLText.literal(c.name)) AS k, \(jsonLiteral("NEW.\(q)", c)) AS v WHERE \(differs("NEW.\(q)", from: "OLD.\(q)", c))"
+            return patchMember("NEW.\(q)", from: "OLD.\(q)", c)
         }.joined(separator: " UNION ALL ")
         let patch = "(SELECT json_group_object(k, json(v)) AS patch, count(*) AS n FROM (\(changed)))"
         var updateBody = """

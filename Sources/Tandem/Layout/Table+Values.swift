@@ -80,14 +80,6 @@ extension TableSchema {
             + "ELSE json(\(convertedRealLiteral(x, column))) END"
     }
 
-    /// The same value as JSON text, for a value that passes through a subquery, which drops
-    /// the JSON subtype: `json(…)` of it is ``jsonValue(_:_:)``.
-    func jsonLiteral(_ x: String, _ column: ColumnSchema) -> String {
-        guard column.type == .real else { return "json_quote(\(storedValue(x, column)))" }
-        return "CASE typeof(\(x)) WHEN 'real' THEN \(realLiteral(x, column: column)) WHEN 'null' THEN 'null' "
-            + "ELSE \(convertedRealLiteral(x, column)) END"
-    }
-
     /// ``realLiteral(_:column:)`` of the real that `x` (not a real) is stored as, converted once:
     /// `realLiteral` reads its argument up to seven times, and inlining the conversion each time
     /// made a real column's part of each of a view's triggers 9–11 KB, which every connection parses.
@@ -98,9 +90,34 @@ extension TableSchema {
     /// True when an UPDATE's new value `new` changes the stored `old` value: by value, and for
     /// reals by sign too (`-0.0` replaces `0.0`).
     func differs(_ new: String, from old: String, _ column: ColumnSchema) -> String {
-        let differs = "\(old) IS NOT (\(storedValue(new, column, checkingText: false)))"
+        storedDiffers("(\(storedValue(new, column, checkingText: false)))", from: old, column)
+    }
+
+    /// True when `stored` (a value as `column` stores it) is another than the stored `old`.
+    private func storedDiffers(_ stored: String, from old: String, _ column: ColumnSchema) -> String {
+        let differs = "\(old) IS NOT \(stored)"
         guard column.type == .real else { return differs }
-        return "(\(differs) OR (\(old) = 0 AND atan2(\(old), -1) <> atan2(\(new), -1)))"
+        return "(\(differs) OR (\(old) = 0 AND atan2(\(old), -1) <> atan2(\(stored), -1)))"
+    }
+
+    /// An UPDATE's patch member for `column`: a row (`k`: the column's name, `v`: the value as
+    /// JSON text, which `json(v)` reads as ``jsonValue(_:_:)`` writes it) when the new value `new` changes the stored `old` one
+    /// (``differs(_:from:_:)``), else none. The column's rule is written once, in a subquery
+    /// that both read, where each wrote it out (3 KB a column in each update trigger).
+    func patchMember(_ new: String, from old: String, _ column: ColumnSchema) -> String {
+        let stored = "tandem_new"
+        let value =
+            switch column.type {
+            case .integer: "json_quote(\(stored))"
+            // Only a changed value is checked for UTF-8 (an unchanged one was, when it was stored).
+            case .text:
+                "json_quote(CASE WHEN \(stored) IS NULL OR \(Self.isUTF8(stored)) THEN \(stored) ELSE \(invalidTextRefusal(column.name, .trigger)) END)"
+            case .real: "(CASE WHEN \(stored) IS NULL THEN 'null' ELSE \(realLiteral(stored, column: column)) END)"
+            }
+        return """
+            SELECT \(SQLText.literal(column.name)) AS k, \(value) AS v FROM (SELECT \(storedValue(new, column, checkingText: false)) AS \(stored)) \
+            WHERE \(storedDiffers(stored, from: old, column))
+            """
     }
 
     /// A real as JSON text that reads back exactly.
