@@ -51,6 +51,9 @@ enum PostgresScopes {
         "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS last_tx_id bigint",
         "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS tx_ids bigint[]",
         "ALTER TABLE tandem_uploads ADD COLUMN IF NOT EXISTS digests text[]",
+        // Kept as they are, out of line: compressing a batch's ids and digests (28 KB at 1,000
+        // transactions) took half of its marker's 7 ms.
+        "ALTER TABLE tandem_uploads ALTER COLUMN tx_ids SET STORAGE EXTERNAL, ALTER COLUMN digests SET STORAGE EXTERNAL",
         "CREATE INDEX IF NOT EXISTS tandem_uploads_last ON tandem_uploads(role, client_id, (coalesce(last_tx_id, tx_id)))",
         """
         CREATE OR REPLACE FUNCTION tandem_scopes() RETURNS text[] LANGUAGE sql STABLE AS $f$
