@@ -103,6 +103,43 @@ import Testing
         try verify("UPDATE through the view", updated, update: true)
     }
 
+    /// An UPDATE over a stored value stores what the rule says and queues a PATCH exactly when
+    /// the stored value changes (a real by its sign too): every generated value over values that
+    /// read alike but differ (`0.0` and `-0.0`, `0` and `'0'`), as well as over NULL above.
+    @Test func anUpdateOverAStoredValueChangesItExactlyWhenTheRuleSays() throws {
+        let db = try SharedDatabase(path: dir.path("over.db"), schema: Self.schema)
+        let befores: [DatabaseValue] = [.real(0.0), .real(-0.0), .integer(0), .text("0"), .text("-0"), .integer(5), .text("x")]
+        var mismatches: [String] = []
+        for (table, type) in Self.types {
+            try db.write { tx in
+                for before in befores {
+                    guard let stored = ColumnRule.stored(before, in: type) else { continue }
+                    for (n, value) in Self.values.enumerated() {
+                        let id = "\(exact(before))-\(n)", change = "\(table) \(exact(stored)) -> \(exact(value))"
+                        try tx.execute("INSERT INTO \(table)(id, x) VALUES (?, ?)", [id, before])
+                        let entries = { try tx.scalar("SELECT coalesce(max(id), 0) FROM \(InternalTables.crud)").int64Value ?? 0 }
+                        let queuedBefore = try entries()
+                        let expected = ColumnRule.stored(value, in: type)
+                        do {
+                            try tx.execute("UPDATE \(table) SET x = ? WHERE id = ?", [value, id])
+                            if expected == nil { mismatches.append("\(change): stored, not refused") }
+                        } catch {
+                            if expected != nil { mismatches.append("\(change): refused (\(error))") }
+                        }
+                        let now = try tx.fetchAll("SELECT x FROM \(table) WHERE id = ?", [id]).first?[0]
+                        let after = expected ?? stored
+                        if now.map(exact) != exact(after) { mismatches.append("\(change): reads \(now.map(exact) ?? "no row"), not \(exact(after))") }
+                        let patched = try entries() > queuedBefore
+                        if patched != (exact(after) != exact(stored)) {
+                            mismatches.append("\(change): \(patched ? "a PATCH for an unchanged value" : "no PATCH for a change")")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) updates differ from the rule, e.g. \(mismatches.prefix(6))")
+    }
+
     @Test func theBulkPathStoresWhatTheViewsStore() throws {
         let db = try SharedDatabase(path: dir.path("bulk.db"), schema: Self.schema)
         for (table, _) in Self.types {

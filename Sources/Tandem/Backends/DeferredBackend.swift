@@ -6,8 +6,8 @@ import Synchronization
 /// that boots before its database): each sync pass that cannot reach it fails as
 /// ``SyncFailure/Kind/backendUnavailable`` with the reason, backs off, and tries again.
 ///
-/// Opening checks the database's backend binding first, as ``DatabaseSync/openBackend(_:)``
-/// does, and records it after.
+/// Opening checks the database's backend binding as ``DatabaseSync/openBackend(_:)`` does,
+/// and records it after.
 final class DeferredBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `opened` is set once, under its mutex, by the holder of `opening` (so a stop
     // that interrupts waits never waits for a connection attempt); the database outlives the

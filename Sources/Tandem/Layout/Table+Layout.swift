@@ -102,10 +102,9 @@ extension TableSchema {
             SELECT CASE WHEN OLD.id IS NOT NEW.id THEN RAISE(ABORT, \(SQLText.literal("\(name).id cannot be changed"))) END;
             """
         if localOnly {
-            let anyChanged = columns.map { differs("NEW.\(SQLText.identifier($0.name))", from: "OLD.\(SQLText.identifier($0.name))", $0) }.joined(separator: " OR ")
             updateBody += """
-                UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), (SELECT p.patch FROM \(patch) AS p)) \
-                WHERE id = OLD.id AND (\(anyChanged));
+                UPDATE \(quotedDataTable) SET data = json_patch(coalesce(data, '{}'), p.patch) FROM \(patch) AS p \
+                WHERE id = OLD.id AND p.n > 0;
                 """
         } else {
             updateBody += """

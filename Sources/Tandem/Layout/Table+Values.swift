@@ -87,13 +87,8 @@ extension TableSchema {
         "(SELECT \(realLiteral("tandem_real", column: column)) FROM (SELECT \(storedValue(x, column)) AS tandem_real))"
     }
 
-    /// True when an UPDATE's new value `new` changes the stored `old` value: by value, and for
-    /// reals by sign too (`-0.0` replaces `0.0`).
-    func differs(_ new: String, from old: String, _ column: ColumnSchema) -> String {
-        storedDiffers("(\(storedValue(new, column, checkingText: false)))", from: old, column)
-    }
-
-    /// True when `stored` (a value as `column` stores it) is another than the stored `old`.
+    /// True when `stored` (an UPDATE's new value as `column` stores it) changes the stored `old`
+    /// value: by value, and for reals by sign too (`-0.0` replaces `0.0`).
     private func storedDiffers(_ stored: String, from old: String, _ column: ColumnSchema) -> String {
         let differs = "\(old) IS NOT \(stored)"
         guard column.type == .real else { return differs }
@@ -101,9 +96,10 @@ extension TableSchema {
     }
 
     /// An UPDATE's patch member for `column`: a row (`k`: the column's name, `v`: the value as
-    /// JSON text, which `json(v)` reads as ``jsonValue(_:_:)`` writes it) when the new value `new` changes the stored `old` one
-    /// (``differs(_:from:_:)``), else none. The column's rule is written once, in a subquery
-    /// that both read, where each wrote it out (3 KB a column in each update trigger).
+    /// JSON text, which `json(v)` reads as ``jsonValue(_:_:)`` writes it) when the new value
+    /// `new` changes the stored `old` one (by value, and for reals by sign too), else none. The
+    /// column's rule is written once, in a subquery that the change test and the value both
+    /// read, where each had written it out (3 KB a column in each update trigger).
     func patchMember(_ new: String, from old: String, _ column: ColumnSchema) -> String {
         let stored = "tandem_new"
         let value =
