@@ -45,7 +45,7 @@ enum PostgresTriggers {
             END
             $f$
             """)
-        let loggedByStatement = logsUploadsByStatement(table, in: schema)
+        let loggedByStatement = try logsUploadsByStatement(table, in: schema) && isPlainTable(table.name, on: connection)
         let when = loggedByStatement ? " WHEN (current_setting('tandem.upload', true) IS DISTINCT FROM 'on')" : ""
         try connection.execute("CREATE OR REPLACE TRIGGER \(log) AFTER INSERT OR UPDATE OR DELETE ON \(name) FOR EACH ROW\(when) EXECUTE FUNCTION \(log)()")
         try installUploadLog(table, enabled: loggedByStatement, on: connection)
@@ -54,13 +54,36 @@ enum PostgresTriggers {
 
     /// Whether uploads into `table` are logged per statement: a table that has no scope and
     /// through which no table is scoped, whose row changes log a PUT of the row or a DELETE of
-    /// its id and nothing else.
+    /// its id and nothing else, and whose upload log's names fit PostgreSQL's 63 bytes whole
+    /// (``PostgresSetup/objectName(_:_:)`` cuts a name by characters).
     static func logsUploadsByStatement(_ table: TableSchema, in schema: Schema) -> Bool {
-        table.scope == nil
+        uploadLogNamesFit(table.name)
+            && table.scope == nil
             && !schema.tables.contains { child in
                 guard case .parent(let parent, _)? = child.scope else { return false }
                 return parent == table.name && !child.localOnly
             }
+    }
+
+    /// The upload log's function and trigger name prefixes, one per event.
+    static let uploadLogPrefixes = ["tandem_upload_insert_", "tandem_upload_update_", "tandem_upload_delete_"]
+
+    /// Whether the upload log's names for `table` are whole within PostgreSQL's 63 bytes; a
+    /// longer one (a long name of non-ASCII letters) could be another table's once cut.
+    private static func uploadLogNamesFit(_ table: String) -> Bool {
+        uploadLogPrefixes.allSatisfy { PostgresSetup.objectName($0, table).utf8.count <= 63 }
+    }
+
+    /// Whether `table` is an ordinary table that no table inherits from and that is no
+    /// partition: statement triggers are not copied to partitions or children, so a write
+    /// straight into one inside an upload would be logged by neither trigger.
+    private static func isPlainTable(_ table: String, on connection: PostgresConnection) throws -> Bool {
+        try connection.execute(
+            """
+            SELECT c.relkind = 'r' AND NOT c.relispartition AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhparent = c.oid)
+            FROM pg_class c WHERE c.oid = $1::regclass
+            """, [SQLText.identifier(table)]
+        ).first?.first == "t"
     }
 
     /// The upload log of a table no scope concerns: inside an upload's transaction (marked
@@ -69,13 +92,16 @@ enum PostgresTriggers {
     /// one-row `INSERT` per row cost about 20 µs of each row's 27 (a 1,000-row upload's 32 ms of
     /// trigger time). It logs each row as the table holds it when the statement ends (a PUT,
     /// read by id), and a DELETE for each id the statement removed that the table no longer
-    /// holds, in the order the statement wrote them (the queue's): so a row that another
-    /// trigger changed again inside the statement is logged as it ended. PostgreSQL takes transition tables on a trigger of one event only: one function
+    /// holds, in its transition tables' order (an UPDATE's deletions first; an upsert's updated
+    /// rows before its inserted ones): an upload's statement writes each row once, so no row's
+    /// changes change order, and a row that another trigger changed again inside the statement
+    /// is logged as it ended. PostgreSQL takes transition tables on a trigger of one event only: one function
     /// and trigger per event (`tandem_upload_insert_<t>`, `_update_`, `_delete_`). With
     /// `enabled` false they are dropped.
     ///
     /// Related documentation: https://www.postgresql.org/docs/15/sql-createtrigger.html (REFERENCING)
     private static func installUploadLog(_ table: TableSchema, enabled: Bool, on connection: PostgresConnection) throws {
+        guard uploadLogNamesFit(table.name) else { return }  // never installed, and a cut name is not this table's
         let name = SQLText.identifier(table.name), literal = SQLText.literal(table.name)
         let row = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table.name))
         let puts = """
@@ -91,9 +117,9 @@ enum PostgresTriggers {
             logged := logged OR FOUND;
             """
         let events = [
-            (event: "INSERT", prefix: "tandem_upload_insert_", tables: "NEW TABLE AS tandem_new", body: puts),
-            (event: "UPDATE", prefix: "tandem_upload_update_", tables: "OLD TABLE AS tandem_old NEW TABLE AS tandem_new", body: deletes + "\n" + puts),
-            (event: "DELETE", prefix: "tandem_upload_delete_", tables: "OLD TABLE AS tandem_old", body: deletes),
+            (event: "INSERT", prefix: uploadLogPrefixes[0], tables: "NEW TABLE AS tandem_new", body: puts),
+            (event: "UPDATE", prefix: uploadLogPrefixes[1], tables: "OLD TABLE AS tandem_old NEW TABLE AS tandem_new", body: deletes + "\n" + puts),
+            (event: "DELETE", prefix: uploadLogPrefixes[2], tables: "OLD TABLE AS tandem_old", body: deletes),
         ]
         for event in events {
             let object = SQLText.identifier(PostgresSetup.objectName(event.prefix, table.name))

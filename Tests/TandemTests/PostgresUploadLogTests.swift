@@ -64,6 +64,28 @@ struct PostgresUploadLogTests {
         #expect(try admin.execute("SELECT count(*) FROM pg_proc WHERE proname LIKE 'tandem_upload_%_notes'").first?.first == "0")
     }
 
+    /// A partitioned table keeps the row trigger inside uploads too: PostgreSQL copies row
+    /// triggers to partitions but not statement triggers, so a write straight into a partition
+    /// (by another trigger, inside an upload) would be logged by neither.
+    @Test func aPartitionedTableKeepsTheRowTrigger() throws {
+        let url = try TestPostgres.emptyDatabase()
+        let admin = try PostgresConnection(url)
+        try admin.execute("CREATE TABLE notes(id text PRIMARY KEY, title text, done bigint, score double precision) PARTITION BY HASH (id)")
+        try admin.execute("CREATE TABLE notes_p0 PARTITION OF notes FOR VALUES WITH (MODULUS 2, REMAINDER 0)")
+        try admin.execute("CREATE TABLE notes_p1 PARTITION OF notes FOR VALUES WITH (MODULUS 2, REMAINDER 1)")
+        try PostgresBackend.setup(conninfo: url, schema: notesSchema)
+        #expect(try admin.execute("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'tandem_upload_%'").first?.first == "0")
+        let dir = try TemporaryDirectory()
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        for db in [a, b] { try sync(db, url) }
+        try a.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one'), ('n2', 'two')")
+        try a.execute("DELETE FROM notes WHERE id = 'n2'")
+        try sync(a, url)
+        try sync(b, url)
+        #expect(try b.fetchAll("SELECT id, title FROM notes ORDER BY id").map { $0.values.map { $0.stringValue ?? "" } } == [["n1", "one"]])
+    }
+
     private func sync(_ db: SharedDatabase, _ url: String) throws {
         let result = try runTandem(["sync", db.path, "--backend", url])
         #expect(result.status == 0, "\(result.stderr)")
