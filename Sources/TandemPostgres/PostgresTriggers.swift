@@ -4,7 +4,7 @@ import Tandem
 /// The functions and triggers that log every change of a synced table into `tandem_changes`:
 /// `tandem_row_<t>` (a row's declared columns as Tandem's JSON), `tandem_log_<t>` (every row
 /// change by anyone, with its scope), `tandem_truncate_<t>` (`TRUNCATE`, seen by every client)
-/// and, for a table no scope concerns, the upload log (``installUploadLog(_:enabled:on:)``). The
+/// and, for a table no scope concerns, the upload log (``installUploadLog(_:in:on:)``). The
 /// log's functions run as the administrator who ran setup (`SECURITY DEFINER`), so roles that
 /// may not write the log (scoped sync) still have their changes logged.
 enum PostgresTriggers {
@@ -45,38 +45,16 @@ enum PostgresTriggers {
             END
             $f$
             """)
-        let loggedByStatement = try logsUploadsByStatement(table, in: schema) && isPlainTable(table.name, on: connection)
-        let when = loggedByStatement ? " WHEN (current_setting('tandem.upload', true) IS DISTINCT FROM 'on')" : ""
+        // One transaction (setup's): the row trigger skips uploads exactly when the upload log is there.
+        let when = try installUploadLog(table, in: schema, on: connection) ? " WHEN (current_setting('tandem.upload', true) IS DISTINCT FROM 'on')" : ""
         try connection.execute("CREATE OR REPLACE TRIGGER \(log) AFTER INSERT OR UPDATE OR DELETE ON \(name) FOR EACH ROW\(when) EXECUTE FUNCTION \(log)()")
-        try installUploadLog(table, enabled: loggedByStatement, on: connection)
         try connection.execute("CREATE OR REPLACE TRIGGER \(truncate) AFTER TRUNCATE ON \(name) FOR EACH STATEMENT EXECUTE FUNCTION tandem_log_truncate(\(literal))")
-    }
-
-    /// Whether uploads into `table` are logged per statement: a table that has no scope and
-    /// through which no table is scoped, whose row changes log a PUT of the row or a DELETE of
-    /// its id and nothing else, and whose upload log's names fit PostgreSQL's 63 bytes whole
-    /// (``PostgresSetup/objectName(_:_:)`` cuts a name by characters).
-    static func logsUploadsByStatement(_ table: TableSchema, in schema: Schema) -> Bool {
-        uploadLogNamesFit(table.name)
-            && table.scope == nil
-            && !schema.tables.contains { child in
-                guard case .parent(let parent, _)? = child.scope else { return false }
-                return parent == table.name && !child.localOnly
-            }
     }
 
     /// The upload log's function and trigger name prefixes, one per event.
     static let uploadLogPrefixes = ["tandem_upload_insert_", "tandem_upload_update_", "tandem_upload_delete_"]
 
-    /// Whether the upload log's names for `table` are whole within PostgreSQL's 63 bytes; a
-    /// longer one (a long name of non-ASCII letters) could be another table's once cut.
-    private static func uploadLogNamesFit(_ table: String) -> Bool {
-        uploadLogPrefixes.allSatisfy { PostgresSetup.objectName($0, table).utf8.count <= 63 }
-    }
-
-    /// Whether `table` is an ordinary table that no table inherits from and that is no
-    /// partition: statement triggers are not copied to partitions or children, so a write
-    /// straight into one inside an upload would be logged by neither trigger.
+    /// Whether `table` is an ordinary table that no table inherits from and that is no partition.
     private static func isPlainTable(_ table: String, on connection: PostgresConnection) throws -> Bool {
         try connection.execute(
             """
@@ -95,13 +73,23 @@ enum PostgresTriggers {
     /// holds, in its transition tables' order (an UPDATE's deletions first; an upsert's updated
     /// rows before its inserted ones): an upload's statement writes each row once, so no row's
     /// changes change order, and a row that another trigger changed again inside the statement
-    /// is logged as it ended. PostgreSQL takes transition tables on a trigger of one event only: one function
-    /// and trigger per event (`tandem_upload_insert_<t>`, `_update_`, `_delete_`). With
-    /// `enabled` false they are dropped.
+    /// is logged as it ended. PostgreSQL takes transition tables on a trigger of one event only:
+    /// one function and trigger per event (`tandem_upload_insert_<t>`, `_update_`, `_delete_`).
+    ///
+    /// Installed for a table whose row changes log a PUT of the row or a DELETE of its id and
+    /// nothing else (no scope, no table scoped through it), that is an ordinary table (statement
+    /// triggers are not copied to partitions or inheritance children, so a write straight into
+    /// one inside an upload would be logged by neither trigger), and whose names fit
+    /// PostgreSQL's 63 bytes whole (``PostgresSetup/objectName(_:_:)`` cuts by characters: a
+    /// long non-ASCII name cut by PostgreSQL could name another table's function). Dropped when
+    /// a table no longer qualifies (setup run again after a schema change).
+    /// - Returns: whether it is installed.
     ///
     /// Related documentation: https://www.postgresql.org/docs/15/sql-createtrigger.html (REFERENCING)
-    private static func installUploadLog(_ table: TableSchema, enabled: Bool, on connection: PostgresConnection) throws {
-        guard uploadLogNamesFit(table.name) else { return }  // never installed, and a cut name is not this table's
+    private static func installUploadLog(_ table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws -> Bool {
+        // A cut name is not this table's: never installed, and nothing of this table's to drop.
+        guard uploadLogPrefixes.allSatisfy({ PostgresSetup.objectName($0, table.name).utf8.count <= 63 }) else { return false }
+        let enabled = try table.scope == nil && scopedChildren(of: table, in: schema).isEmpty && isPlainTable(table.name, on: connection)
         let name = SQLText.identifier(table.name), literal = SQLText.literal(table.name)
         let row = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table.name))
         let puts = """
@@ -146,16 +134,14 @@ enum PostgresTriggers {
                 WHEN (current_setting('tandem.upload', true) = 'on') EXECUTE FUNCTION \(object)()
                 """)
         }
+        return enabled
     }
 
     /// The rows of tables scoped through `table` follow its scope: when a row arrives, changes its
     /// id or its scope, its children are logged again under the new scope (and deleted under the
     /// old one); when it goes, they are deleted for the clients that saw them.
     private static func childrenFollow(_ table: TableSchema, in schema: Schema) -> String {
-        let children = schema.tables.compactMap { child -> (TableSchema, String)? in
-            guard case .parent(let parent, let via)? = child.scope, parent == table.name, !child.localOnly else { return nil }
-            return (child, via)
-        }
+        let children = scopedChildren(of: table, in: schema)
         guard !children.isEmpty else { return "" }
         let statements = children.map { child, via in
             let name = SQLText.identifier(child.name), literal = SQLText.literal(child.name), reference = SQLText.identifier(via)
@@ -174,5 +160,13 @@ enum PostgresTriggers {
             \(statements)
                 END IF;
             """
+    }
+
+    /// The synced tables scoped through `table`, each with its column that references it.
+    private static func scopedChildren(of table: TableSchema, in schema: Schema) -> [(TableSchema, String)] {
+        schema.tables.compactMap { child in
+            guard case .parent(let parent, let via)? = child.scope, parent == table.name, !child.localOnly else { return nil }
+            return (child, via)
+        }
     }
 }
