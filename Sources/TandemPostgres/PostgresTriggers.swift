@@ -8,6 +8,15 @@ import Tandem
 /// log's functions run as the administrator who ran setup (`SECURITY DEFINER`), so roles that
 /// may not write the log (scoped sync) still have their changes logged.
 enum PostgresTriggers {
+    /// Installs `table`'s functions and triggers (again: setup run again replaces them).
+    ///
+    /// The row trigger logs each change with the row as the table holds it when the trigger
+    /// runs, read by id, not as the statement wrote it (`NEW`): another trigger may change or
+    /// remove the row again inside the statement, and that change's own row trigger, at the end
+    /// of its nested statement, may run first, so logging `NEW` would put the older value last
+    /// and leave clients with it. Read when it runs, whichever entry comes last carries the
+    /// row's final state: a row no longer there logs a DELETE (nothing after an INSERT, whose
+    /// removal was logged), and a deleted row that is back logs a PUT.
     static func install(_ table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws {
         let name = SQLText.identifier(table.name)
         let row = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table.name))
@@ -26,18 +35,33 @@ enum PostgresTriggers {
             DECLARE
                 old_scope text;
                 new_scope text;
+                tandem_op text := TG_OP;
+                tandem_now \(name);
             BEGIN
-                IF TG_OP <> 'INSERT' THEN old_scope := \(PostgresScopes.scopeExpression(of: table, in: schema, row: "OLD")); END IF;
-                IF TG_OP <> 'DELETE' THEN new_scope := \(PostgresScopes.scopeExpression(of: table, in: schema, row: "NEW")); END IF;
-                IF TG_OP = 'UPDATE' AND OLD.id = NEW.id AND old_scope IS NOT DISTINCT FROM new_scope AND \(row)(OLD) = \(row)(NEW)
+                -- The row as the table holds it now: another trigger may have changed it inside the statement.
+                IF TG_OP = 'DELETE' THEN
+                    SELECT * INTO tandem_now FROM \(name) tandem_r WHERE tandem_r.id = OLD.id;
+                ELSE
+                    SELECT * INTO tandem_now FROM \(name) tandem_r WHERE tandem_r.id = NEW.id;
+                END IF;
+                IF FOUND THEN
+                    IF TG_OP = 'DELETE' THEN tandem_op := 'UPDATE'; END IF;
+                ELSIF TG_OP = 'INSERT' THEN
+                    RETURN NULL;  -- removed again: whatever removed it was logged
+                ELSE
+                    tandem_op := 'DELETE';
+                END IF;
+                IF tandem_op <> 'INSERT' THEN old_scope := \(PostgresScopes.scopeExpression(of: table, in: schema, row: "OLD")); END IF;
+                IF tandem_op <> 'DELETE' THEN new_scope := \(PostgresScopes.scopeExpression(of: table, in: schema, row: "tandem_now")); END IF;
+                IF tandem_op = 'UPDATE' AND OLD.id = tandem_now.id AND old_scope IS NOT DISTINCT FROM new_scope AND \(row)(OLD) = \(row)(tandem_now)
                    AND current_setting('tandem.upload', true) IS DISTINCT FROM 'on' THEN
                     RETURN NULL;  -- another application changed only columns the schema does not declare
                 END IF;
-                IF TG_OP <> 'INSERT' AND (TG_OP = 'DELETE' OR OLD.id IS DISTINCT FROM NEW.id OR old_scope IS DISTINCT FROM new_scope) THEN
+                IF tandem_op <> 'INSERT' AND (tandem_op = 'DELETE' OR OLD.id IS DISTINCT FROM tandem_now.id OR old_scope IS DISTINCT FROM new_scope) THEN
                     INSERT INTO tandem_changes(op, type, id, scope) VALUES ('DELETE', \(literal), OLD.id, old_scope);
                 END IF;
-                IF TG_OP <> 'DELETE' THEN
-                    INSERT INTO tandem_changes(op, type, id, data, scope) VALUES ('PUT', \(literal), NEW.id, \(row)(NEW), new_scope);
+                IF tandem_op <> 'DELETE' THEN
+                    INSERT INTO tandem_changes(op, type, id, data, scope) VALUES ('PUT', \(literal), tandem_now.id, \(row)(tandem_now), new_scope);
                 END IF;
             \(childrenFollow(table, in: schema))
                 PERFORM pg_notify('\(PostgresSetup.channel)', '');
@@ -147,16 +171,16 @@ enum PostgresTriggers {
             let name = SQLText.identifier(child.name), literal = SQLText.literal(child.name), reference = SQLText.identifier(via)
             let row = SQLText.identifier(PostgresSetup.objectName("tandem_row_", child.name))
             return """
-                        IF TG_OP <> 'INSERT' THEN
+                        IF tandem_op <> 'INSERT' THEN
                             INSERT INTO tandem_changes(op, type, id, scope) SELECT 'DELETE', \(literal), c.id, old_scope FROM \(name) c WHERE c.\(reference) = OLD.id;
                         END IF;
-                        IF TG_OP <> 'DELETE' THEN
-                            INSERT INTO tandem_changes(op, type, id, data, scope) SELECT 'PUT', \(literal), c.id, \(row)(c), new_scope FROM \(name) c WHERE c.\(reference) = NEW.id;
+                        IF tandem_op <> 'DELETE' THEN
+                            INSERT INTO tandem_changes(op, type, id, data, scope) SELECT 'PUT', \(literal), c.id, \(row)(c), new_scope FROM \(name) c WHERE c.\(reference) = tandem_now.id;
                         END IF;
                 """
         }.joined(separator: "\n")
         return """
-                IF TG_OP <> 'UPDATE' OR OLD.id IS DISTINCT FROM NEW.id OR old_scope IS DISTINCT FROM new_scope THEN
+                IF tandem_op <> 'UPDATE' OR OLD.id IS DISTINCT FROM tandem_now.id OR old_scope IS DISTINCT FROM new_scope THEN
             \(statements)
                 END IF;
             """
