@@ -57,16 +57,23 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// The connection string without a password, for messages and status.
     public let name: String
 
-    /// Connects and reads the server's id.
+    /// Connects and reads the server's id and its synced tables' columns, and sets the
+    /// connection up for the feed (``prepareForFeed(_:)``), in one round trip.
     /// - Throws: ``PostgresError`` when the server cannot be reached or was never set up
     ///   (`tandem backend setup`).
     public init(conninfo: String) throws {
         self.conninfo = conninfo
         name = ConnectionString.redacted(conninfo)
         let connection = try PostgresConnection(conninfo)
-        let serverID: String?
+        var serverID: String?
         do {
-            serverID = try PostgresBackend.serverID(on: connection)
+            let answers = try connection.pipeline(
+                [.init(sql: "SELECT value FROM tandem_meta WHERE key = 'server_id'"), .init(sql: PostgresSetup.columnTypesQuery)]
+                    + PostgresBackend.feedSettings)
+            serverID = answers[0].first?.first ?? nil
+            columnTypes = PostgresSetup.columnTypes(from: answers[1])
+        } catch let error as PostgresError where error.sqlState == "42P01" {
+            // undefined_table: Tandem's tables are not there.
         } catch let error as PostgresError where error.sqlState == "42501" {
             throw PostgresError(
                 "\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with \(Remedy.grantScopes.apiTerms) (\(error.message))"
@@ -77,7 +84,6 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             throw PostgresError("\(name) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", isConnectionFailure: true)
         }
         identifier = id
-        try PostgresBackend.prepareForFeed(connection)
         self.connection = connection
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
@@ -122,9 +128,11 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     ///
     /// Related documentation: https://www.postgresql.org/docs/15/jit-decision.html
     static func prepareForFeed(_ connection: PostgresConnection) throws {
-        try connection.execute("SET enable_seqscan = off")
-        try connection.execute("SET jit = off")
+        _ = try connection.pipeline(feedSettings)
     }
+
+    /// The settings of ``prepareForFeed(_:)``.
+    static let feedSettings: [PostgresConnection.Statement] = [.init(sql: "SET enable_seqscan = off"), .init(sql: "SET jit = off")]
 
     /// Gives the login role `role` the scope values `scopes` for scoped sync, and the privileges
     /// a Tandem client needs on the backend's tables (see ``PostgresScopes``). Run as the

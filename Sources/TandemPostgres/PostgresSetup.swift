@@ -200,12 +200,18 @@ enum PostgresSetup {
 
     /// The declared columns of the synced tables on the server: table → column → Tandem type, in schema order.
     static func columnTypes(on connection: PostgresConnection) throws -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {
+        columnTypes(from: try connection.execute(columnTypesQuery))
+    }
+
+    /// The statement ``columnTypes(on:)`` reads its answer with.
+    static let columnTypesQuery = """
+        SELECT t.table_name, c.column_name, c.type FROM tandem_tables t
+        LEFT JOIN tandem_columns c ON c.table_name = t.table_name ORDER BY t.table_name, c.position
+        """
+
+    /// ``columnTypes(on:)`` from the rows of ``columnTypesQuery``.
+    static func columnTypes(from rows: [[String?]]) -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {
         var tables: [String: [(name: String, type: ColumnSchema.ColumnType)]] = [:]
-        let rows = try connection.execute(
-            """
-            SELECT t.table_name, c.column_name, c.type FROM tandem_tables t
-            LEFT JOIN tandem_columns c ON c.table_name = t.table_name ORDER BY t.table_name, c.position
-            """)
         for row in rows {
             guard let table = row[0] else { continue }
             tables[table, default: []] += []

@@ -143,18 +143,23 @@ extension PostgresUpload {
     /// Written member by member (a batch's thousands of rows, no object built for each).
     private func recordset(_ run: [CrudEntry], columns: [(name: String, type: ColumnSchema.ColumnType)]) throws -> String {
         let keys = columns.map { "," + JSONValue.string($0.name).jsonText + ":" }
-        var text = "["
+        var text = JSONText()
+        text.append("[")
         for (index, entry) in run.enumerated() {
-            text += index == 0 ? "{\"id\":" : ",{\"id\":"
-            text += JSONValue.string(entry.rowID).jsonText
+            text.append(index == 0 ? "{\"id\":" : ",{\"id\":")
+            JSONValue.writeString(entry.rowID, to: &text)
             for (column, key) in zip(columns, keys) {
-                let value = try PostgresValues.text(entry.data?[column.name] ?? .null, column: column.name, type: column.type, entry: entry)
-                text += key
-                text += value.map { JSONValue.string($0).jsonText } ?? "null"
+                text.append(key)
+                if let value = try PostgresValues.text(entry.data?[column.name] ?? .null, column: column.name, type: column.type, entry: entry) {
+                    JSONValue.writeString(value, to: &text)
+                } else {
+                    text.append("null")
+                }
             }
-            text += "}"
+            text.append("}")
         }
-        return text + "]"
+        text.append("]")
+        return text.string
     }
 
     private func recordType(_ columns: [(name: String, type: ColumnSchema.ColumnType)]) -> String {

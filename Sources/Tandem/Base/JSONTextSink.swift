@@ -1,17 +1,19 @@
 /// Where ``JSONValue``'s compact JSON text goes as it is written: into a string
 /// (``JSONValue/jsonText``), or into a digest that reads the bytes as they come and keeps no
-/// text (``CrudTransaction/digest``).
-protocol JSONTextSink {
+/// text (``CrudTransaction/digest``). Package-wide: a backend writes its batches' JSON with it.
+package protocol JSONTextSink {
     mutating func append(_ text: String)
     mutating func append(_ scalar: Unicode.Scalar)
 }
 
 /// JSON text written into a string.
-struct JSONText: JSONTextSink {
-    var string = ""
+package struct JSONText: JSONTextSink {
+    package var string = ""
 
-    mutating func append(_ text: String) { string += text }
-    mutating func append(_ scalar: Unicode.Scalar) { string.unicodeScalars.append(scalar) }
+    package init() {}
+
+    package mutating func append(_ text: String) { string += text }
+    package mutating func append(_ scalar: Unicode.Scalar) { string.unicodeScalars.append(scalar) }
 }
 
 /// A 64-bit FNV-1a hash of the UTF-8 bytes written into it.
@@ -25,14 +27,14 @@ struct FNV1a: JSONTextSink {
         value = value &* 0x100_0000_01b3
     }
 
-    mutating func append(_ text: String) {
+    package mutating func append(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             for byte in bytes { append(byte) }
         }
     }
 
-    mutating func append(_ scalar: Unicode.Scalar) {
+    package mutating func append(_ scalar: Unicode.Scalar) {
         for byte in UTF8.encode(scalar)! { append(byte) }
     }
 }

@@ -121,7 +121,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// A JSON string literal (RFC 8259): quotes, backslashes and control characters escaped.
-    static func writeString<Sink: JSONTextSink>(_ string: String, to sink: inout Sink) {
+    package static func writeString<Sink: JSONTextSink>(_ string: String, to sink: inout Sink) {
         sink.append("\"")
         // Most text needs no escape: appended whole.
         if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5c || $0 == 0x7f }) {
