@@ -24,6 +24,8 @@ final class SyncEngine: Sendable {
         /// cursorless wait always answers (a first sync is due), which announces nothing anyone
         /// did since; later answers do.
         var firstSyncDue: Date?
+        /// Whether a pass has ended (``firstPassEnded`` is raised then).
+        var passEnded = false
     }
 
     private let database: SharedDatabase
@@ -36,6 +38,8 @@ final class SyncEngine: Sendable {
     private let signal = WakeFlag()
     /// Raised by ``stop()``: ends the backend waiter's retry delay.
     private let backendRetry = WakeFlag()
+    /// Raised when the first pass has ended, and by ``stop()`` (``waitForBackend()``).
+    private let firstPassEnded = WakeFlag()
     /// Entered by ``start()`` for the loop, left when the loop has ended: ``stop()`` waits for it.
     private let loopRunning = DispatchGroup()
     private let state = Mutex(State())
@@ -107,6 +111,7 @@ final class SyncEngine: Sendable {
         token?.cancel()
         signal.raise()
         backendRetry.raise()
+        firstPassEnded.raise()
         backend.interruptWaits()
         if runNow { whenEnded?() }
     }
@@ -151,6 +156,11 @@ final class SyncEngine: Sendable {
             switch next {
             case .runPass:
                 next = runPass()
+                let first = state.withLock { s -> Bool in
+                    defer { s.passEnded = true }
+                    return !s.passEnded
+                }
+                if first { firstPassEnded.raise() }
             case .waitForWakeUp:
                 signal.wait()
                 switch lifecycle.send({ $0.woken() }) {
@@ -306,7 +316,21 @@ final class SyncEngine: Sendable {
                 }
                 if let newest = try backend.waitForChanges(after: known ?? "", timeout: .seconds(10)) {
                     let now = Date()
-                    if known == "" { state.withLock { if $0.firstSyncDue == nil { $0.firstSyncDue = now } } }
+                    if known == "" {
+                        state.withLock { if $0.firstSyncDue == nil { $0.firstSyncDue = now } }
+                        // A cursorless wait answers at once: a first sync is due, which the first
+                        // pass does. When that pass is under way, this waits for it and then
+                        // from the cursor it stored (which answers at once when anything came
+                        // after its download): a second pass would find nothing. Only when the
+                        // pass left its download for later (a backlog) is this answer the news.
+                        if !state.withLock({ $0.passEnded }) {
+                            firstPassEnded.wait()
+                            if let stored = try database.read({ try $0.stored(.cursor).stringValue }), !stored.isEmpty {
+                                known = stored
+                                continue
+                            }
+                        }
+                    }
                     known = newest
                     lag.announced(at: now)
                     signal.raise()
