@@ -17,6 +17,8 @@ final class ChangeApplier {
     /// Per table name: the quoted data table its changes go to, or nil for `ps_untyped`; found
     /// once per applier (one download transaction), whatever the number of changes.
     private var targets: [String: String?] = [:]
+    /// During a full sync (``beginFullSync(in:)``): per table, the ids its PUTs wrote.
+    private var written: [String: Set<String>]?
 
     init(schema: Schema, pending: [[String]: Int]) {
         self.schema = schema
@@ -34,6 +36,7 @@ final class ChangeApplier {
                 guard let data = change.data else {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
                 }
+                written?[change.table, default: []].insert(change.rowID)
                 do {
                     // An upsert updates the row in place (`INSERT OR REPLACE` deleted it and
                     // inserted it again), and not at all when its stored text is the same.
@@ -64,10 +67,36 @@ final class ChangeApplier {
         }
     }
 
-    /// Before a full sync: removes every synced row that has no pending upload, in every table
-    /// downloads write to, so that the full sync leaves exactly the server's rows plus the
-    /// pending ones.
-    func removeSyncedRows(in tx: Transaction) throws {
+    /// Before a full sync's changes: removes the rows waiting in `ps_untyped` that have no
+    /// pending upload, and notes the ids the changes write from here on, so that
+    /// ``endFullSync(in:)`` removes the rest. The full sync then leaves exactly the server's
+    /// rows plus the pending ones, and writes only rows that differ: one that is the same (an
+    /// owner's own rows, downloaded again) is not written at all, where removing every row
+    /// first wrote each of them twice and woke every live query on its table.
+    func beginFullSync(in tx: Transaction) throws {
+        try UntypedRows.removeAll(of: nil, keeping: { self.pending[$0] != nil }, in: tx)
+        written = [:]
+    }
+
+    /// After a full sync's changes: removes every row of the tables downloads write to that no
+    /// PUT since ``beginFullSync(in:)`` wrote and that has no pending upload.
+    func endFullSync(in tx: Transaction) throws {
+        guard let written else { return }
+        for table in try syncedTables(in: tx) {
+            guard let quoted = try target(of: table, in: tx) else { continue }
+            let kept = written[table, default: []].union(pending.keys.filter { $0[0] == table }.map { $0[1] })
+            if kept.isEmpty {
+                try tx.executeOwn("DELETE FROM \(quoted)")
+            } else {
+                try tx.executeOwn("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept.map(JSONValue.string)).jsonText])
+            }
+        }
+        self.written = nil
+    }
+
+    /// The tables downloads write rows of: the declared synced ones, and those dropped from the
+    /// schema whose rows are kept.
+    private func syncedTables(in tx: Transaction) throws -> [String] {
         var tables = Set(schema.tables.filter { !$0.localOnly && !$0.insertOnly }.map(\.name))
         for name in try tx.fetchAll("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap({ $0[0].stringValue }) {
             if let table = InternalTables.declaredTable(ofDataTable: name), name == InternalTables.dataTable(of: table, localOnly: false),
@@ -76,8 +105,7 @@ final class ChangeApplier {
                 tables.insert(table)  // a table dropped from the schema whose rows are kept
             }
         }
-        for table in tables.sorted() { try truncate(table, in: tx) }
-        try UntypedRows.removeAll(of: nil, keeping: { self.pending[$0] != nil }, in: tx)
+        return tables.sorted()
     }
 
     /// Where `table`'s changes go (see the type's documentation).

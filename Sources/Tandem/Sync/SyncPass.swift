@@ -228,7 +228,7 @@ struct SyncPass {
         try database.write { tx in
             try Fence.check(tx, epoch: epoch)
             let applier = ChangeApplier(schema: try SchemaInstaller.cachedStoredSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
-            if fullSync != nil { try applier.removeSyncedRows(in: tx) }
+            if fullSync != nil { try applier.beginFullSync(in: tx) }
             if staged > 0 {
                 var chunk: [ServerChange] = []
                 try DownloadStage.forEach(in: tx) { change in
@@ -239,6 +239,7 @@ struct SyncPass {
                 try DownloadStage.clear(in: tx)
             }
             try applier.apply(changes, in: tx)
+            try applier.endFullSync(in: tx)
             try tx.store(.cursor, next)
             try tx.removeStored(.downloading)
         }
