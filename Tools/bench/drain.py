@@ -10,7 +10,8 @@ upload queue holds them), then `tandem app` starts on A and on B and the time un
 (`tandem watch`, count of rows) shows all N x R rows is the drain time. The server exists before
 (PostgreSQL's set up with `tandem backend setup`, the embedded backend's file made by a third
 client's `tandem sync`), as it does when a host's apps start again. Beside it, in the same
-invocation, the server takes the same rows itself: PostgreSQL in one multi-row INSERT through
+invocation and just before the apps start (so that both are timed under the same load on a
+shared machine), the server takes the same rows itself: PostgreSQL in one multi-row INSERT through
 Tandem's change-log triggers; the embedded backend's file in one SQLite transaction writing
 `server_rows` and `server_changes` as an upload does. Prints rows/s for both and their ratio, and
 the CPU seconds the two apps and the PostgreSQL server spent during the drain (the embedded
@@ -50,9 +51,11 @@ def progress(message):
     sys.stderr.flush()
 
 
-def drain(tandem, directory, url, transactions, rows, cluster=None):
-    """Seconds from starting the apps until B's live query shows every row, and the CPU seconds
-    A's app, B's app and the server (PostgreSQL) spent meanwhile."""
+def drain(tandem, directory, url, transactions, rows, ingest, cluster=None):
+    """Seconds from starting the apps until B's live query shows every row, the seconds of
+    `ingest()` (the server's own ingest, run just before the apps start, so that the two are
+    timed under the same load on a shared machine), and the CPU seconds A's app, B's app and
+    the server (PostgreSQL) spent during the drain."""
     schema = os.path.join(directory, "schema.json")
     a, b = os.path.join(directory, "a.db"), os.path.join(directory, "b.db")
     for db in (a, b):
@@ -75,6 +78,7 @@ def drain(tandem, directory, url, transactions, rows, cluster=None):
                 seen.set()
     threading.Thread(target=read, daemon=True).start()
     time.sleep(0.3)
+    ingested = ingest()
     server_before = cluster.cpu_seconds() if cluster else 0
     started = time.time()
     apps = [subprocess.Popen([tandem, "app", db, "--backend", url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -84,7 +88,7 @@ def drain(tandem, directory, url, transactions, rows, cluster=None):
             raise RuntimeError(f"B never showed {total} rows")
         took = time.time() - started
         cpu = [cpu_seconds(app.pid) or 0 for app in apps] + [cluster.cpu_seconds() - server_before if cluster else 0]
-        return took, cpu
+        return took, ingested, cpu
     finally:
         stop_all(apps + [watcher], timeout=30)
 
@@ -97,9 +101,14 @@ def make_server_file(tandem, directory, url):
 
 
 def embedded_ingest(directory, tandem, total):
-    """The same rows written straight into a new server file: server_rows and server_changes, one transaction."""
+    """The same rows written straight into a new server file: server_rows and server_changes, one
+    transaction. Makes the file now and returns the ingest to time (seconds)."""
     server = os.path.join(directory, "ingest-server.db")
     make_server_file(tandem, directory, "sqlite:" + server)
+    return lambda: embedded_ingest_into(server, total)
+
+
+def embedded_ingest_into(server, total):
     db = sqlite3.connect(server, isolation_level=None)
     db.execute("PRAGMA busy_timeout=5000")
     started = time.time()
@@ -138,7 +147,7 @@ def drain_and_ingest(tandem, cluster, work, backend, size, args, attempt):
         for db in (name, name + "_ingest"):
             subprocess.run([tandem, "backend", "setup", cluster.url(db), "--schema", os.path.join(directory, "schema.json")],
                            check=True, stdout=subprocess.DEVNULL)
-        ingest = postgres_ingest(cluster, name + "_ingest", total)
+        ingest = lambda: postgres_ingest(cluster, name + "_ingest", total)
         if args.statements:
             cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", name)
             cluster.psql("SELECT pg_stat_statements_reset()", name)
@@ -147,11 +156,12 @@ def drain_and_ingest(tandem, cluster, work, backend, size, args, attempt):
         ingest = embedded_ingest(directory, tandem, total)
         url = "sqlite:" + os.path.join(directory, "server.db")
     progress(f"{backend}: {size:,} transactions of {args.rows} row(s)" + (f", run {attempt + 1} of {args.repeat}" if args.repeat > 1 else ""))
-    took, cpu = drain(tandem, directory, url, size, args.rows, cluster if backend == "postgres" else None)
+    took, ingested, cpu = drain(tandem, directory, url, size, args.rows, ingest, cluster if backend == "postgres" else None)
     if backend == "postgres" and args.statements:
         print(cluster.psql("SELECT round(total_exec_time)::text || ' ms | ' || calls || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 150)"
-                           " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12", name))
-    return took, ingest, cpu
+                           " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                           " ORDER BY total_exec_time DESC LIMIT 12", name))
+    return took, ingested, cpu
 
 
 def main():
