@@ -20,8 +20,6 @@ final class Writer: @unchecked Sendable {
     /// SQLite's count of all commits, to notice commits of writers that stamp nothing.
     private let commitCounter: WALCommitCounter
     let path: String
-    /// `PRAGMA schema_version` after the last transaction that changed no rows; guarded by `mutex`.
-    private var knownSchemaVersion: Int64?
     /// `ps_state` as this process's last commit left it, guarded by `mutex`; nil when unknown.
     private var lastCommit: LastCommit?
     let checkpointing: Checkpointing
@@ -110,6 +108,11 @@ final class Writer: @unchecked Sendable {
 
         checkpointing.beforeTransaction(on: connection)
         try connection.control(.beginImmediate)
+        // Whether the transaction changes the schema, for one that changes no row: compared
+        // with the last such transaction's, a first one (binding a backend that is bound
+        // already, at every sync's start) or one after a schema change that wrote rows too
+        // stamped "any table" and woke every live query of every process.
+        let schemaAtBegin = try connection.scalar("PRAGMA schema_version").int64Value
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
         // Stable: no one else can commit now. Read even when the counters are known: a restart
@@ -122,7 +125,7 @@ final class Writer: @unchecked Sendable {
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges(
-                rowsChanged: connection.totalChanges != changesBefore, commitsAtBegin: commitsAtBegin,
+                rowsChanged: connection.totalChanges != changesBefore, schemaAtBegin: schemaAtBegin, commitsAtBegin: commitsAtBegin,
                 known: known, marked: marked)
             try connection.control(.commit)
             if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
@@ -152,7 +155,7 @@ final class Writer: @unchecked Sendable {
     /// - Parameter known: `ps_state` as this process's last commit left it, when no other
     ///   connection has committed since: then the counters are known, and one statement sets them.
     private func recordChanges(
-        rowsChanged: Bool, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
+        rowsChanged: Bool, schemaAtBegin: Int64?, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
         marked: Set<String>
     ) throws -> Commit? {
         var tables = connection.takeChangedTables().union(marked)
@@ -162,9 +165,7 @@ final class Writer: @unchecked Sendable {
             // changes no rows): stamp "any table", which observers treat as unknown. A
             // transaction that wrote nothing commits nothing and records nothing.
             if !rowsChanged {
-                let schemaVersion = try connection.scalar("PRAGMA schema_version").int64Value
-                guard schemaVersion != knownSchemaVersion else { return nil }
-                knownSchemaVersion = schemaVersion
+                guard try connection.scalar("PRAGMA schema_version").int64Value != schemaAtBegin else { return nil }
             }
             tables = [InternalTables.anyTable]
         }
