@@ -58,12 +58,18 @@ final class ChangeApplier {
     /// pending ones reach the server later and come back in its answer, or are deleted there.
     func truncate(_ table: String, in tx: Transaction) throws {
         try UntypedRows.removeAll(of: table, keeping: { self.pending[$0] != nil }, in: tx)
+        try removeRows(of: table, keeping: [], in: tx)
+    }
+
+    /// Removes every row of `table`'s data table except those with an id in `kept` and those
+    /// with a pending upload.
+    private func removeRows(of table: String, keeping kept: Set<String>, in tx: Transaction) throws {
         guard let quoted = try target(of: table, in: tx) else { return }
-        let kept = pending.keys.filter { $0[0] == table }.map { JSONValue.string($0[1]) }
+        let kept = kept.union(pending.keys.filter { $0[0] == table }.map { $0[1] })
         if kept.isEmpty {
             try tx.executeOwn("DELETE FROM \(quoted)")
         } else {
-            try tx.executeOwn("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept).jsonText])
+            try tx.executeOwn("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept.map(JSONValue.string)).jsonText])
         }
     }
 
@@ -82,15 +88,7 @@ final class ChangeApplier {
     /// PUT since ``beginFullSync(in:)`` wrote and that has no pending upload.
     func endFullSync(in tx: Transaction) throws {
         guard let written else { return }
-        for table in try syncedTables(in: tx) {
-            guard let quoted = try target(of: table, in: tx) else { continue }
-            let kept = written[table, default: []].union(pending.keys.filter { $0[0] == table }.map { $0[1] })
-            if kept.isEmpty {
-                try tx.executeOwn("DELETE FROM \(quoted)")
-            } else {
-                try tx.executeOwn("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept.map(JSONValue.string)).jsonText])
-            }
-        }
+        for table in try syncedTables(in: tx) { try removeRows(of: table, keeping: written[table, default: []], in: tx) }
         self.written = nil
     }
 
