@@ -17,42 +17,58 @@ import Tandem
 /// client behind the compacted log get a full sync. `LISTEN` is only a wake-up; after every
 /// (re)connect the log is read from the cursor. A wait is not woken by this backend's own
 /// uploads (the notification names its sender's server process): the owner downloads their
-/// answers after uploading anyway.
+/// answers after uploading anyway. One connection serves uploads, downloads and, once a wait
+/// began, `LISTEN`: a client costs the server one connection (and a second for the length of a
+/// background compaction).
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `connection` and `columnTypes` are used only with `lock` held; `listener`,
-    // `listening`, `checkedCursor` and `lastLook` only by the one thread in waitForChanges at a
-    // time; `interrupts` is a pipe any thread may write to; `uploadProcessID` is atomic;
-    // `acknowledgements` and `lastCompaction` are behind their own mutexes.
+    // Invariant: `connection`, `generation`, `listenWanted`, `listening` and `columnTypes` are
+    // used only with `lock` held; `checkedCursor`, `checkedGeneration` and `lastLook` only by the
+    // one thread in waitForChanges at a time; `interrupts` and `wakeups` are pipes any thread may
+    // write to; `uploadProcessID` and `news` are atomic; `acknowledgements` and `lastCompaction`
+    // are behind their own mutexes.
     let conninfo: String
     private let lock = NSLock()
+    /// The one connection: uploads, downloads and, once a wait began, `LISTEN` (see ``waitForChanges(after:timeout:)``).
     private var connection: PostgresConnection?
-    private var listener: PostgresConnection?
-    private var listening = false
-    /// A cursor after which the listener found no change, listening since before it looked:
-    /// a later change is announced on the listener, so a wait after it needs no look first.
-    private var checkedCursor: String?
-    /// When the listener last looked at the feed's position.
-    private var lastLook: ContinuousClock.Instant?
-    /// The longest the listener goes without looking: a connection a network dropped without
+    /// Counts the connections made: a wait looks at the feed again after a reconnect.
+    var generation = 0
+    /// Set by the first wait: every connection made from then on listens.
+    var listenWanted = false
+    /// Whether `connection` listens (a pooler in transaction mode cannot `LISTEN`: waits then poll).
+    var listening = false
+    /// Raised when statements read a notification that may announce another's change (libpq keeps
+    /// what it read with an answer, where poll(2) does not see it); the wait looks, woken by `wakeups`.
+    let news = Atomic<Bool>(false)
+    /// A cursor after which the wait found no change, listening since before it looked:
+    /// a later change is announced, so a wait after it needs no look first.
+    var checkedCursor: String?
+    /// The connection `checkedCursor` was checked on.
+    var checkedGeneration = 0
+    /// When the wait last looked at the feed's position.
+    var lastLook: ContinuousClock.Instant?
+    /// The longest a wait goes without looking: a connection a network dropped without
     /// a word, or a change that sent no notification, shows within it. Set before
     /// the first wait (tests shorten it).
     var lookInterval = Duration.seconds(10)
     /// The server process of `connection`, set when it connects and again after its statements
-    /// succeed (0 when they failed, and when a lost listener reconnects): the sender of the
-    /// notifications of this backend's own uploads, known before the first upload commits. A
-    /// process id names one live server process, and a connection that answered is alive.
-    private let uploadProcessID = Atomic<Int32>(0)
+    /// succeed (0 when the connection was lost): the sender of the notifications of this
+    /// backend's own uploads, known before the first upload commits. A process id names one
+    /// live server process, and a connection that answered is alive.
+    let uploadProcessID = Atomic<Int32>(0)
     /// The server's synced tables and their declared columns, read once (and again when an upload
     /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
     private var columnTypes: [String: [(name: String, type: ColumnSchema.ColumnType)]]?
-    private let interrupts: (Int32, Int32)
+    let interrupts: (Int32, Int32)
+    /// Written when `news` is raised, and when the connection is made again while waits listen.
+    let wakeups: (Int32, Int32)
     /// Per client: the last cursor told to the server, when, and a newer one held back since,
     /// so acknowledgements go out at most every 10 seconds.
     let acknowledgements = Mutex<[String: (cursor: String, at: Date, pending: String?)]>([:])
-    /// When this process last tried to compact the change log.
-    let lastCompaction = Mutex<Date>(.distantPast)
+    /// When this process last tried to compact the change log; at first, when the backend was
+    /// opened (no compaction in a process's first minute: see ``compactIfDue()``).
+    let lastCompaction = Mutex<Date>(Date())
     public let identifier: String
     /// The connection string without a password, for messages and status.
     public let name: String
@@ -85,16 +101,21 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         }
         identifier = id
         self.connection = connection
-        var fds: [Int32] = [-1, -1]
-        _ = pipe(&fds)
-        for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        interrupts = (fds[0], fds[1])
+        interrupts = PostgresBackend.makePipe()
+        wakeups = PostgresBackend.makePipe()
         uploadProcessID.store(connection.serverProcessID, ordering: .relaxed)
     }
 
     deinit {
-        close(interrupts.0)
-        close(interrupts.1)
+        for fd in [interrupts.0, interrupts.1, wakeups.0, wakeups.1] { close(fd) }
+    }
+
+    /// A pipe whose ends do not block and are not inherited.
+    private static func makePipe() -> (Int32, Int32) {
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return (fds[0], fds[1])
     }
 
     static func serverID(on connection: PostgresConnection) throws -> String? {
@@ -149,18 +170,28 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         try PostgresScopes.revoke(scopes, from: role, on: PostgresConnection(conninfo))
     }
 
-    /// The main connection, reconnected when it was lost.
+    /// The connection, reconnected when it was lost (listening again, when waits listen, and
+    /// waking the wait, which looks at the feed: notifications were lost with the connection).
+    /// Notifications its statements read are handed to the wait (``news``).
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
         if connection == nil || connection!.isBroken {
             connection = try connect()
-            // Known before an upload commits: its notification may reach the listener first.
+            generation += 1
+            // Known before an upload commits: its notification may reach the wait first.
             uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
+            listening = false
+            if listenWanted {
+                listen(on: connection!)
+                wake()
+            }
         }
+        let db = connection!
+        defer { if listening, db === connection, let senders = try? db.consumeNotifications(), isNews(senders) { news.store(true, ordering: .relaxed); wake() } }
         do {
-            let value = try body(connection!)
-            uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
+            let value = try body(db)
+            uploadProcessID.store(db.serverProcessID, ordering: .relaxed)
             return value
         } catch let error as PostgresError where error.isConnectionFailure {
             uploadProcessID.store(0, ordering: .relaxed)
@@ -241,85 +272,5 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         }
         compactIfDue()
         return batch
-    }
-
-    // MARK: Push
-
-    /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
-    /// wait after another cursor than the last one looked at, after a (re)connect, when a
-    /// notification from another server process than this backend's upload connection
-    /// arrives, and at least every ``lookInterval``. A change this backend uploaded itself wakes
-    /// no wait: the owner downloads after uploading (in that pass, or while a backlog uploads
-    /// within ``SyncEngine``'s deferral of its own uploads' answers).
-    public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
-        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
-        var drained: UInt8 = 0
-        while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
-        var look = cursor != checkedCursor
-        while true {
-            if listener == nil || listener!.isBroken {
-                checkedCursor = nil
-                look = true
-                // After a server restart (a listener lost) another host's connection may have
-                // the upload connection's old process id: its notifications are news until that
-                // one answers again. A first listener keeps the id the upload connection has.
-                if listener != nil { uploadProcessID.store(0, ordering: .relaxed) }
-                let connection = try connect()
-                // A pooler in transaction mode cannot LISTEN: then this polls every second.
-                listening = (try? connection.execute("LISTEN \(PostgresSetup.channel)")) != nil
-                listener = connection
-            }
-            let db = listener!
-            if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
-            if look || !listening {
-                // After every (re)connect and wake-up, read from the cursor: notifications are
-                // wake-ups only. Those already here are of commits the position below sees.
-                checkedCursor = nil
-                lastLook = .now
-                _ = try db.consumeNotifications()
-                let stored = PostgresCursor(cursor)
-                let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
-                let position = try PostgresFeed.position(on: db, name: name, after: settled)
-                if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
-                    || position.hasChanges
-                {
-                    // A pass has work to do from the stored cursor; the next wait starts from here.
-                    checkedCursor = listening ? position.settledCursor.text : nil
-                    return position.settledCursor.text
-                }
-                checkedCursor = listening ? cursor : nil
-                look = false
-            }
-            // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
-            if listening, try isNews(db.consumeNotifications()) {
-                look = true
-                continue
-            }
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 {
-                flushAcknowledgements()
-                return nil
-            }
-            var fds = [
-                pollfd(fd: listening ? db.socket : -1, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0),
-            ]
-            let untilLook = lastLook.map { (lookInterval - $0.duration(to: .now)).seconds } ?? 0
-            let milliseconds = Int32(max(0, min(remaining, listening ? untilLook : 1)) * 1000) + 1
-            let n = poll(&fds, 2, milliseconds)
-            if n > 0 && fds[1].revents != 0 { return nil }
-            if n > 0 && fds[0].revents != 0, try isNews(db.consumeNotifications()) { look = true }
-        }
-    }
-
-    /// Whether notifications from `senders` may announce a change that is not this backend's own upload.
-    private func isNews(_ senders: [Int32]) -> Bool {
-        let own = uploadProcessID.load(ordering: .relaxed)
-        return senders.contains { $0 != own || own == 0 }
-    }
-
-    public func interruptWaits() {
-        var one: UInt8 = 1
-        _ = write(interrupts.1, &one, 1)
     }
 }

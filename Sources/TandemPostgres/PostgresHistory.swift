@@ -24,6 +24,9 @@ enum PostgresHistory {
     static let defaultRetention: Double = 7 * 24 * 3600
     /// The least time between a background compaction's choice of a horizon and its use.
     static let grace: Double = 300
+    /// The least time between two background compactions of one process, and between its
+    /// backend's opening and its first (seconds).
+    static let interval: Double = 60
 
     /// Starts a new history after the old one's row was found restored: a new id, the old
     /// history's change log and client positions removed, in one transaction (`tandem_new_history()`,
@@ -133,17 +136,24 @@ extension PostgresBackend {
         }
     }
 
-    /// Compacts in the background of downloads, at most once a minute per process, on a thread
-    /// and a connection of its own: a compaction that deletes many changes never holds up the
-    /// download that started it.
-    func compactIfDue() {
-        let now = Date()
-        let due = lastCompaction.withLock { last -> Bool in
-            guard now.timeIntervalSince(last) >= 60 else { return false }
+    /// Whether a background compaction is due at `now`, at least ``PostgresHistory/interval``
+    /// after the last one (or the backend's opening); `now` is then recorded as the last.
+    func compactionIsDue(at now: Date) -> Bool {
+        lastCompaction.withLock { last -> Bool in
+            guard now.timeIntervalSince(last) >= PostgresHistory.interval else { return false }
             last = now
             return true
         }
-        guard due else { return }
+    }
+
+    /// Compacts in the background of downloads, at most once a minute per process and not in
+    /// its first minute, on a thread and a connection of its own: a compaction that deletes
+    /// many changes never holds up the download that started it, and an app that starts (with
+    /// its first downloads, often a backlog's) does not pay for a second connection then. A
+    /// process that syncs once and exits leaves compaction to the apps that run on, or to
+    /// `tandem backend compact`.
+    func compactIfDue() {
+        guard compactionIsDue(at: Date()) else { return }
         let conninfo = conninfo
         Thread.detachNewThread {
             guard let db = try? PostgresConnection(conninfo), (try? PostgresBackend.prepareForFeed(db)) != nil else { return }

@@ -1,0 +1,115 @@
+import Foundation
+import Tandem
+
+/// Push: the wait for changes listens on the backend's one connection, which it holds only to
+/// listen, look at the feed and read notifications; between those it waits in poll(2) on the
+/// connection's socket without holding it, so uploads and downloads go on meanwhile.
+extension PostgresBackend {
+    /// What a wait does after its turn on the connection.
+    private enum Step {
+        /// A pass has work to do from the stored cursor; the wait returns this cursor.
+        case changes(String)
+        /// Notifications announced news: look at once.
+        case look
+        /// Wait on the socket (-1 when not listening: poll every second).
+        case poll(socket: Int32)
+    }
+
+    /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
+    /// wait after another cursor than the last one looked at, after a (re)connect, when a
+    /// notification from another server process than this backend's own connection arrives,
+    /// and at least every ``lookInterval``. A change this backend uploaded itself wakes no wait:
+    /// the owner downloads after uploading (in that pass, or while a backlog uploads within
+    /// ``SyncEngine``'s deferral of its own uploads' answers).
+    public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
+        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
+        var drained: UInt8 = 0
+        while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
+        var look = cursor != checkedCursor
+        while true {
+            let step = try withConnection { db -> Step in
+                if !listenWanted {
+                    listenWanted = true
+                    listen(on: db)
+                }
+                if generation != checkedGeneration {
+                    // Another connection: what was announced on the last one is lost.
+                    checkedGeneration = generation
+                    checkedCursor = nil
+                    look = true
+                }
+                if news.exchange(false, ordering: .relaxed) { look = true }
+                if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
+                if look || !listening {
+                    // After every (re)connect and wake-up, read from the cursor: notifications are
+                    // wake-ups only. Those already here are of commits the position below sees.
+                    checkedCursor = nil
+                    lastLook = .now
+                    _ = try db.consumeNotifications()
+                    let stored = PostgresCursor(cursor)
+                    let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
+                    let position = try PostgresFeed.position(on: db, name: name, after: settled)
+                    if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
+                        || position.hasChanges
+                    {
+                        // The next wait starts from here.
+                        checkedCursor = listening ? position.settledCursor.text : nil
+                        return .changes(position.settledCursor.text)
+                    }
+                    checkedCursor = listening ? cursor : nil
+                    look = false
+                }
+                // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
+                if listening, isNews(try db.consumeNotifications()) { return .look }
+                return .poll(socket: listening ? db.socket : -1)
+            }
+            let socket: Int32
+            switch step {
+            case .changes(let next): return next
+            case .look:
+                look = true
+                continue
+            case .poll(let listened): socket = listened
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 {
+                flushAcknowledgements()
+                return nil
+            }
+            var fds = [
+                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeups.0, events: Int16(POLLIN), revents: 0),
+            ]
+            let untilLook = lastLook.map { (lookInterval - $0.duration(to: .now)).seconds } ?? 0
+            let milliseconds = Int32(max(0, min(remaining, socket >= 0 ? untilLook : 1)) * 1000) + 1
+            let n = poll(&fds, 3, milliseconds)
+            if n > 0 && fds[1].revents != 0 { return nil }
+            if n > 0 && fds[2].revents != 0 { while read(wakeups.0, &drained, 1) > 0 {} }
+            // A readable socket: its notifications are read on the next turn (statements that
+            // hold the connection meanwhile hand theirs over through `news`).
+        }
+    }
+
+    /// Listens on `db` (the lock held); `listening` says whether it could.
+    func listen(on db: PostgresConnection) {
+        listening = (try? db.execute("LISTEN \(PostgresSetup.channel)")) != nil
+    }
+
+    /// Wakes a wait's poll(2) (``news`` says why, or another connection was made).
+    func wake() {
+        var one: UInt8 = 1
+        _ = write(wakeups.1, &one, 1)
+    }
+
+    /// Whether notifications from `senders` may announce a change that is not this backend's own upload.
+    func isNews(_ senders: [Int32]) -> Bool {
+        let own = uploadProcessID.load(ordering: .relaxed)
+        return senders.contains { $0 != own || own == 0 }
+    }
+
+    public func interruptWaits() {
+        var one: UInt8 = 1
+        _ = write(interrupts.1, &one, 1)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+@testable import TandemPostgres
+
+/// A client costs the server one connection: uploads, downloads and the wait's `LISTEN` share it,
+/// and no background compaction opens another in the backend's first minute.
+@Suite(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL (Tools/test starts a server)"))
+struct PostgresOneConnectionTests {
+    private func transaction(_ id: Int64, _ row: String) -> CrudTransaction {
+        CrudTransaction(
+            transactionID: id, entries: [CrudEntry(id: id, transactionID: id, op: .put, table: "notes", rowID: row, data: ["title": .string(row)])])
+    }
+
+    /// The sessions of the test's database other than the asking one.
+    private func sessions(_ admin: PostgresConnection) throws -> Int {
+        Int(
+            try admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).first?.first.flatMap { $0 } ?? "") ?? -1
+    }
+
+    /// While a wait listens, the client uploads and downloads on the same connection, and
+    /// another client's upload still wakes the wait: two clients, two sessions.
+    @Test func aClientWaitsUploadsAndDownloadsOnOneConnection() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let admin = try PostgresConnection(url)
+        let backend = try PostgresBackend(conninfo: url), other = try PostgresBackend(conninfo: url)
+        let start = try settledCursor(backend)
+        let woken = Mutex<String??>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let next = try? backend.waitForChanges(after: start, timeout: .seconds(20))
+            woken.withLock { $0 = .some(next) }
+            ended.signal()
+        }
+        try waitUntil("the wait to listen") { try backend.withConnection { _ in backend.listening } }
+        try backend.upload([transaction(1, "own")], clientID: "a", epoch: 1)
+        _ = try settledCursor(backend)
+        try other.upload([transaction(1, "other")], clientID: "b", epoch: 1)
+        #expect(ended.wait(timeout: .now() + 20) == .success, "another client's upload wakes the wait")
+        #expect(woken.withLock { $0 } != .some(nil), "the wait ended with a cursor, not by its timeout")
+        #expect(try sessions(admin) == 2, "one session per client")
+    }
+
+    /// A notification that a statement read (libpq keeps it with the statement's answer, where
+    /// the wait's poll(2) does not see it) is handed to the wait, which looks at once although
+    /// its cursor was checked and its next look is a minute away.
+    @Test func aNotificationReadByAStatementWakesTheWait() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        backend.lookInterval = .seconds(60)
+        let start = try settledCursor(backend)
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil, "nothing after the cursor yet")
+        try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
+        try waitUntil("a statement to read the notification") {
+            try backend.withConnection { _ = try $0.execute("SELECT 1") }
+            return backend.news.load(ordering: .relaxed)
+        }
+        let next = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "the handed-over notification wakes the wait")
+        #expect(next != start)
+    }
+
+    /// Background compaction (its own connection) waits for a process's first minute: an app's
+    /// start, with its first downloads, does not pay for a second connection.
+    @Test func noBackgroundCompactionInABackendsFirstMinute() throws {
+        let backend = try PostgresBackend(conninfo: try TestPostgres.database(schema: notesSchema))
+        let now = Date()
+        let atOnce = backend.compactionIsDue(at: now)
+        let aMinuteLater = backend.compactionIsDue(at: now.addingTimeInterval(PostgresHistory.interval + 1))
+        let rightAfter = backend.compactionIsDue(at: now.addingTimeInterval(PostgresHistory.interval + 2))
+        #expect(!atOnce && aMinuteLater)
+        #expect(!rightAfter, "at most once a minute")
+    }
+}
