@@ -11,8 +11,10 @@ extension PostgresBackend {
         case changes(String)
         /// Notifications announced news: look at once.
         case look
-        /// Wait on the socket (-1 when not listening: poll every second).
-        case poll(socket: Int32)
+        /// Wait on the connection's socket, read under the lock (nil when not listening: poll
+        /// every second). The connection is held so that its socket stays open while poll(2)
+        /// waits on it.
+        case poll(PostgresConnection?, socket: Int32)
     }
 
     /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
@@ -22,6 +24,8 @@ extension PostgresBackend {
     /// the owner downloads after uploading (in that pass, or while a backlog uploads within
     /// ``SyncEngine``'s deferral of its own uploads' answers).
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
+        waiting.lock()
+        defer { waiting.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeout.seconds)
         var drained: UInt8 = 0
         while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
@@ -61,15 +65,17 @@ extension PostgresBackend {
                 }
                 // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
                 if listening, isNews(try db.consumeNotifications()) { return .look }
-                return .poll(socket: listening ? db.socket : -1)
+                return listening ? .poll(db, socket: db.socket) : .poll(nil, socket: -1)
             }
-            let socket: Int32
+            // A look due at once still ends at the deadline and on an interrupt (poll(2) below
+            // does not wait then): news that keeps coming cannot hold a wait past either.
+            let (listened, socket): (PostgresConnection?, Int32)
             switch step {
             case .changes(let next): return next
             case .look:
                 look = true
-                continue
-            case .poll(let listened): socket = listened
+                (listened, socket) = (nil, -1)
+            case .poll(let connection, let fd): (listened, socket) = (connection, fd)
             }
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 {
@@ -82,8 +88,8 @@ extension PostgresBackend {
                 pollfd(fd: wakeups.0, events: Int16(POLLIN), revents: 0),
             ]
             let untilLook = lastLook.map { (lookInterval - $0.duration(to: .now)).seconds } ?? 0
-            let milliseconds = Int32(max(0, min(remaining, socket >= 0 ? untilLook : 1)) * 1000) + 1
-            let n = poll(&fds, 3, milliseconds)
+            let milliseconds = look ? 0 : Int32(max(0, min(remaining, listened != nil ? untilLook : 1)) * 1000) + 1
+            let n = withExtendedLifetime(listened) { poll(&fds, 3, milliseconds) }
             if n > 0 && fds[1].revents != 0 { return nil }
             if n > 0 && fds[2].revents != 0 { while read(wakeups.0, &drained, 1) > 0 {} }
             // A readable socket: its notifications are read on the next turn (statements that

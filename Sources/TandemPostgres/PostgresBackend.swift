@@ -25,11 +25,14 @@ import Tandem
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `connection`, `generation`, `listenWanted`, `listening` and `columnTypes` are
     // used only with `lock` held; `checkedCursor`, `checkedGeneration` and `lastLook` only by the
-    // one thread in waitForChanges at a time; `interrupts` and `wakeups` are pipes any thread may
+    // one thread in waitForChanges at a time (`waiting` held); `interrupts` and `wakeups` are pipes any thread may
     // write to; `uploadProcessID` and `news` are atomic; `acknowledgements` and `lastCompaction`
     // are behind their own mutexes.
     let conninfo: String
     private let lock = NSLock()
+    /// Held by waitForChanges: one wait at a time (a wait a stop missed, ending within
+    /// ``lookInterval``, and the next owner's on the same backend never overlap).
+    let waiting = NSLock()
     /// The one connection: uploads, downloads and, once a wait began, `LISTEN` (see ``waitForChanges(after:timeout:)``).
     private var connection: PostgresConnection?
     /// Counts the connections made: a wait looks at the feed again after a reconnect.
@@ -196,6 +199,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         } catch let error as PostgresError where error.isConnectionFailure {
             uploadProcessID.store(0, ordering: .relaxed)
             connection = nil
+            wake()  // a wait polling the lost connection's socket reconnects and looks
             throw error
         }
     }

@@ -2,8 +2,9 @@ import CLibPQ
 import Foundation
 import Tandem
 
-/// One libpq connection. Not thread-safe: each user holds its own (the backend keeps one for
-/// uploads and fetches, one for LISTEN). Values travel in text format, bound as parameters.
+/// One libpq connection. Not thread-safe: one thread at a time uses it (the backend's one
+/// connection is behind its lock; only poll(2) on its socket happens without). Values travel
+/// in text format, bound as parameters.
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/libpq.html
 final class PostgresConnection {

@@ -62,6 +62,40 @@ struct PostgresOneConnectionTests {
         #expect(next != start)
     }
 
+    /// Notifications that keep coming (here `NOTIFY` from other sessions, faster than a look's
+    /// round trip, announcing nothing this client sees) keep a look due, yet the wait ends at
+    /// its deadline: it does not hold the connection in look after look past it.
+    @Test func aWaitEndsAtItsDeadlineWhileNewsKeepsComing() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        let start = try settledCursor(backend)
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
+        let stop = Atomic<Bool>(false), sent = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0), notifiers = 4
+        for _ in 0..<notifiers {
+            Thread.detachNewThread {
+                defer { done.signal() }
+                guard let notifier = try? PostgresConnection(url) else { return }
+                // Ten notifications per round trip (payloads differ: equal ones fold into one).
+                let batch = "DO $$BEGIN FOR i IN 1..10 LOOP PERFORM pg_notify('\(PostgresSetup.channel)', i::text); END LOOP; END$$"
+                while !stop.load(ordering: .relaxed), sent.load(ordering: .relaxed) < 2_000_000 {
+                    guard (try? notifier.execute(batch)) != nil else { break }
+                    sent.add(10, ordering: .relaxed)
+                }
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            for _ in 0..<notifiers { done.wait() }
+        }
+        try waitUntil("the notifiers to be under way") { sent.load(ordering: .relaxed) > 100 }
+        let began = Date()
+        #expect(try backend.waitForChanges(after: start, timeout: .milliseconds(300)) == nil)
+        let took = Date().timeIntervalSince(began)
+        #expect(took < 5, "the wait took \(took) s against a timeout of 0.3 s")
+        #expect(!stop.load(ordering: .relaxed) && sent.load(ordering: .relaxed) < 2_000_000, "the notifiers still ran when the wait ended")
+    }
+
     /// Background compaction (its own connection) waits for a process's first minute: an app's
     /// start, with its first downloads, does not pay for a second connection.
     @Test func noBackgroundCompactionInABackendsFirstMinute() throws {
