@@ -27,8 +27,7 @@ extension PostgresBackend {
         waiting.lock()
         defer { waiting.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeout.seconds)
-        var drained: UInt8 = 0
-        while read(interrupts.0, &drained, 1) > 0 {}  // a new wait starts uninterrupted
+        interrupts.drain()  // a new wait starts uninterrupted
         var look = cursor != checkedCursor
         while true {
             let step = try withConnection { db -> Step in
@@ -42,7 +41,10 @@ extension PostgresBackend {
                     checkedCursor = nil
                     look = true
                 }
-                if news.exchange(false, ordering: .relaxed) { look = true }
+                if news {
+                    news = false
+                    look = true
+                }
                 if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
                 if look || !listening {
                     // After every (re)connect and wake-up, read from the cursor: notifications are
@@ -64,7 +66,7 @@ extension PostgresBackend {
                     look = false
                 }
                 // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
-                if listening, isNews(try db.consumeNotifications()) { return .look }
+                if listening, isNews(try db.consumeNotifications(), on: db) { return .look }
                 return listening ? .poll(db, socket: db.socket) : .poll(nil, socket: -1)
             }
             // A look due at once still ends at the deadline and on an interrupt (poll(2) below
@@ -84,14 +86,14 @@ extension PostgresBackend {
             }
             var fds = [
                 pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: interrupts.0, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakeups.0, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: interrupts.readFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeups.readFD, events: Int16(POLLIN), revents: 0),
             ]
             let untilLook = lastLook.map { (lookInterval - $0.duration(to: .now)).seconds } ?? 0
             let milliseconds = look ? 0 : Int32(max(0, min(remaining, listened != nil ? untilLook : 1)) * 1000) + 1
             let n = withExtendedLifetime(listened) { poll(&fds, 3, milliseconds) }
             if n > 0 && fds[1].revents != 0 { return nil }
-            if n > 0 && fds[2].revents != 0 { while read(wakeups.0, &drained, 1) > 0 {} }
+            if n > 0 && fds[2].revents != 0 { wakeups.drain() }
             // A readable socket: its notifications are read on the next turn (statements that
             // hold the connection meanwhile hand theirs over through `news`).
         }
@@ -102,20 +104,15 @@ extension PostgresBackend {
         listening = (try? db.execute("LISTEN \(PostgresSetup.channel)")) != nil
     }
 
-    /// Wakes a wait's poll(2) (``news`` says why, or another connection was made).
-    func wake() {
-        var one: UInt8 = 1
-        _ = write(wakeups.1, &one, 1)
-    }
-
-    /// Whether notifications from `senders` may announce a change that is not this backend's own upload.
-    func isNews(_ senders: [Int32]) -> Bool {
-        let own = uploadProcessID.load(ordering: .relaxed)
-        return senders.contains { $0 != own || own == 0 }
+    /// Whether notifications from `senders`, read on `db`, may announce a change that is not this
+    /// backend's own upload: one sent by another server process than `db`'s (a notification
+    /// names its sender; `db` is the connection uploads use, and a process id names one live
+    /// server process).
+    func isNews(_ senders: [Int32], on db: PostgresConnection) -> Bool {
+        senders.contains { $0 != db.serverProcessID }
     }
 
     public func interruptWaits() {
-        var one: UInt8 = 1
-        _ = write(interrupts.1, &one, 1)
+        interrupts.poke()
     }
 }

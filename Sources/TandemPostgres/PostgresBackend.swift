@@ -23,11 +23,11 @@ import Tandem
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `connection`, `generation`, `listenWanted`, `listening` and `columnTypes` are
-    // used only with `lock` held; `checkedCursor`, `checkedGeneration` and `lastLook` only by the
-    // one thread in waitForChanges at a time (`waiting` held); `interrupts` and `wakeups` are pipes any thread may
-    // write to; `uploadProcessID` and `news` are atomic; `acknowledgements` and `lastCompaction`
-    // are behind their own mutexes.
+    // Invariant: `connection`, `generation`, `listenWanted`, `listening`, `news` and
+    // `columnTypes` are used only with `lock` held; `checkedCursor`, `checkedGeneration` and
+    // `lastLook` only by the one thread in waitForChanges at a time (`waiting` held); any thread
+    // may poke `interrupts` and `wakeups`; `acknowledgements` and `lastCompaction` are behind
+    // their own mutexes.
     let conninfo: String
     private let lock = NSLock()
     /// Held by waitForChanges: one wait at a time (a wait a stop missed, ending within
@@ -43,7 +43,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     var listening = false
     /// Raised when statements read a notification that may announce another's change (libpq keeps
     /// what it read with an answer, where poll(2) does not see it); the wait looks, woken by `wakeups`.
-    let news = Atomic<Bool>(false)
+    var news = false
     /// A cursor after which the wait found no change, listening since before it looked:
     /// a later change is announced, so a wait after it needs no look first.
     var checkedCursor: String?
@@ -55,17 +55,14 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// a word, or a change that sent no notification, shows within it. Set before
     /// the first wait (tests shorten it).
     var lookInterval = Duration.seconds(10)
-    /// The server process of `connection`, set when it connects and again after its statements
-    /// succeed (0 when the connection was lost): the sender of the notifications of this
-    /// backend's own uploads, known before the first upload commits. A process id names one
-    /// live server process, and a connection that answered is alive.
-    let uploadProcessID = Atomic<Int32>(0)
     /// The server's synced tables and their declared columns, read once (and again when an upload
     /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
     private var columnTypes: [String: [(name: String, type: ColumnSchema.ColumnType)]]?
-    let interrupts: (Int32, Int32)
-    /// Written when `news` is raised, and when the connection is made again while waits listen.
-    let wakeups: (Int32, Int32)
+    /// Poked by ``interruptWaits()``: the wait returns.
+    let interrupts: SelfPipe
+    /// Poked when `news` is raised, when the connection is made again while waits listen, and
+    /// when it is lost: the wait takes its turn on the connection.
+    let wakeups: SelfPipe
     /// Per client: the last cursor told to the server, when, and a newer one held back since,
     /// so acknowledgements go out at most every 10 seconds.
     let acknowledgements = Mutex<[String: (cursor: String, at: Date, pending: String?)]>([:])
@@ -104,21 +101,8 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         }
         identifier = id
         self.connection = connection
-        interrupts = PostgresBackend.makePipe()
-        wakeups = PostgresBackend.makePipe()
-        uploadProcessID.store(connection.serverProcessID, ordering: .relaxed)
-    }
-
-    deinit {
-        for fd in [interrupts.0, interrupts.1, wakeups.0, wakeups.1] { close(fd) }
-    }
-
-    /// A pipe whose ends do not block and are not inherited.
-    private static func makePipe() -> (Int32, Int32) {
-        var fds: [Int32] = [-1, -1]
-        _ = pipe(&fds)
-        for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        return (fds[0], fds[1])
+        interrupts = try SelfPipe()
+        wakeups = try SelfPipe()
     }
 
     static func serverID(on connection: PostgresConnection) throws -> String? {
@@ -182,24 +166,19 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         if connection == nil || connection!.isBroken {
             connection = try connect()
             generation += 1
-            // Known before an upload commits: its notification may reach the wait first.
-            uploadProcessID.store(connection!.serverProcessID, ordering: .relaxed)
             listening = false
             if listenWanted {
                 listen(on: connection!)
-                wake()
+                wakeups.poke()
             }
         }
         let db = connection!
-        defer { if listening, db === connection, let senders = try? db.consumeNotifications(), isNews(senders) { news.store(true, ordering: .relaxed); wake() } }
+        defer { if listening, db === connection, let senders = try? db.consumeNotifications(), isNews(senders, on: db) { news = true; wakeups.poke() } }
         do {
-            let value = try body(db)
-            uploadProcessID.store(db.serverProcessID, ordering: .relaxed)
-            return value
+            return try body(db)
         } catch let error as PostgresError where error.isConnectionFailure {
-            uploadProcessID.store(0, ordering: .relaxed)
             connection = nil
-            wake()  // a wait polling the lost connection's socket reconnects and looks
+            wakeups.poke()  // a wait polling the lost connection's socket reconnects and looks
             throw error
         }
     }

@@ -56,7 +56,7 @@ struct PostgresOneConnectionTests {
         try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
         try waitUntil("a statement to read the notification") {
             try backend.withConnection { _ = try $0.execute("SELECT 1") }
-            return backend.news.load(ordering: .relaxed)
+            return try backend.withConnection { _ in backend.news }
         }
         let next = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "the handed-over notification wakes the wait")
         #expect(next != start)

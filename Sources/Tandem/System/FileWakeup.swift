@@ -25,8 +25,8 @@ final class FileWakeup: @unchecked Sendable {
     private let directoryWD: Int32
     /// Why inotify is unavailable (instances or watches used up, no inotify on this filesystem), or nil.
     let unavailableReason: String?
-    /// A self-pipe: ``interrupt()`` writes to `pipeFDs.1`, the poll watches `pipeFDs.0`.
-    private let pipeFDs: (Int32, Int32)
+    /// ``interrupt()`` pokes it; the poll watches it.
+    private let interrupts: SelfPipe
 
     enum Event { case changed, overflow, timeout, interrupted }
 
@@ -41,13 +41,7 @@ final class FileWakeup: @unchecked Sendable {
         self.name = url.lastPathComponent
         let directory = url.deletingLastPathComponent().path
         self.directory = directory
-        var fds: [Int32] = [0, 0]
-        try syscall("pipe(2)", path: nil) { pipe(&fds) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-        }
-        pipeFDs = (fds[0], fds[1])
+        interrupts = try SelfPipe()
         var inotifyFD: Int32 = -1
         var reason: String?
         var directoryWD: Int32 = -1
@@ -82,8 +76,6 @@ final class FileWakeup: @unchecked Sendable {
 
     deinit {
         if inotifyFD >= 0 { close(inotifyFD) }
-        close(pipeFDs.0)
-        close(pipeFDs.1)
     }
 
     /// True when inotify has queued an event, of any watch, that a wait would read now (for tests:
@@ -95,8 +87,7 @@ final class FileWakeup: @unchecked Sendable {
 
     /// Makes a pending or the next ``wait(timeoutMilliseconds:)`` return `.interrupted`.
     func interrupt() {
-        var one: UInt8 = 1
-        _ = write(pipeFDs.1, &one, 1)
+        interrupts.poke()
     }
 
     /// Blocks until the file is written, the queue overflows, the timeout passes (ms; -1 waits
@@ -104,7 +95,7 @@ final class FileWakeup: @unchecked Sendable {
     func wait(timeoutMilliseconds: Int32) -> Event {
         var fds = [
             pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: pipeFDs.0, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: interrupts.readFD, events: Int16(POLLIN), revents: 0),
         ]
         let deadline = timeoutMilliseconds < 0 ? nil : DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
         while true {
@@ -118,8 +109,7 @@ final class FileWakeup: @unchecked Sendable {
             if n < 0 { if errno == EINTR { continue }; return .timeout }
             if n == 0 { return .timeout }
             if fds[1].revents != 0 {
-                var value: UInt8 = 0
-                _ = read(pipeFDs.0, &value, 1)
+                interrupts.take()
                 return .interrupted
             }
             switch drain() {
