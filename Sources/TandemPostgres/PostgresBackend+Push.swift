@@ -18,11 +18,14 @@ extension PostgresBackend {
     }
 
     /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
-    /// wait after another cursor than the last one looked at, after a (re)connect, when a
-    /// notification from another server process than this backend's own connection arrives,
-    /// and at least every ``lookInterval``. A change this backend uploaded itself wakes no wait:
-    /// the owner downloads after uploading (in that pass, or while a backlog uploads within
-    /// ``SyncEngine``'s deferral of its own uploads' answers).
+    /// wait after another cursor than the last one looked at, after a (re)connect, and at least
+    /// every ``lookInterval``. A notification of Tandem's from another server process than this
+    /// backend's own connection ends the wait at once, with `cursor`, for a client that sees
+    /// every change (the pass that follows reads the position with its first page); a scoped
+    /// client looks first, since another tenant's change wakes it too, and so does any client
+    /// for a notification with a payload (not Tandem's). A change this backend uploaded itself
+    /// wakes no wait: the owner downloads its uploads' answers itself (``SyncEngine``'s
+    /// deferral of its own uploads' answers).
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
         waiting.lock()
         defer { waiting.unlock() }
@@ -41,11 +44,13 @@ extension PostgresBackend {
                     checkedCursor = nil
                     look = true
                 }
-                if news {
-                    news = false
-                    look = true
-                }
                 if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
+                let announced = news
+                news = .nothing
+                // A client that sees every change has work whenever another session changed
+                // something: its pass reads the position anyway, so the wait does not look first.
+                if announced == .change && !look && listening && seesEveryChange { return .changes(cursor) }
+                if announced != .nothing { look = true }
                 if look || !listening {
                     // After every (re)connect and wake-up, read from the cursor: notifications are
                     // wake-ups only. Those already here are of commits the position below sees.
@@ -55,6 +60,7 @@ extension PostgresBackend {
                     let stored = PostgresCursor(cursor)
                     let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
                     let position = try PostgresFeed.position(on: db, name: name, after: settled)
+                    seesEveryChange = !position.scoped
                     if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
                         || position.hasChanges
                     {
@@ -66,7 +72,11 @@ extension PostgresBackend {
                     look = false
                 }
                 // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
-                if listening, isNews(try db.consumeNotifications(), on: db) { return .look }
+                switch listening ? announcement(try db.consumeNotifications(), on: db) : .nothing {
+                case .change where seesEveryChange: return .changes(cursor)
+                case .change, .something: return .look
+                case .nothing: break
+                }
                 return listening ? .poll(db, socket: db.socket) : .poll(nil, socket: -1)
             }
             // A look due at once still ends at the deadline and on an interrupt (poll(2) below
@@ -104,12 +114,23 @@ extension PostgresBackend {
         listening = (try? db.execute("LISTEN \(PostgresSetup.channel)")) != nil
     }
 
-    /// Whether notifications from `senders`, read on `db`, may announce a change that is not this
-    /// backend's own upload: one sent by another server process than `db`'s (a notification
-    /// names its sender; `db` is the connection uploads use, and a process id names one live
-    /// server process).
-    func isNews(_ senders: [Int32], on db: PostgresConnection) -> Bool {
-        senders.contains { $0 != db.serverProcessID }
+    /// What notifications on Tandem's channel announce, the strongest first.
+    enum Announcement: Comparable {
+        /// None from another session.
+        case nothing
+        /// Another session notified with a payload: not Tandem's, so the wait looks.
+        case something
+        /// Another session changed synced rows or grants (Tandem's triggers notify with an
+        /// empty payload).
+        case change
+    }
+
+    /// What `notifications`, read on `db`, announce: only those sent by another server process
+    /// than `db`'s count (a notification names its sender; `db` is the connection uploads use,
+    /// and a process id names one live server process), so this backend's own uploads
+    /// announce nothing.
+    func announcement(_ notifications: [PostgresConnection.Notification], on db: PostgresConnection) -> Announcement {
+        notifications.lazy.filter { $0.sender != db.serverProcessID }.map { $0.isEmpty ? .change : .something }.max() ?? .nothing
     }
 
     public func interruptWaits() {

@@ -24,8 +24,8 @@ import Tandem
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `connection`, `generation`, `listenWanted`, `listening`, `news` and
-    // `columnTypes` are used only with `lock` held; `checkedCursor`, `checkedGeneration` and
-    // `lastLook` only by the one thread in waitForChanges at a time (`waiting` held); any thread
+    // `columnTypes` are used only with `lock` held; `checkedCursor`, `checkedGeneration`,
+    // `lastLook` and `seesEveryChange` only by the one thread in waitForChanges at a time (`waiting` held); any thread
     // may poke `interrupts` and `wakeups`; `acknowledgements` and `lastCompaction` are behind
     // their own mutexes.
     let conninfo: String
@@ -42,8 +42,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// Whether `connection` listens (a pooler in transaction mode cannot `LISTEN`: waits then poll).
     var listening = false
     /// Raised when statements read a notification that may announce another's change (libpq keeps
-    /// what it read with an answer, where poll(2) does not see it); the wait looks, woken by `wakeups`.
-    var news = false
+    /// what it read with an answer, where poll(2) does not see it): the wait, woken by
+    /// `wakeups`, takes it (``Announcement``).
+    var news = Announcement.nothing
     /// A cursor after which the wait found no change, listening since before it looked:
     /// a later change is announced, so a wait after it needs no look first.
     var checkedCursor: String?
@@ -51,6 +52,13 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     var checkedGeneration = 0
     /// When the wait last looked at the feed's position.
     var lastLook: ContinuousClock.Instant?
+    /// Whether a fetch from a settled cursor commits its transaction in its first round trip
+    /// (``fetchCommittingAhead(after:text:ahead:limit:on:)``): off after a fetch whose first page
+    /// was full or whose role is scoped, on again after a short first page; guarded by `lock`.
+    var commitsAhead = true
+    /// Whether the last look found row-level security off for this login role (not a scoped
+    /// client): every notification from another session then announces a change it downloads.
+    var seesEveryChange = false
     /// The longest a wait goes without looking: a connection a network dropped without
     /// a word, or a change that sent no notification, shows within it. Set before
     /// the first wait (tests shorten it).
@@ -173,7 +181,12 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             }
         }
         let db = connection!
-        defer { if listening, db === connection, let senders = try? db.consumeNotifications(), isNews(senders, on: db) { news = true; wakeups.poke() } }
+        defer {
+            if listening, db === connection, let read = try? db.consumeNotifications(), case let found = announcement(read, on: db), found != .nothing {
+                news = max(news, found)
+                wakeups.poke()
+            }
+        }
         do {
             return try body(db)
         } catch let error as PostgresError where error.isConnectionFailure {
@@ -233,12 +246,15 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             let stored = PostgresCursor(cursor)
             // A settled cursor's first page is read ahead with the position.
             let ahead = stored.flatMap { $0.target == nil && $0.table == nil ? PostgresFeed.firstPageAhead(after: $0, limit: limit) : nil }
+            if let stored, let ahead, commitsAhead, let batch = try fetchCommittingAhead(after: stored, text: cursor, ahead: ahead, limit: limit, on: db) {
+                return batch
+            }
             for _ in 0..<2 {
                 // The transaction begins with the position read, in one round trip.
                 let found = try db.transaction(beginning: { db in
-                    try PostgresFeed.position(
-                        on: db, name: name, beginning: [PostgresConnection.begin("REPEATABLE READ READ ONLY"), PostgresFeed.readingSettings], then: ahead)
+                    try PostgresFeed.position(on: db, name: name, beginning: Self.fetchBeginning, then: ahead.map { [$0] } ?? [])
                 }) { position -> ChangeBatch? in
+                    if let page = position.firstPage { commitsAhead = page.count < max(1, limit) && !position.scoped }
                     guard position.historyIsCurrent else { return nil }
                     if let reason = PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) {
                         return try PostgresFeed.fullSyncPage(on: db, cursor: nil, position: position, reason: reason, limit: limit)
@@ -255,5 +271,33 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         }
         compactIfDue()
         return batch
+    }
+
+    /// The statements a fetch's read-only transaction begins with, sent with its position.
+    private static let fetchBeginning = [PostgresConnection.begin("REPEATABLE READ READ ONLY"), PostgresFeed.readingSettings]
+
+    /// A fetch in one round trip: the position, the first page read ahead and `COMMIT` in one
+    /// pipeline, for the common case of a settled cursor (`stored`, whose text is `text`) whose
+    /// changes fit in one page. Returns nil when they do not (a full page, a full sync due, a
+    /// scoped role, another history): the caller then fetches in a transaction of its own, and
+    /// this backend stops committing ahead until a fetch's first page is short again (a backlog
+    /// would read every first page twice).
+    private func fetchCommittingAhead(
+        after stored: PostgresCursor, text: String, ahead: PostgresConnection.Statement, limit: Int, on db: PostgresConnection
+    ) throws -> ChangeBatch? {
+        let position: PostgresFeed.Position
+        do {
+            position = try PostgresFeed.position(on: db, name: name, beginning: Self.fetchBeginning, then: [ahead, .init(sql: "COMMIT")])
+        } catch {
+            _ = try? db.execute("ROLLBACK")  // a failed statement skipped the COMMIT
+            throw error
+        }
+        guard let page = position.firstPage, page.count < max(1, limit), !position.scoped, position.historyIsCurrent,
+            PostgresFeed.fullSyncReason(for: stored, text: text, at: position) == nil
+        else {
+            commitsAhead = false
+            return nil
+        }
+        return try PostgresFeed.page(on: db, cursor: stored, position: position, limit: limit)
     }
 }

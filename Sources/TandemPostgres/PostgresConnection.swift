@@ -110,19 +110,25 @@ final class PostgresConnection {
     /// notification names as its sender.
     var serverProcessID: Int32 { tandem_PQbackendPID(handle) }
 
-    /// Reads what arrived on the socket; returns the server process id of each notification's
-    /// sender, those libpq had already read with an earlier answer included (poll(2) does not
-    /// see them).
+    /// A notification: its sender's server process id, and whether its payload was empty.
+    struct Notification: Equatable {
+        var sender: Int32
+        var isEmpty: Bool
+    }
+
+    /// Reads what arrived on the socket; returns the notifications, those libpq had already
+    /// read with an earlier answer included (poll(2) does not see them).
     ///
     /// Related documentation: https://www.postgresql.org/docs/15/libpq-notify.html
-    func consumeNotifications() throws -> [Int32] {
+    func consumeNotifications() throws -> [Notification] {
         guard tandem_PQconsumeInput(handle) == 1 else { throw failure(sql: nil, result: nil) }
-        var senders: [Int32] = []
+        var notifications: [Notification] = []
         while let notification = tandem_PQnotifies(handle) {
-            senders.append(notification.pointee.be_pid)
+            let payload = notification.pointee.extra
+            notifications.append(Notification(sender: notification.pointee.be_pid, isEmpty: payload == nil || payload!.pointee == 0))
             tandem_PQfreemem(notification)
         }
-        return senders
+        return notifications
     }
 
     /// True when the connection is lost, or left in a state it cannot be used in (a pipeline

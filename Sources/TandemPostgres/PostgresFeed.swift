@@ -47,11 +47,12 @@ enum PostgresFeed {
     /// - Parameters:
     ///   - beginning: statements sent with the query in one round trip, ahead of it (`BEGIN …`:
     ///     the transaction the position is read in, then ``readingSettings``).
-    ///   - then: a statement sent in that round trip after it (``firstPageAhead(after:limit:)``),
-    ///     its rows in ``Position/firstPage``; only with `beginning`.
+    ///   - then: statements sent in that round trip after it: ``firstPageAhead(after:limit:)``,
+    ///     whose rows are ``Position/firstPage``, and, for a fetch that commits ahead, `COMMIT`;
+    ///     only with `beginning`.
     static func position(
         on db: PostgresConnection, name: String, after old: PostgresSnapshot? = nil, beginning: [String] = [],
-        then: PostgresConnection.Statement? = nil
+        then: [PostgresConnection.Statement] = []
     ) throws -> Position {
         let newer = "xid >= $2::xid8 AND pg_visible_in_snapshot(xid, pg_current_snapshot())"
         let query = PostgresConnection.Statement(
@@ -75,9 +76,9 @@ enum PostgresFeed {
         var firstPage: [[String?]]?
         let rows: [[String?]]
         if !beginning.isEmpty {
-            let results = try db.pipeline(beginning.map { .init(sql: $0) } + [query] + (then.map { [$0] } ?? []))
+            let results = try db.pipeline(beginning.map { .init(sql: $0) } + [query] + then)
             rows = results[beginning.count]
-            firstPage = then == nil ? nil : results[beginning.count + 1]
+            firstPage = then.isEmpty ? nil : results[beginning.count + 1]
         } else {
             rows = try db.execute(query.sql, query.parameters)
         }

@@ -45,8 +45,9 @@ struct PostgresOneConnectionTests {
     }
 
     /// A notification that a statement read (libpq keeps it with the statement's answer, where
-    /// the wait's poll(2) does not see it) is handed to the wait, which looks at once although
-    /// its cursor was checked and its next look is a minute away.
+    /// the wait's poll(2) does not see it) is handed to the wait, which answers at once although
+    /// its cursor was checked and its next look is a minute away: with the cursor it was given,
+    /// since the notification announced a change this unscoped client downloads.
     @Test func aNotificationReadByAStatementWakesTheWait() throws {
         let url = try TestPostgres.database(schema: notesSchema)
         let backend = try PostgresBackend(conninfo: url)
@@ -56,10 +57,37 @@ struct PostgresOneConnectionTests {
         try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
         try waitUntil("a statement to read the notification") {
             try backend.withConnection { _ = try $0.execute("SELECT 1") }
-            return try backend.withConnection { _ in backend.news }
+            return try backend.withConnection { _ in backend.news == .change }
         }
         let next = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "the handed-over notification wakes the wait")
-        #expect(next != start)
+        #expect(next == start, "no look: the notification announced the change")
+        #expect(try backend.waitForChanges(after: next, timeout: .zero) == nil, "the change wakes one wait")
+    }
+
+    /// A client that sees every change answers a notification of Tandem's from another session
+    /// without looking at the feed (its pass reads the position with its first page); a
+    /// notification with a payload (another application's, on the same channel) makes it look,
+    /// and a look that finds nothing ends no wait. Found by the cursor each wait returns: a look
+    /// returns the position it read, which lies after a change it found.
+    @Test func onlyTandemsNotificationsEndAWaitWithoutALook() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        backend.lookInterval = .seconds(60)
+        let start = try settledCursor(backend)
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
+        let other = try PostgresConnection(url)
+        let foreign = "SELECT pg_notify('\(PostgresSetup.channel)', 'not Tandem''s')"
+        try other.execute(foreign)
+        #expect(try backend.waitForChanges(after: start, timeout: .milliseconds(500)) == nil, "a payload: the wait looked and found nothing")
+        // A change that notifies nothing (put into the log by hand), then a foreign notification.
+        try other.execute("INSERT INTO tandem_changes(op, type, id, data) VALUES ('PUT', 'notes', 'silent', '{\"title\": \"s\"}')")
+        try other.execute(foreign)
+        let looked = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "the look finds the change")
+        #expect(looked != start, "a look answers with the position it read")
+        #expect(try backend.fetchChanges(after: looked, limit: 10).changes.isEmpty)
+        try other.execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
+        #expect(try backend.waitForChanges(after: looked, timeout: .seconds(5)) == looked, "Tandem's notification: no look")
+        #expect(try backend.fetchChanges(after: looked, limit: 10).changes.map(\.rowID) == ["by-psql"])
     }
 
     /// Notifications that keep coming (here `NOTIFY` from other sessions, faster than a look's

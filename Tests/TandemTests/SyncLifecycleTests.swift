@@ -43,7 +43,7 @@ import Testing
 
     enum Event: String, CaseIterable, Sendable {
         case becameOwner, stopRequested, engineStopped, steppedDown, start, woken, backoffElapsed
-        case passRecorded, passSucceeded, passSucceededWithMore, passFailed, staleEpoch
+        case passRecorded, passSucceeded, passSucceededWithMore, passSucceededLeavingAnswers, passFailed, staleEpoch
     }
 
     /// Sends `event`; its action, described.
@@ -60,6 +60,7 @@ import Testing
         case .passRecorded: return machine.passRecorded(fullSync: nil, lags: (nil, nil), now: now) == nil ? "no write" : "write"
         case .passSucceeded: return "\(machine.passSucceeded(moreToUpload: false))"
         case .passSucceededWithMore: return "\(machine.passSucceeded(moreToUpload: true))"
+        case .passSucceededLeavingAnswers: return "\(machine.passSucceeded(moreToUpload: false, answersDueIn: 0.05))"
         case .passFailed: return "\(machine.passFailed(refused, uploadPendingSince: nil, now: now))"
         case .staleEpoch: return "\(machine.staleEpoch("epoch 7 < 9"))"
         }
@@ -97,7 +98,7 @@ import Testing
         traps(.standingBy, .engineStopped), traps(.standingBy, .steppedDown), traps(.standingBy, .start),
         traps(.standingBy, .woken), traps(.standingBy, .backoffElapsed), traps(.standingBy, .passRecorded),
         traps(.standingBy, .passSucceeded), traps(.standingBy, .passSucceededWithMore), traps(.standingBy, .passFailed),
-        traps(.standingBy, .staleEpoch),
+        traps(.standingBy, .passSucceededLeavingAnswers), traps(.standingBy, .staleEpoch),
         // Owner, before the loop's first pass and between passes.
         traps(.idle, .becameOwner),
         row(.idle, .stopRequested, "stopEngine", .stopping),
@@ -105,7 +106,7 @@ import Testing
         row(.idle, .start, "runPass", .syncing),
         row(.idle, .woken, "runPass", .syncing),
         traps(.idle, .backoffElapsed), traps(.idle, .passRecorded), traps(.idle, .passSucceeded),
-        traps(.idle, .passSucceededWithMore), traps(.idle, .passFailed),
+        traps(.idle, .passSucceededWithMore), traps(.idle, .passSucceededLeavingAnswers), traps(.idle, .passFailed),
         row(.idle, .staleEpoch, "stepDown(reason: \"epoch 7 < 9\")", .steppingDown),
         // A pass running.
         traps(.syncing, .becameOwner),
@@ -114,8 +115,9 @@ import Testing
         row(.syncing, .woken, "none", .syncing),
         traps(.syncing, .backoffElapsed),
         row(.syncing, .passRecorded, "write", .syncing),
-        row(.syncing, .passSucceeded, "waitForWakeUp", .idle),
+        row(.syncing, .passSucceeded, "waitForWakeUp(timeout: nil)", .idle),
         row(.syncing, .passSucceededWithMore, "runPass", .syncing),
+        row(.syncing, .passSucceededLeavingAnswers, "waitForWakeUp(timeout: Optional(0.05))", .idle),
         row(.syncing, .passFailed, backOff, .backingOff),
         row(.syncing, .staleEpoch, "stepDown(reason: \"epoch 7 < 9\")", .steppingDown),
         // Backing off.
@@ -125,7 +127,7 @@ import Testing
         row(.backingOff, .woken, "none", .backingOff),
         row(.backingOff, .backoffElapsed, "runPass", .syncing),
         traps(.backingOff, .passRecorded), traps(.backingOff, .passSucceeded), traps(.backingOff, .passSucceededWithMore),
-        traps(.backingOff, .passFailed),
+        traps(.backingOff, .passSucceededLeavingAnswers), traps(.backingOff, .passFailed),
         row(.backingOff, .staleEpoch, "stepDown(reason: \"epoch 7 < 9\")", .steppingDown),
         // Stopping: the loop ends at its next event; a pass's status is still written.
         traps(.stopping, .becameOwner),
@@ -138,6 +140,7 @@ import Testing
         row(.stopping, .passRecorded, "write", .stopping),
         row(.stopping, .passSucceeded, "finish", .stopping),
         row(.stopping, .passSucceededWithMore, "finish", .stopping),
+        row(.stopping, .passSucceededLeavingAnswers, "finish", .stopping),
         row(.stopping, .passFailed, "finish", .stopping),
         row(.stopping, .staleEpoch, "finish", .stopping),
         // Stepping down: the loop has ended; the session releases ownership and offers again.
@@ -148,7 +151,8 @@ import Testing
         traps(.steppingDown, .start),
         row(.steppingDown, .woken, "none", .steppingDown),
         traps(.steppingDown, .backoffElapsed), traps(.steppingDown, .passRecorded), traps(.steppingDown, .passSucceeded),
-        traps(.steppingDown, .passSucceededWithMore), traps(.steppingDown, .passFailed), traps(.steppingDown, .staleEpoch),
+        traps(.steppingDown, .passSucceededWithMore), traps(.steppingDown, .passSucceededLeavingAnswers), traps(.steppingDown, .passFailed),
+        traps(.steppingDown, .staleEpoch),
         // Stopped, for good.
         row(.stopped, .becameOwner, "none", .stopped),
         row(.stopped, .stopRequested, "none", .stopped),
@@ -158,7 +162,7 @@ import Testing
         row(.stopped, .woken, "finish", .stopped),
         row(.stopped, .backoffElapsed, "finish", .stopped),
         traps(.stopped, .passRecorded), traps(.stopped, .passSucceeded), traps(.stopped, .passSucceededWithMore),
-        traps(.stopped, .passFailed), traps(.stopped, .staleEpoch),
+        traps(.stopped, .passSucceededLeavingAnswers), traps(.stopped, .passFailed), traps(.stopped, .staleEpoch),
     ]
 
     @Test func theTableHasEveryEventInEveryPhase() {
@@ -257,7 +261,7 @@ import Testing
         let recoveredWrite = machine.passRecorded(fullSync: nil, lags: (nil, nil), now: t0 + 3.8)
         let recovered = try #require(recoveredWrite, "a success after a failure")
         #expect(recovered.connected && recovered.lastFailure == nil && recovered.uploadPendingSince == nil)
-        #expect(machine.passSucceeded(moreToUpload: false) == .waitForWakeUp)
+        #expect(machine.passSucceeded(moreToUpload: false) == .waitForWakeUp(timeout: nil))
         _ = machine.woken()
         #expect(
             machine.passFailed(Self.locked, uploadPendingSince: nil, now: t0 + 3.9)

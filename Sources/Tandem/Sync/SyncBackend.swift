@@ -32,8 +32,10 @@ public protocol SyncBackend: Sendable {
     /// uploading (``SyncPass`` and ``SyncEngine``), and a wait that ends is called again. So two
     /// client databases that sync at the same time each use a backend object of their own (as
     /// ``DatabaseSync/start(url:)`` opens one), or one may not be woken by the other's uploads.
-    /// - Returns: a cursor at or after the newest change now known (so the next wait can start
-    ///   from it), or nil on timeout.
+    /// - Returns: the cursor the next wait starts from, or nil on timeout: one at or after the
+    ///   newest change now known, or `cursor` itself when the backend was told of changes after
+    ///   it without locating them (a PostgreSQL notification). Either way a wait from it answers
+    ///   for later changes only, so that one change wakes the owner once.
     func waitForChanges(after cursor: String, timeout: Duration) throws -> String?
 
     /// Ends pending ``waitForChanges(after:timeout:)`` calls early. The backend stays usable.

@@ -140,7 +140,7 @@ final class SyncEngine: Sendable {
 
     /// What the loop does next, from the action the machine returned.
     private enum Next {
-        case runPass, waitForWakeUp, backOff(seconds: Double), finish, stepDown(reason: String)
+        case runPass, waitForWakeUp(timeout: Double?), backOff(seconds: Double), finish, stepDown(reason: String)
     }
 
     /// The I/O loop that drives ``SyncStateMachine``: it performs each action and sends the
@@ -161,11 +161,12 @@ final class SyncEngine: Sendable {
                     return !s.passEnded
                 }
                 if first { firstPassEnded.raise() }
-            case .waitForWakeUp:
-                signal.wait()
+            case .waitForWakeUp(let timeout):
+                // Woken, or the time the last pass left its own uploads' answers for is up.
+                if let timeout { signal.wait(timeout: timeout) } else { signal.wait() }
                 switch lifecycle.send({ $0.woken() }) {
                 case .runPass: next = .runPass
-                case .none: next = .waitForWakeUp
+                case .none: next = .waitForWakeUp(timeout: nil)
                 case .finish: next = .finish
                 }
             case .backOff(let seconds):
@@ -188,18 +189,30 @@ final class SyncEngine: Sendable {
     static let uploadTimeLimit = 0.2
 
     /// How long a backlog's uploads go on without a download at least while the backend
-    /// announces nothing (see ``mayDefer(announced:sinceLastDownload:firstQueued:backlogThrough:)``).
+    /// announces nothing (see ``mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``).
     /// A writer that keeps the queue full gets its answers about this often; each of their
     /// downloads stops its uploads for its length (at 5 s, about 40,000 answers at once held a
     /// saturating writer's rows from PostgreSQL clients for up to 0.3 s; at 1 s, 0.17 s).
     static let ownAnswersDeferral = Duration.seconds(1)
 
-    /// Whether a pass that uploaded and left more queued may leave its download to a later one
-    /// (``SyncPass/mayDeferDownload``): only while the backend has announced nothing since the
+    /// How long the answers to uploads that emptied the queue may wait after the last download
+    /// began (see ``mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``).
+    /// A writer that commits every few milliseconds gets its answers in one download about this
+    /// often, where each upload's own download ran beside the download of every other client
+    /// of the same change, on the server and on the host (at 50 commits/s through PostgreSQL, a
+    /// quarter of the owner's CPU).
+    static let ownAnswersGathering = Duration.milliseconds(100)
+
+    /// Whether a pass may leave its download to a later one (``SyncPass/mayDeferDownload``),
+    /// having uploaded or not (a commit during a pass wakes another, which may find it uploaded
+    /// already, and then downloaded after every such commit): only while the backend has announced nothing since the
     /// last download began (then only the answers to this owner's own uploads can be waiting:
     /// a backend's waiter is not woken by its own uploads, though PostgreSQL's look at the feed,
     /// at least every 10 s, announces whatever it finds), and then
-    /// - for ``ownAnswersDeferral`` after the last download began (`sinceLastDownload`), and on
+    /// - when the pass left the queue empty (`moreQueued` false), for ``ownAnswersGathering``
+    ///   after the last download began (`sinceLastDownload`): the loop runs the pass that
+    ///   downloads when that time is up, unless a wake-up comes first;
+    /// - when more is queued, for ``ownAnswersDeferral`` after the last download began, and on
     ///   while the backlog queued then (through entry `backlogThrough`) is still uploading (the
     ///   queue's head `firstQueued` is within it): a backlog has the answers once it has gone
     ///   up, a writer that keeps the queue full at least every 1 s or every backlog's upload;
@@ -210,11 +223,14 @@ final class SyncEngine: Sendable {
     ///   changes (https://docs.powersync.com/architecture/consistency). A client that has synced
     ///   before downloads in its first pass what others did while no owner ran.
     ///
-    /// The answers come at once when the queue empties or anyone else changes something.
-    static func mayDefer(announced: Bool, sinceLastDownload: Duration?, firstQueued: () -> Int64?, backlogThrough: Int64?) -> Bool {
+    /// The answers come at once when anyone else changes something, and an upload after a
+    /// quiet stretch gets its answer in its own pass.
+    static func mayDefer(
+        announced: Bool, sinceLastDownload: Duration?, moreQueued: Bool, firstQueued: () -> Int64?, backlogThrough: Int64?
+    ) -> Bool {
         guard !announced else { return false }
-        if let sinceLastDownload, sinceLastDownload < ownAnswersDeferral { return true }
-        guard let backlogThrough, let head = firstQueued() else { return false }
+        if let sinceLastDownload, sinceLastDownload < (moreQueued ? ownAnswersDeferral : ownAnswersGathering) { return true }
+        guard moreQueued, let backlogThrough, let head = firstQueued() else { return false }
         return head <= backlogThrough
     }
 
@@ -224,6 +240,7 @@ final class SyncEngine: Sendable {
         let (head, last) = (try? database.read { tx in (try UploadQueueRows.firstID(in: tx), try UploadQueueRows.lastID(in: tx)) }) ?? (nil, nil)
         if let last { lag.queued(through: last, at: started) }
         let moreToUpload: Bool
+        var answersDueIn: Double?
         do {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
             pass.pendingRows = pendingRows
@@ -240,14 +257,19 @@ final class SyncEngine: Sendable {
                     state.withLock { $0.lastDownload = first }
                     return first
                 }()
-            pass.mayDeferDownload = { [lag, database, self] in
+            pass.mayDeferDownload = { [lag, database, self] more in
                 let since = lastDownload.began == nil ? state.withLock { $0.firstSyncDue } : nil
                 return SyncEngine.mayDefer(
                     announced: lag.isAnnounced(after: since), sinceLastDownload: lastDownload.began.map { $0.duration(to: .now) },
-                    firstQueued: { try? database.read { try UploadQueueRows.firstID(in: $0) } }, backlogThrough: lastDownload.backlogThrough)
+                    moreQueued: more, firstQueued: { try? database.read { try UploadQueueRows.firstID(in: $0) } },
+                    backlogThrough: lastDownload.backlogThrough)
             }
             let result = try pass.run()
             if result.downloadBegan != nil { state.withLock { $0.lastDownload = (began, last) } }
+            if result.downloadLeft, !result.moreToUpload, let since = lastDownload.began {
+                // The pass that downloads them runs when the gathering is over, if nothing wakes the loop first.
+                answersDueIn = max(0, (SyncEngine.ownAnswersGathering - since.duration(to: .now)).seconds)
+            }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
             let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: result.downloadBegan ?? .distantPast))
             if let progress = try lag.passed(
@@ -281,9 +303,9 @@ final class SyncEngine: Sendable {
                 return .finish
             }
         }
-        switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload) }) {
+        switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload, answersDueIn: answersDueIn) }) {
         case .runPass: return .runPass
-        case .waitForWakeUp: return .waitForWakeUp
+        case .waitForWakeUp(let timeout): return .waitForWakeUp(timeout: timeout)
         case .finish: return .finish
         }
     }

@@ -33,15 +33,16 @@ struct SyncPass {
     /// Where the local side of an upload step (completing the batch before, reading the next)
     /// runs while the backend takes the current batch.
     var localWork = DispatchQueue(label: "tandem.upload-queue")
-    /// Asked after a pass uploaded and more remains queued: true lets it leave its download to a
-    /// later pass. The engine says so while the backend has announced nothing (so, as far as it
-    /// has said, only the answers to this owner's own uploads are waiting, which change no row
-    /// unless the server changed it on the way in) and a download ran recently or the backlog
-    /// queued then is still uploading, and, before the first download of a client that has
-    /// never synced, while the backlog it began with is
-    /// (``SyncEngine/mayDefer(announced:sinceLastDownload:firstQueued:backlogThrough:)``):
-    /// each download stops the uploads for its length, and a backlog's answers are many.
-    var mayDeferDownload: () -> Bool = { false }
+    /// Asked after a pass's uploads (a pass woken by a commit it finds uploaded already uploads
+    /// none), with whether more remains queued: true lets it leave its download to a later pass. The engine says so while the backend has announced nothing (so,
+    /// as far as it has said, only the answers to this owner's own uploads are waiting, which
+    /// change no row unless the server changed it on the way in) and a download ran recently or
+    /// the backlog queued then is still uploading, and, before the first download of a client
+    /// that has never synced, while the backlog it began with is
+    /// (``SyncEngine/mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``):
+    /// each download stops the uploads for its length, a backlog's answers are many, and a
+    /// paced writer's are gathered.
+    var mayDeferDownload: (_ moreQueued: Bool) -> Bool = { _ in false }
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
@@ -54,14 +55,18 @@ struct SyncPass {
         /// When the download began (its first fetch came after), or nil when the pass left it
         /// to a later one (``mayDeferDownload``).
         var downloadBegan: Date?
+        /// The pass left its download to a later one (``mayDeferDownload``).
+        var downloadLeft = false
     }
 
     func run() throws -> Result {
         var result = Result()
         try upload(into: &result)
         let queued = { try database.read { try !UploadQueueRows.isEmpty(in: $0) } }
-        if result.transactions > 0, try queued(), mayDeferDownload() {
-            result.moreToUpload = true
+        let more = try queued()
+        if mayDeferDownload(more) {
+            result.moreToUpload = more
+            result.downloadLeft = true
             return result
         }
         result.downloadBegan = Date()

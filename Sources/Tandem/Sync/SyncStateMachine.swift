@@ -200,7 +200,8 @@ struct SyncStateMachine: Sendable {
         case finish
     }
 
-    /// A local commit touched the upload queue, the backend announced changes, or a stop woke the loop.
+    /// A local commit touched the upload queue, the backend announced changes, a stop woke the
+    /// loop, or the time a pass left its own uploads' answers for has passed.
     mutating func woken() -> WokenAction {
         switch current {
         case .idle(let owner):
@@ -280,18 +281,22 @@ struct SyncStateMachine: Sendable {
     enum PassSucceededAction: Equatable, Sendable {
         /// More was queued than one pass uploads: run again at once.
         case runPass
-        /// Wait for a wake-up (or a stop), with no timeout.
-        case waitForWakeUp
+        /// Wait for a wake-up (or a stop); with `timeout` (seconds), send ``woken()`` when it
+        /// has passed without one, too.
+        case waitForWakeUp(timeout: Double?)
         /// Stopping: end the loop.
         case finish
     }
 
-    mutating func passSucceeded(moreToUpload: Bool) -> PassSucceededAction {
+    /// - Parameter answersDueIn: the pass left its own uploads' answers to a later pass, which
+    ///   is due in this many seconds (``SyncEngine/ownAnswersGathering``) unless a wake-up
+    ///   comes first; nil: nothing is left.
+    mutating func passSucceeded(moreToUpload: Bool, answersDueIn: Double? = nil) -> PassSucceededAction {
         switch current {
         case .syncing(var owner):
             owner.backoff.reset()
             current = moreToUpload ? .syncing(owner) : .idle(owner)
-            return moreToUpload ? .runPass : .waitForWakeUp
+            return moreToUpload ? .runPass : .waitForWakeUp(timeout: answersDueIn)
         case .stopping:
             return .finish
         case .standingBy, .idle, .backingOff, .steppingDown, .stopped:

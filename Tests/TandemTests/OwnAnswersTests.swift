@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+
+/// An owner whose writer commits every few milliseconds uploads each commit as it comes, and
+/// downloads its own uploads' answers gathered (``SyncEngine/ownAnswersGathering``), the last
+/// ones with no wake-up but the time; anyone else's change still comes at once.
+struct OwnAnswersTests {
+    /// The embedded backend (whose waits its own uploads do not wake), counting uploads and fetches.
+    final class CountingBackend: SyncBackend, Sendable {
+        let inner: EmbeddedBackend
+        let uploads = Atomic<Int>(0), fetches = Atomic<Int>(0)
+        var identifier: String { inner.identifier }
+
+        init(_ inner: EmbeddedBackend) { self.inner = inner }
+
+        func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
+            uploads.add(1, ordering: .relaxed)
+            try inner.upload(transactions, clientID: clientID, epoch: epoch)
+        }
+
+        func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
+            fetches.add(1, ordering: .relaxed)
+            return try inner.fetchChanges(after: cursor, limit: limit)
+        }
+
+        func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
+            try inner.waitForChanges(after: cursor, timeout: timeout)
+        }
+
+        func interruptWaits() { inner.interruptWaits() }
+    }
+
+    /// Whether `db` has downloaded everything the server holds (its own uploads' answers included).
+    private func caughtUp(_ db: SharedDatabase, _ server: EmbeddedBackend) throws -> Bool {
+        let cursor = try db.read { try $0.stored(.cursor).stringValue } ?? ""
+        return try db.uploadQueue.pendingCount() == 0 && server.fetchChanges(after: cursor, limit: 10).changes.isEmpty
+    }
+
+    @Test func aPacedWritersAnswersAreDownloadedGathered() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let backend = CountingBackend(try EmbeddedBackend(path: dir.path("server.db")))
+        let server = try EmbeddedBackend(path: dir.path("server.db"))
+        let session = try db.sync.start(with: backend)
+        defer { session.stop() }
+        try waitUntil("the first pass") { try caughtUp(db, server) && backend.fetches.load(ordering: .relaxed) > 0 }
+        let (uploadsBefore, fetchesBefore) = (backend.uploads.load(ordering: .relaxed), backend.fetches.load(ordering: .relaxed))
+        // 100 commits 5 ms apart: each wakes the owner, which uploads it in a pass of its own.
+        let began = ContinuousClock.now
+        for i in 0..<100 {
+            try db.execute("INSERT INTO notes(id, title) VALUES (?, 'paced')", ["n\(i)"])
+            usleep(5_000)
+        }
+        // The last answers come when the gathering is over: nothing else wakes the owner now.
+        try waitUntil("the owner to download its last uploads' answers") { try caughtUp(db, server) }
+        let took = began.duration(to: .now)
+        let uploads = backend.uploads.load(ordering: .relaxed) - uploadsBefore
+        let fetches = backend.fetches.load(ordering: .relaxed) - fetchesBefore
+        // About one download per gathering (each pass's start counts: allow twice as many), where
+        // a download after every upload fetched once per upload.
+        let most = 2 * Int(took / SyncEngine.ownAnswersGathering) + 4
+        #expect(fetches <= most, "\(fetches) fetches for \(uploads) uploads in \(took): at most \(most)")
+        #expect(fetches < uploads)
+        #expect(try db.sync.status().downloadPendingSince == nil)
+    }
+
+    /// Another client's change, announced by the backend, is downloaded at once even while the
+    /// owner gathers its own answers.
+    @Test func anotherClientsChangeEndsTheGathering() throws {
+        let dir = try TemporaryDirectory()
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
+        let server = try EmbeddedBackend(path: dir.path("server.db"))
+        let session = try a.sync.start(with: try EmbeddedBackend(path: dir.path("server.db")))
+        defer { session.stop() }
+        try waitUntil("the first pass") { try caughtUp(a, server) && a.sync.status().hasSynced }
+        let stop = Atomic<Bool>(false)
+        let writer = Thread {
+            var i = 0
+            while !stop.load(ordering: .relaxed) {
+                try? a.execute("INSERT INTO notes(id, title) VALUES (?, 'paced')", ["a\(i)"])
+                i += 1
+                usleep(5_000)
+            }
+        }
+        writer.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'x')")
+        _ = try b.sync.once(with: try EmbeddedBackend(path: dir.path("server.db")))
+        try waitUntil(timeout: 5, "B's row on A while A's writer commits") {
+            try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 1
+        }
+    }
+}
