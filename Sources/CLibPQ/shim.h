@@ -30,7 +30,7 @@ static inline void *tandem_libpq(void) {
     X(PQconnectdb) X(PQstatus) X(PQerrorMessage) X(PQfinish) X(PQsetNoticeProcessor) X(PQexecParams) \
     X(PQsendQueryParams) X(PQgetResult) X(PQclear) X(PQresultStatus) X(PQresultErrorField) X(PQntuples) \
     X(PQnfields) X(PQgetisnull) X(PQgetvalue) X(PQsocket) X(PQbackendPID) X(PQconsumeInput) X(PQnotifies) \
-    X(PQfreemem) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync)
+    X(PQfreemem) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQtransactionStatus)
 
 /// NULL once libpq is loaded (loading it now if needed), else why not (dlerror(3)'s reason).
 static inline const char *tandem_libpq_error(void) {
@@ -98,3 +98,6 @@ static inline void tandem_PQfreemem(void *ptr) { TANDEM_LIBPQ_FUNCTION(PQfreemem
 static inline int tandem_PQenterPipelineMode(PGconn *conn) { TANDEM_LIBPQ_FUNCTION(PQenterPipelineMode) return function(conn); }
 static inline int tandem_PQexitPipelineMode(PGconn *conn) { TANDEM_LIBPQ_FUNCTION(PQexitPipelineMode) return function(conn); }
 static inline int tandem_PQpipelineSync(PGconn *conn) { TANDEM_LIBPQ_FUNCTION(PQpipelineSync) return function(conn); }
+static inline PGTransactionStatusType tandem_PQtransactionStatus(const PGconn *conn) {
+    TANDEM_LIBPQ_FUNCTION(PQtransactionStatus) return function(conn);
+}

@@ -20,6 +20,7 @@ extension PostgresConnection {
     ///   connection is then ``isBroken``, never used again with statements of this one pending).
     func pipeline(_ statements: [Statement]) throws -> [[[String?]]] {
         for statement in statements { try Self.refuseNUL(in: statement.parameters, sql: statement.sql) }
+        roundTrips += 1
         guard tandem_PQenterPipelineMode(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
         defer { if tandem_PQexitPipelineMode(handle) != 1 { isUnusable = true } }
         for statement in statements {

@@ -13,6 +13,8 @@ final class PostgresConnection {
     let safeName: String
     /// The connection string's passwords, hidden in every message.
     private let secrets: ConnectionSecrets
+    /// Round trips made: statements run one at a time, and pipelines.
+    var roundTrips = 0
 
     /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason, or
     ///   saying that libpq (`libpq.so.5`, loaded on the first connection) is not installed.
@@ -46,6 +48,7 @@ final class PostgresConnection {
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
         try Self.refuseNUL(in: parameters, sql: sql)
+        roundTrips += 1
         let result: OpaquePointer? = withParameters(parameters) { values in
             tandem_PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
@@ -102,6 +105,9 @@ final class PostgresConnection {
             throw error
         }
     }
+
+    /// Whether no transaction is open (libpq's transaction status is idle).
+    var isIdle: Bool { tandem_PQtransactionStatus(handle) == PQTRANS_IDLE }
 
     /// The socket, for waiting on notifications with poll(2).
     var socket: Int32 { tandem_PQsocket(handle) }
