@@ -237,7 +237,10 @@ final class SyncEngine: Sendable {
     /// One pass and its bookkeeping, sent to the machine; what the loop does next.
     private func runPass() -> Next {
         let started = Date()
-        let (head, last) = (try? database.read { tx in (try UploadQueueRows.firstID(in: tx), try UploadQueueRows.lastID(in: tx)) }) ?? (nil, nil)
+        let (head, last, cursor) =
+            (try? database.read { tx in
+                (try UploadQueueRows.firstID(in: tx), try UploadQueueRows.lastID(in: tx), try tx.stored(.cursor).stringValue ?? "")
+            }) ?? (nil, nil, nil)
         if let last { lag.queued(through: last, at: started) }
         let moreToUpload: Bool
         var answersDueIn: Double?
@@ -246,6 +249,8 @@ final class SyncEngine: Sendable {
             pass.pendingRows = pendingRows
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
+            // Read above: the pass need not read them again (only this loop downloads).
+            if let cursor { pass.atStart = (lastQueued: last, cursor: cursor) }
             let began = ContinuousClock.now
             let lastDownload =
                 try state.withLock({ $0.lastDownload })

@@ -43,6 +43,11 @@ struct SyncPass {
     /// each download stops the uploads for its length, a backlog's answers are many, and a
     /// paced writer's are gathered.
     var mayDeferDownload: (_ moreQueued: Bool) -> Bool = { _ in false }
+    /// The queue's last entry id (nil: empty) and the stored cursor when the pass began, when
+    /// the caller read them in its own read transaction (the owner's loop, the only writer of
+    /// the cursor); nil: the pass reads them. A pass that starts with an empty queue then
+    /// reads the queue no more: a commit during it wakes the loop for the next one.
+    var atStart: (lastQueued: Int64?, cursor: String)?
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
@@ -62,7 +67,8 @@ struct SyncPass {
     func run() throws -> Result {
         var result = Result()
         try upload(into: &result)
-        let queued = { try database.read { try !UploadQueueRows.isEmpty(in: $0) } }
+        let emptyAtStart = atStart.map { $0.lastQueued == nil } ?? false
+        let queued = { try !emptyAtStart && database.read { try !UploadQueueRows.isEmpty(in: $0) } }
         let more = try queued()
         if mayDeferDownload(more) {
             result.moreToUpload = more
@@ -82,7 +88,13 @@ struct SyncPass {
     /// read. A batch the backend has taken stays queued until then, and one that a crash leaves
     /// queued is uploaded again and skipped by the backend as a retry (the upload contract).
     func upload(into result: inout Result) throws {
-        let last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
+        let last: Int64
+        if let atStart {
+            last = atStart.lastQueued ?? 0
+        } else {
+            last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
+        }
+        guard last > 0 else { return }  // nothing was queued when the pass began
         let deadline = uploadTimeLimit.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
         var renumberings = 0
         var batch = try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries)
@@ -94,17 +106,24 @@ struct SyncPass {
             guard let first = batch.first, first.entries.first.map({ $0.id <= last }) ?? false else { break }
             let (database, uploadBatch, uploadBatchEntries, epoch, previous) = (database, uploadBatch, uploadBatchEntries, epoch, taken)
             let after = batch.last?.lastEntryID ?? 0
-            let ahead = WorkAhead(on: localWork) { () -> [CrudTransaction] in
-                if !previous.isEmpty { try database.uploadQueue.complete(previous, epoch: epoch) }
-                return try database.uploadQueue.transactions(after: after, limit: uploadBatch, entryLimit: uploadBatchEntries)
-            }
+            // A first batch shorter than a batch holds everything queued when it was read: what
+            // follows it was queued since, after this pass began, so there is no work ahead (a
+            // paced writer's upload then wakes no other thread).
+            let whole = previous.isEmpty && batch.count < uploadBatch && batch.reduce(0, { $0 + $1.entries.count }) < uploadBatchEntries
+            let ahead =
+                whole
+                ? nil
+                : WorkAhead(on: localWork) { () -> [CrudTransaction] in
+                    if !previous.isEmpty { try database.uploadQueue.complete(previous, epoch: epoch) }
+                    return try database.uploadQueue.transactions(after: after, limit: uploadBatch, entryLimit: uploadBatchEntries)
+                }
             do {
                 try backend.upload(batch, clientID: clientID, epoch: epoch)
             } catch {
                 // The work ahead ends first. Had it failed, the batch before stays queued (the
                 // defer completes it, or the next pass uploads it again as a retry) and the
                 // backend's error ends the pass.
-                guard (try? ahead.value()) != nil else { throw error }
+                if let ahead, (try? ahead.value()) == nil { throw error }
                 try recordCompleted(&taken, into: &result)
                 switch error {
                 case TandemError.uploadRejected:
@@ -130,7 +149,7 @@ struct SyncPass {
                     throw error
                 }
             }
-            let next = try ahead.value()
+            let next = try ahead?.value() ?? []
             try recordCompleted(&taken, into: &result)
             taken = batch
             batch = next
@@ -200,7 +219,7 @@ struct SyncPass {
     /// past ``maximumApply`` changes the fetched ones wait in `ps_download` (invisible to
     /// queries) until the rest has arrived.
     func download(into result: inout Result) throws {
-        let cursor = try database.read { try $0.stored(.cursor).stringValue ?? "" }
+        let cursor = try atStart?.cursor ?? database.read { try $0.stored(.cursor).stringValue ?? "" }
         var changes: [ServerChange] = []
         var staged = 0
         var next = cursor
