@@ -23,11 +23,11 @@ import Tandem
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `connection`, `generation`, `listenWanted`, `listening`, `news` and
-    // `columnTypes` are used only with `lock` held; `checkedCursor`, `checkedGeneration`,
-    // `lastLook` and `seesEveryChange` only by the one thread in waitForChanges at a time (`waiting` held); any thread
-    // may poke `interrupts` and `wakeups`; `acknowledgements` and `lastCompaction` are behind
-    // their own mutexes.
+    // Invariant: `connection`, `generation`, `listenWanted`, `listening`, `news`,
+    // `commitsAhead` and `columnTypes` are used only with `lock` held; `checkedCursor`,
+    // `checkedGeneration`, `lastLook` and `seesEveryChange` only by the one thread in
+    // waitForChanges at a time (`waiting` held); any thread may poke `interrupts` and
+    // `wakeups`; `acknowledgements` and `lastCompaction` are behind their own mutexes.
     let conninfo: String
     private let lock = NSLock()
     /// Held by waitForChanges: one wait at a time (a wait a stop missed, ending within
@@ -54,7 +54,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     var lastLook: ContinuousClock.Instant?
     /// Whether a fetch from a settled cursor commits its transaction in its first round trip
     /// (``fetchCommittingAhead(after:text:ahead:limit:on:)``): off after a fetch whose first page
-    /// was full or whose role is scoped, on again after a short first page; guarded by `lock`.
+    /// was full or whose role is scoped, on again after a short first page.
     var commitsAhead = true
     /// Whether the last look found row-level security off for this login role (not a scoped
     /// client): every notification from another session then announces a change it downloads.

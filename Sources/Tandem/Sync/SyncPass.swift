@@ -34,11 +34,12 @@ struct SyncPass {
     /// runs while the backend takes the current batch.
     var localWork = DispatchQueue(label: "tandem.upload-queue")
     /// Asked after a pass's uploads (a pass woken by a commit it finds uploaded already uploads
-    /// none), with whether more remains queued: true lets it leave its download to a later pass. The engine says so while the backend has announced nothing (so,
-    /// as far as it has said, only the answers to this owner's own uploads are waiting, which
-    /// change no row unless the server changed it on the way in) and a download ran recently or
-    /// the backlog queued then is still uploading, and, before the first download of a client
-    /// that has never synced, while the backlog it began with is
+    /// none), with whether more remains queued: true lets it leave its download to a later
+    /// pass. The engine says so while the backend has announced nothing (so, as far as it has
+    /// said, only the answers to this owner's own uploads are waiting, which change no row
+    /// unless the server changed it on the way in) and a download ran recently or the backlog
+    /// queued then is still uploading, and, before the first download of a client that has
+    /// never synced, while the backlog it began with is
     /// (``SyncEngine/mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``):
     /// each download stops the uploads for its length, a backlog's answers are many, and a
     /// paced writer's are gathered.
