@@ -81,8 +81,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// The connection string without a password, for messages and status.
     public let name: String
 
-    /// Connects and reads the server's id and its synced tables' columns, and sets the
-    /// connection up for the feed (``prepareForFeed(_:)``), in one round trip.
+    /// Connects and reads the server's id, its synced tables' columns and whether row-level
+    /// security applies to this login role, and sets the connection up for the feed
+    /// (``prepareForFeed(_:)``), in one round trip.
     /// - Throws: ``PostgresError`` when the server cannot be reached or was never set up
     ///   (`tandem backend setup`).
     public init(conninfo: String) throws {
@@ -92,10 +93,14 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         var serverID: String?
         do {
             let answers = try connection.pipeline(
-                [.init(sql: "SELECT value FROM tandem_meta WHERE key = 'server_id'"), .init(sql: PostgresSetup.columnTypesQuery)]
-                    + PostgresBackend.feedSettings)
+                [
+                    .init(sql: "SELECT value FROM tandem_meta WHERE key = 'server_id'"), .init(sql: PostgresSetup.columnTypesQuery),
+                    .init(sql: "SELECT coalesce(row_security_active(to_regclass('tandem_changes')::oid), false)"),
+                ] + PostgresBackend.feedSettings)
             serverID = answers[0].first?.first ?? nil
             columnTypes = PostgresSetup.columnTypes(from: answers[1])
+            // A scoped role's first page is read on its scopes' index, never ahead.
+            commitsAhead = answers[2].first?.first != "t"
         } catch let error as PostgresError where error.sqlState == "42P01" {
             // undefined_table: Tandem's tables are not there.
         } catch let error as PostgresError where error.sqlState == "42501" {

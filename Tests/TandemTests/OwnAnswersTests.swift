@@ -66,9 +66,10 @@ struct OwnAnswersTests {
         #expect(try db.sync.status().downloadPendingSince == nil)
     }
 
-    /// Another client's change, announced by the backend, is downloaded at once even while the
-    /// owner gathers its own answers.
-    @Test func anotherClientsChangeEndsTheGathering() throws {
+    /// While a writer on A commits every 5 ms for as long as the test runs, another client's
+    /// change still reaches A: the gathering is counted from the last download began, so commits
+    /// cannot put A's downloads off for ever, and the backend's announcement ends it at once.
+    @Test func anotherClientsChangeComesWhileAWriterKeepsCommitting() throws {
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
@@ -76,21 +77,48 @@ struct OwnAnswersTests {
         let session = try a.sync.start(with: try EmbeddedBackend(path: dir.path("server.db")))
         defer { session.stop() }
         try waitUntil("the first pass") { try caughtUp(a, server) && a.sync.status().hasSynced }
-        let stop = Atomic<Bool>(false)
-        let writer = Thread {
-            var i = 0
+        let stop = Atomic<Bool>(false), writes = Atomic<Int>(0)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { finished.signal() }
             while !stop.load(ordering: .relaxed) {
-                try? a.execute("INSERT INTO notes(id, title) VALUES (?, 'paced')", ["a\(i)"])
-                i += 1
+                guard (try? a.execute("INSERT INTO notes(id, title) VALUES (?, 'paced')", ["a\(writes.load(ordering: .relaxed))"])) != nil else { return }
+                writes.add(1, ordering: .relaxed)
                 usleep(5_000)
             }
         }
-        writer.start()
-        defer { stop.store(true, ordering: .relaxed) }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            finished.wait()
+        }
+        try waitUntil("the writer under way") { writes.load(ordering: .relaxed) >= 20 }
         try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'x')")
         _ = try b.sync.once(with: try EmbeddedBackend(path: dir.path("server.db")))
         try waitUntil(timeout: 5, "B's row on A while A's writer commits") {
             try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 1
         }
+        let written = writes.load(ordering: .relaxed)
+        try waitUntil("the writer still committing") { writes.load(ordering: .relaxed) > written }
+    }
+
+    /// A stop while the owner gathers its own uploads' answers downloads them first: the owner
+    /// stops with its rows as the server holds them.
+    @Test func aStopDownloadsTheAnswersLeftForLater() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let server = try EmbeddedBackend(path: dir.path("server.db"))
+        let backend = CountingBackend(try EmbeddedBackend(path: dir.path("server.db")))
+        let session = try db.sync.start(with: backend)
+        try waitUntil("the first pass") { try caughtUp(db, server) && backend.fetches.load(ordering: .relaxed) > 0 }
+        // The first upload after a quiet stretch downloads at once; the next, within the
+        // gathering, leaves its answer for later.
+        try db.execute("INSERT INTO notes(id, title) VALUES ('first', 'x')")
+        try waitUntil("the first upload's answer") { try caughtUp(db, server) }
+        let fetches = backend.fetches.load(ordering: .relaxed)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('second', 'x')")
+        try waitUntil("the second upload") { try db.uploadQueue.pendingCount() == 0 }
+        let leftForLater = backend.fetches.load(ordering: .relaxed) == fetches
+        session.stop()
+        #expect(try caughtUp(db, server), "stopped with every answer downloaded (left for later: \(leftForLater))")
     }
 }

@@ -21,7 +21,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     /// Counts ``interruptWaits()`` calls; a wait that sees it change returns early.
     private var interruptions = 0
     /// The versions of the change log this object's own uploads wrote (ascending, adjacent
-    /// ones merged), which wake no wait: the owner downloads after uploading.
+    /// ones merged), which wake no wait: the owner downloads their answers itself.
     private var ownUploads: [ClosedRange<Int64>] = []
     private var token: AnyDatabaseCancellable?
     private let serverID: String

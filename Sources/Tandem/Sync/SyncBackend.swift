@@ -35,7 +35,9 @@ public protocol SyncBackend: Sendable {
     /// - Returns: the cursor the next wait starts from, or nil on timeout: one at or after the
     ///   newest change now known, or `cursor` itself when the backend was told of changes after
     ///   it without locating them (a PostgreSQL notification). Either way a wait from it answers
-    ///   for later changes only, so that one change wakes the owner once.
+    ///   for later changes only (a PostgreSQL wait from `cursor` itself may answer once more for
+    ///   the same ones at its periodic look, every 10 s: an owner then runs a pass that finds
+    ///   nothing), so that one change wakes the owner once.
     func waitForChanges(after cursor: String, timeout: Duration) throws -> String?
 
     /// Ends pending ``waitForChanges(after:timeout:)`` calls early. The backend stays usable.

@@ -167,7 +167,11 @@ final class SyncEngine: Sendable {
                 switch lifecycle.send({ $0.woken() }) {
                 case .runPass: next = .runPass
                 case .none: next = .waitForWakeUp(timeout: nil)
-                case .finish: next = .finish
+                case .finish:
+                    // A stop while the last pass's answers wait: they are downloaded first, so
+                    // that the owner stops with its rows as the server holds them.
+                    if timeout != nil { _ = runPass(downloading: true) }
+                    next = .finish
                 }
             case .backOff(let seconds):
                 // Sleep out the backoff; local writes do not cut it short, a stop does.
@@ -235,12 +239,12 @@ final class SyncEngine: Sendable {
     }
 
     /// One pass and its bookkeeping, sent to the machine; what the loop does next.
-    private func runPass() -> Next {
+    /// - Parameter downloading: the pass downloads, whatever
+    ///   ``mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)`` says.
+    private func runPass(downloading: Bool = false) -> Next {
         let started = Date()
-        let (head, last, cursor) =
-            (try? database.read { tx in
-                (try UploadQueueRows.firstID(in: tx), try UploadQueueRows.lastID(in: tx), try tx.stored(.cursor).stringValue ?? "")
-            }) ?? (nil, nil, nil)
+        let queue = try? database.read { tx in (head: try UploadQueueRows.firstID(in: tx), last: try UploadQueueRows.lastID(in: tx)) }
+        let (head, last) = queue ?? (nil, nil)
         if let last { lag.queued(through: last, at: started) }
         let moreToUpload: Bool
         var answersDueIn: Double?
@@ -249,8 +253,8 @@ final class SyncEngine: Sendable {
             pass.pendingRows = pendingRows
             pass.localWork = localWork
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
-            // Read above: the pass need not read them again (only this loop downloads).
-            if let cursor { pass.atStart = (lastQueued: last, cursor: cursor) }
+            // Read above: the pass need not read it again.
+            if queue != nil { pass.queueAtStart = SyncPass.QueueAtStart(lastID: last) }
             let began = ContinuousClock.now
             let lastDownload =
                 try state.withLock({ $0.lastDownload })
@@ -263,6 +267,7 @@ final class SyncEngine: Sendable {
                     return first
                 }()
             pass.mayDeferDownload = { [lag, database, self] more in
+                if downloading { return false }
                 let since = lastDownload.began == nil ? state.withLock { $0.firstSyncDue } : nil
                 return SyncEngine.mayDefer(
                     announced: lag.isAnnounced(after: since), sinceLastDownload: lastDownload.began.map { $0.duration(to: .now) },

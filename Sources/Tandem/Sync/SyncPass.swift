@@ -44,11 +44,16 @@ struct SyncPass {
     /// each download stops the uploads for its length, a backlog's answers are many, and a
     /// paced writer's are gathered.
     var mayDeferDownload: (_ moreQueued: Bool) -> Bool = { _ in false }
-    /// The queue's last entry id (nil: empty) and the stored cursor when the pass began, when
-    /// the caller read them in its own read transaction (the owner's loop, the only writer of
-    /// the cursor); nil: the pass reads them. A pass that starts with an empty queue then
-    /// reads the queue no more: a commit during it wakes the loop for the next one.
-    var atStart: (lastQueued: Int64?, cursor: String)?
+    /// The queue when the pass began, as the caller read it (the owner's loop reads it anyway);
+    /// nil: the pass reads it. A pass that starts with an empty queue then reads the queue no
+    /// more: a commit during it wakes the loop for the next one.
+    var queueAtStart: QueueAtStart?
+
+    /// The upload queue as read when a pass began.
+    struct QueueAtStart {
+        /// The last entry's id; nil: the queue was empty.
+        var lastID: Int64?
+    }
 
     struct Result {
         var transactions = 0, entries = 0, downloaded = 0
@@ -68,7 +73,7 @@ struct SyncPass {
     func run() throws -> Result {
         var result = Result()
         try upload(into: &result)
-        let emptyAtStart = atStart.map { $0.lastQueued == nil } ?? false
+        let emptyAtStart = queueAtStart.map { $0.lastID == nil } ?? false
         let queued = { try !emptyAtStart && database.read { try !UploadQueueRows.isEmpty(in: $0) } }
         let more = try queued()
         if mayDeferDownload(more) {
@@ -90,8 +95,8 @@ struct SyncPass {
     /// queued is uploaded again and skipped by the backend as a retry (the upload contract).
     func upload(into result: inout Result) throws {
         let last: Int64
-        if let atStart {
-            last = atStart.lastQueued ?? 0
+        if let queueAtStart {
+            last = queueAtStart.lastID ?? 0
         } else {
             last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
         }
@@ -220,7 +225,7 @@ struct SyncPass {
     /// past ``maximumApply`` changes the fetched ones wait in `ps_download` (invisible to
     /// queries) until the rest has arrived.
     func download(into result: inout Result) throws {
-        let cursor = try atStart?.cursor ?? database.read { try $0.stored(.cursor).stringValue ?? "" }
+        let cursor = try database.read { try $0.stored(.cursor).stringValue ?? "" }
         var changes: [ServerChange] = []
         var staged = 0
         var next = cursor
