@@ -224,7 +224,17 @@ struct SyncPass {
     /// newer write, which a later part of the backlog carries), however large the backlog is:
     /// past ``maximumApply`` changes the fetched ones wait in `ps_download` (invisible to
     /// queries) until the rest has arrived.
+    ///
+    /// Another process may remove the stored cursor meanwhile, to ask for a full sync
+    /// (``UploadQueue/discardRejected(transactionID:)``): what was fetched after the old one is
+    /// then not applied, and the download starts again from where the cursor now stands.
     func download(into result: inout Result) throws {
+        if try !download(once: &result) { _ = try download(once: &result) }
+    }
+
+    /// One download from the stored cursor; false when the stored cursor changed before its
+    /// changes were applied (nothing is applied then).
+    private func download(once result: inout Result) throws -> Bool {
         let cursor = try database.read { try $0.stored(.cursor).stringValue ?? "" }
         var changes: [ServerChange] = []
         var staged = 0
@@ -254,9 +264,10 @@ struct SyncPass {
         }
         // Compared byte for byte: `String` equality is Unicode's canonical equivalence, under
         // which a cursor after the row id `é` (one code point) equals one after `e` and an accent.
-        if next.utf8.elementsEqual(cursor.utf8) && fullSync == nil { return }
-        try database.write { tx in
+        if next.utf8.elementsEqual(cursor.utf8) && fullSync == nil { return true }
+        let applied = try database.write { tx -> Bool in
             try Fence.check(tx, epoch: epoch)
+            guard (try tx.stored(.cursor).stringValue ?? "").utf8.elementsEqual(cursor.utf8) else { return false }
             let applier = ChangeApplier(schema: try SchemaInstaller.cachedStoredSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
             if fullSync != nil { try applier.beginFullSync(in: tx) }
             if staged > 0 {
@@ -272,7 +283,9 @@ struct SyncPass {
             try applier.endFullSync(in: tx)
             try tx.store(.cursor, next)
             try tx.removeStored(.downloading)
+            return true
         }
+        guard applied else { return false }  // the defer clears what was staged
         let count = changes.count + staged
         staged = 0  // applied: nothing left to clear
         result.downloaded += count
@@ -281,6 +294,7 @@ struct SyncPass {
         // The backend may compact its log behind every client's cursor; a failure here costs
         // nothing now (the next pass tells it again).
         try? backend.acknowledge(cursor: next, clientID: clientID)
+        return true
     }
 
     /// Keeps fetched changes in `ps_download`, numbered after the ones staged before, and marks
