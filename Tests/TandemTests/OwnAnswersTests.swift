@@ -7,31 +7,6 @@ import Testing
 /// downloads its own uploads' answers gathered (``SyncEngine/ownAnswersGathering``), the last
 /// ones with no wake-up but the time; anyone else's change still comes at once.
 struct OwnAnswersTests {
-    /// The embedded backend (whose waits its own uploads do not wake), counting uploads and fetches.
-    final class CountingBackend: SyncBackend, Sendable {
-        let inner: EmbeddedBackend
-        let uploads = Atomic<Int>(0), fetches = Atomic<Int>(0)
-        var identifier: String { inner.identifier }
-
-        init(_ inner: EmbeddedBackend) { self.inner = inner }
-
-        func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
-            uploads.add(1, ordering: .relaxed)
-            try inner.upload(transactions, clientID: clientID, epoch: epoch)
-        }
-
-        func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
-            fetches.add(1, ordering: .relaxed)
-            return try inner.fetchChanges(after: cursor, limit: limit)
-        }
-
-        func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
-            try inner.waitForChanges(after: cursor, timeout: timeout)
-        }
-
-        func interruptWaits() { inner.interruptWaits() }
-    }
-
     /// Whether `db` has downloaded everything the server holds (its own uploads' answers included).
     private func caughtUp(_ db: SharedDatabase, _ server: EmbeddedBackend) throws -> Bool {
         let cursor = try db.read { try $0.stored(.cursor).stringValue } ?? ""
@@ -41,7 +16,7 @@ struct OwnAnswersTests {
     @Test func aPacedWritersAnswersAreDownloadedGathered() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        let backend = CountingBackend(try EmbeddedBackend(path: dir.path("server.db")))
+        let backend = ObservedEmbeddedBackend(try EmbeddedBackend(path: dir.path("server.db")))
         let server = try EmbeddedBackend(path: dir.path("server.db"))
         let session = try db.sync.start(with: backend)
         defer { session.stop() }
@@ -107,7 +82,7 @@ struct OwnAnswersTests {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let server = try EmbeddedBackend(path: dir.path("server.db"))
-        let backend = CountingBackend(try EmbeddedBackend(path: dir.path("server.db")))
+        let backend = ObservedEmbeddedBackend(try EmbeddedBackend(path: dir.path("server.db")))
         let session = try db.sync.start(with: backend)
         try waitUntil("the first pass") { try caughtUp(db, server) && backend.fetches.load(ordering: .relaxed) > 0 }
         // The first upload after a quiet stretch downloads at once; the next, within the
