@@ -209,10 +209,10 @@ final class SyncEngine: Sendable {
 
     /// Whether a pass may leave its download to a later one (``SyncPass/mayDeferDownload``),
     /// having uploaded or not (a commit during a pass wakes another, which may find it uploaded
-    /// already, and then downloaded after every such commit): only while the backend has announced nothing since the
-    /// last download began (then only the answers to this owner's own uploads can be waiting:
-    /// a backend's waiter is not woken by its own uploads, though PostgreSQL's look at the feed,
-    /// at least every 10 s, announces whatever it finds), and then
+    /// already, and then downloaded after every such commit): only while the backend has
+    /// announced nothing since the last download began (then only the answers to this owner's
+    /// own uploads can be waiting: a backend's waiter is not woken by its own uploads, though
+    /// PostgreSQL's look at the feed, at least every 10 s, announces whatever it finds), and then
     /// - when the pass left the queue empty (`moreQueued` false), for ``ownAnswersGathering``
     ///   after the last download began (`sinceLastDownload`): the loop runs the pass that
     ///   downloads when that time is up, unless a wake-up comes first;
