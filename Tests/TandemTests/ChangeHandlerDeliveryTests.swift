@@ -19,7 +19,7 @@ import Testing
         let committing = Mutex<pthread_t?>(nil)
         let calls = Mutex(0)
         let token = try db.addChangeHandler { change in
-            // The first change to notes (the observer may report the commit again, merged after it).
+            // The first change to notes.
             guard change.tables.contains("notes") else { return }
             let call = calls.withLock { count -> Int in
                 count += 1

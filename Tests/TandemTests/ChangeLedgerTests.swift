@@ -22,6 +22,16 @@ import Testing
         #expect(ledger.update(with: Reading(stamps: [("*", 7)], dataVersion: 3)) == .unknown)
     }
 
+    /// A sequence told before a COMMIT that then failed is another process's when stamped next.
+    @Test func aSequenceWhoseCommitFailedIsNotSkipped() {
+        var ledger = ChangeLedger()
+        _ = ledger.update(with: Reading(stamps: [], dataVersion: 1))
+        ledger.recordOwn(5)
+        #expect(ledger.update(with: Reading(stamps: [], dataVersion: 1)) == nil, "read before the COMMIT")
+        ledger.forgetOwn(5)
+        #expect(ledger.update(with: Reading(stamps: [("ps_data__notes", 5)], dataVersion: 2)) == DatabaseChange(rawTables: ["ps_data__notes"]))
+    }
+
     @Test func aMovedDataVersionWithoutStampsIsAForeignWriter() {
         var ledger = ChangeLedger()
         _ = ledger.update(with: Reading(stamps: [], dataVersion: 1))

@@ -20,9 +20,16 @@ struct ChangeLedger {
     /// The WAL position last reported as an unstamped (foreign) commit.
     private(set) var lastForeignCommits: WALCommitCounter.Position?
 
-    /// This process committed with `sequence`; its stamps are skipped when read back.
+    /// This process is committing with `sequence` (told before its COMMIT, so that a reading in
+    /// between cannot take the stamps for another process's); its stamps are skipped when read back.
     mutating func recordOwn(_ sequence: Int64) {
         ownSequences.insert(sequence)
+    }
+
+    /// The COMMIT of `sequence`, recorded by ``recordOwn(_:)``, failed: another process may stamp
+    /// that number next.
+    mutating func forgetOwn(_ sequence: Int64) {
+        ownSequences.remove(sequence)
     }
 
     /// The change another process made since the last reading, or nil (nothing new, or the

@@ -61,12 +61,22 @@ final class ChangeObserver: @unchecked Sendable {
         state.withLock { _ = $0.subscribers.removeValue(forKey: token) }
     }
 
-    /// Delivers a commit of this process to subscribers at once: the tables it changed, and the
-    /// sequence it stamped.
-    func localCommit(tables: Set<String>, sequence: Int64) {
+    /// This process is about to COMMIT a transaction that stamped `sequence` (`failed` false),
+    /// or that COMMIT failed (`failed` true): told while the write lock is held, before
+    /// any process can be woken by the commit, so that the observer's next reading, whenever it
+    /// comes, skips the stamps as this process's own.
+    func ownCommit(sequence: Int64, failed: Bool) {
+        state.withLock { s in
+            guard s.started else { return }
+            if failed { s.ledger.forgetOwn(sequence) } else { s.ledger.recordOwn(sequence) }
+        }
+    }
+
+    /// Delivers a commit of this process to subscribers at once: the tables it changed (its
+    /// sequence was told to ``ownCommit(sequence:failed:)`` before the commit).
+    func localCommit(tables: Set<String>) {
         let handlers = state.withLock { s -> [Handler] in
             guard s.started else { return [] }
-            s.ledger.recordOwn(sequence)
             return Array(s.subscribers.values)
         }
         let change = tables.contains(InternalTables.anyTable) ? .unknown : DatabaseChange(rawTables: tables)

@@ -216,8 +216,9 @@ public final class SharedDatabase: Sendable {
     /// change handlers told of the commit (other processes learn of it from its stamps).
     func write<T>(marking marked: Set<String>, cancellation: LockWatchdog.Cancellation?, _ body: (Transaction) throws -> T) throws -> T {
         guard let writer else { throw TandemError.readOnly(path: path) }
-        let (value, commit) = try writer.write(marking: marked, cancellation: cancellation, body)
-        if let commit { observer.localCommit(tables: commit.tables, sequence: commit.sequence) }
+        let (value, commit) = try writer.write(
+            marking: marked, cancellation: cancellation, stamping: { [observer] in observer.ownCommit(sequence: $0, failed: $1) }, body)
+        if let commit { observer.localCommit(tables: commit.tables) }
         return value
     }
 

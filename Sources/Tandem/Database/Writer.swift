@@ -96,9 +96,12 @@ final class Writer: @unchecked Sendable {
     /// Records the changed tables in `ps_state` inside the transaction, then wakes other processes.
     /// - Parameter marked: tables to stamp as changed even though no row change of them was seen
     ///   (raw table names), for writes Tandem cannot see.
+    /// - Parameter stamping: told the sequence number the transaction stamped just before its
+    ///   COMMIT, and again (`failed` true) when that COMMIT fails, both while the write lock is
+    ///   held: before any process, this one's observer among them, can read the stamps.
     func write<T>(
         marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil,
-        _ body: (Transaction) throws -> T
+        stamping: (_ sequence: Int64, _ failed: Bool) -> Void = { _, _ in }, _ body: (Transaction) throws -> T
     ) throws -> (T, Commit?) {
         try enter()
         defer { leave() }
@@ -122,17 +125,23 @@ final class Writer: @unchecked Sendable {
         let changesBefore = connection.totalChanges
         let value: T
         let commit: Commit?
+        var told: Int64?
         do {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges(
                 rowsChanged: connection.totalChanges != changesBefore, schemaAtBegin: schemaAtBegin, commitsAtBegin: commitsAtBegin,
                 known: known, marked: marked)
+            if let commit {
+                stamping(commit.sequence, false)
+                told = commit.sequence
+            }
             try connection.control(.commit)
             if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
             if commit != nil { checkpointing.committed(on: connection) }
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
+            if let told { stamping(told, true) }
             throw error
         }
         writeLock.release()
