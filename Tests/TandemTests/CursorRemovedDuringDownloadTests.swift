@@ -19,9 +19,11 @@ struct CursorRemovedDuringDownloadTests {
         #expect(!synced.isEmpty)
         try b.execute("INSERT INTO notes(id, title) VALUES ('second', 'b')")
         _ = try b.sync.once(with: server)
-        let backend = ObservedEmbeddedBackend(try EmbeddedBackend(path: dir.path("server.db"))) {
-            try a.write { try $0.removeStored(.cursor) }  // as discarding a rejected upload does
-        }
+        let backend = ObservedEmbeddedBackend(
+            try EmbeddedBackend(path: dir.path("server.db")),
+            beforeFirstFetch: {
+                try a.write { try $0.removeStored(.cursor) }  // as discarding a rejected upload does
+            })
         let epoch = try a.read { try $0.stored(.epoch).int64Value } ?? 0  // the last sync's owner
         let pass = SyncPass(database: a, backend: backend, epoch: epoch, clientID: try a.clientID())
         var result = SyncPass.Result()

@@ -96,4 +96,32 @@ struct OwnAnswersTests {
         session.stop()
         #expect(try caughtUp(db, server), "stopped with every answer downloaded (left for later: \(leftForLater))")
     }
+
+    /// A stop that comes while the upload whose answer the pass leaves for later is under way
+    /// (so the pass decides after the stop, before the loop waits): downloaded first too.
+    @Test func aStopDuringAnUploadWhoseAnswerIsLeftForLaterDownloadsItFirst() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let server = try EmbeddedBackend(path: dir.path("server.db"))
+        let held = Atomic<Int>(0)
+        let inUpload = WakeFlag()
+        var backend: ObservedEmbeddedBackend!
+        backend = ObservedEmbeddedBackend(
+            try EmbeddedBackend(path: dir.path("server.db")),
+            beforeUpload: { number in
+                guard number == held.load(ordering: .relaxed) else { return }
+                inUpload.raise()
+                // Held until the stop has begun (it interrupts the backend's waits), at most 10 s.
+                _ = backend.interrupted.wait(timeout: 10)
+            })
+        let session = try db.sync.start(with: backend)
+        try waitUntil("the first pass") { try caughtUp(db, server) && backend.fetches.load(ordering: .relaxed) > 0 }
+        try db.execute("INSERT INTO notes(id, title) VALUES ('first', 'x')")
+        try waitUntil("the first upload's answer") { try caughtUp(db, server) }
+        held.store(backend.uploads.load(ordering: .relaxed) + 1, ordering: .relaxed)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('second', 'x')")
+        #expect(inUpload.wait(timeout: 10), "the second upload never began")
+        session.stop()
+        #expect(try caughtUp(db, server), "stopped with every answer downloaded")
+    }
 }

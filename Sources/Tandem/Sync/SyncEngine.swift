@@ -316,7 +316,11 @@ final class SyncEngine: Sendable {
         switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload, answersDueIn: answersDueIn) }) {
         case .runPass: return .runPass
         case .waitForWakeUp(let timeout): return .waitForWakeUp(timeout: timeout)
-        case .finish: return .finish
+        case .finish:
+            // A stop during the pass that left its answers for later: downloaded first, as in
+            // the wait for them (``loop()``).
+            if !downloading, answersDueIn != nil { _ = runPass(downloading: true) }
+            return .finish
         }
     }
 
