@@ -30,7 +30,8 @@ static inline void *tandem_libpq(void) {
     X(PQconnectdb) X(PQstatus) X(PQerrorMessage) X(PQfinish) X(PQsetNoticeProcessor) X(PQexecParams) \
     X(PQsendQueryParams) X(PQgetResult) X(PQclear) X(PQresultStatus) X(PQresultErrorField) X(PQntuples) \
     X(PQnfields) X(PQgetisnull) X(PQgetvalue) X(PQsocket) X(PQbackendPID) X(PQconsumeInput) X(PQnotifies) \
-    X(PQfreemem) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQtransactionStatus)
+    X(PQfreemem) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQtransactionStatus) \
+    X(PQsendPrepare) X(PQsendQueryPrepared) X(PQexecPrepared)
 
 /// NULL once libpq is loaded (loading it now if needed), else why not (dlerror(3)'s reason).
 static inline const char *tandem_libpq_error(void) {
@@ -100,4 +101,17 @@ static inline int tandem_PQexitPipelineMode(PGconn *conn) { TANDEM_LIBPQ_FUNCTIO
 static inline int tandem_PQpipelineSync(PGconn *conn) { TANDEM_LIBPQ_FUNCTION(PQpipelineSync) return function(conn); }
 static inline PGTransactionStatusType tandem_PQtransactionStatus(const PGconn *conn) {
     TANDEM_LIBPQ_FUNCTION(PQtransactionStatus) return function(conn);
+}
+static inline int tandem_PQsendPrepare(PGconn *conn, const char *stmtName, const char *query, int nParams, const Oid *paramTypes) {
+    TANDEM_LIBPQ_FUNCTION(PQsendPrepare) return function(conn, stmtName, query, nParams, paramTypes);
+}
+static inline int tandem_PQsendQueryPrepared(
+    PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, const int *paramLengths,
+    const int *paramFormats, int resultFormat) {
+    TANDEM_LIBPQ_FUNCTION(PQsendQueryPrepared) return function(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
+static inline PGresult *tandem_PQexecPrepared(
+    PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, const int *paramLengths,
+    const int *paramFormats, int resultFormat) {
+    TANDEM_LIBPQ_FUNCTION(PQexecPrepared) return function(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
 }

@@ -18,21 +18,59 @@ extension PostgresConnection {
     /// - Throws: ``PostgresError`` of the first statement that failed, with its SQLSTATE; one
     ///   that counts as a lost connection when the pipeline could not be sent or ended (the
     ///   connection is then ``isBroken``, never used again with statements of this one pending).
+    ///
+    /// A statement with parameters that this connection runs a second time is prepared first,
+    /// in the same pipeline, and executed by name from then on (``PostgresPreparedStatements``).
     func pipeline(_ statements: [Statement]) throws -> [[[String?]]] {
         for statement in statements { try Self.refuseNUL(in: statement.parameters, sql: statement.sql) }
+        return try pipeline(statements, uses: statements.map { preparedStatements.use(for: $0.sql, parameterCount: $0.parameters.count) })
+    }
+
+    /// ``pipeline(_:)`` with each statement sent as `uses` says (NULs refused already).
+    func pipeline(_ statements: [Statement], uses: [PostgresPreparedStatements.Use]) throws -> [[[String?]]] {
         roundTrips += 1
+        var answered = 0
+        defer {
+            // Prepares never answered (the pipeline could not be sent or read) hold no name.
+            for (statement, use) in zip(statements, uses).dropFirst(answered) {
+                if case .prepare(let name) = use { preparedStatements.prepared(statement.sql, as: name, succeeded: false) }
+            }
+        }
         guard tandem_PQenterPipelineMode(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
         defer { if tandem_PQexitPipelineMode(handle) != 1 { isUnusable = true } }
-        for statement in statements {
+        for (statement, use) in zip(statements, uses) {
+            let count = Int32(statement.parameters.count)
             let sent = withParameters(statement.parameters) { values in
-                tandem_PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), nil, values, nil, nil, 0)
+                switch use {
+                case .unnamed:
+                    return tandem_PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
+                case .prepare(let name):
+                    guard tandem_PQsendPrepare(handle, name, statement.sql, count, nil) == 1 else { return 0 }
+                    return tandem_PQsendQueryPrepared(handle, name, count, values, nil, nil, 0)
+                case .execute(let name):
+                    return tandem_PQsendQueryPrepared(handle, name, count, values, nil, nil, 0)
+                }
             }
             guard sent == 1 else { throw unusable(failure(sql: statement.sql, result: nil)) }
         }
         guard tandem_PQpipelineSync(handle) == 1 else { throw unusable(failure(sql: nil, result: nil)) }
         var rows: [[[String?]]] = []
         var firstFailure: PostgresError?
-        for statement in statements {
+        for (statement, use) in zip(statements, uses) {
+            if case .prepare(let name) = use {
+                // The prepare's answer comes first, ending with NULL as a statement's do.
+                var prepared = false
+                while let result = tandem_PQgetResult(handle) {
+                    defer { tandem_PQclear(result) }
+                    switch tandem_PQresultStatus(result) {
+                    case PGRES_COMMAND_OK: prepared = true
+                    case PGRES_PIPELINE_ABORTED: break
+                    default: if firstFailure == nil { firstFailure = failure(sql: statement.sql, result: result) }
+                    }
+                }
+                preparedStatements.prepared(statement.sql, as: name, succeeded: prepared)
+            }
+            answered += 1
             // A statement's results end with NULL.
             var statementRows: [[String?]] = []
             while let result = tandem_PQgetResult(handle) {
@@ -43,7 +81,10 @@ extension PostgresConnection {
                 case PGRES_TUPLES_OK:
                     statementRows = Self.rows(of: result)
                 default:
-                    if firstFailure == nil { firstFailure = failure(sql: statement.sql, result: result) }
+                    if firstFailure == nil {
+                        firstFailure = failure(sql: statement.sql, result: result)
+                        preparedStatements.failed(statement.sql, sqlState: firstFailure?.sqlState)
+                    }
                 }
             }
             rows.append(statementRows)

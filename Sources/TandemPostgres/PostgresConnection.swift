@@ -15,6 +15,8 @@ final class PostgresConnection {
     private let secrets: ConnectionSecrets
     /// Round trips made: statements run one at a time, and pipelines.
     var roundTrips = 0
+    /// The statements prepared on this connection (see ``PostgresPreparedStatements``).
+    var preparedStatements = PostgresPreparedStatements()
 
     /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason, or
     ///   saying that libpq (`libpq.so.5`, loaded on the first connection) is not installed.
@@ -45,12 +47,17 @@ final class PostgresConnection {
     deinit { tandem_PQfinish(handle) }
 
     /// Runs one statement with text parameters (`$1`…; nil is NULL); returns the rows as text (nil for NULL).
+    /// One that runs a second time is prepared first, in the same round trip (see
+    /// ``PostgresPreparedStatements``).
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
         try Self.refuseNUL(in: parameters, sql: sql)
+        let use = preparedStatements.use(for: sql, parameterCount: parameters.count)
+        if case .prepare = use { return try pipeline([Statement(sql: sql, parameters: parameters)], uses: [use])[0] }
         roundTrips += 1
         let result: OpaquePointer? = withParameters(parameters) { values in
-            tandem_PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            if case .execute(let name) = use { return tandem_PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0) }
+            return tandem_PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard let result else { throw failure(sql: sql, result: nil) }
         defer { tandem_PQclear(result) }
@@ -60,7 +67,9 @@ final class PostgresConnection {
         case PGRES_TUPLES_OK:
             return Self.rows(of: result)
         default:
-            throw failure(sql: sql, result: result)
+            let error = failure(sql: sql, result: result)
+            preparedStatements.failed(sql, sqlState: error.sqlState)
+            throw error
         }
     }
 

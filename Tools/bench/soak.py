@@ -10,7 +10,8 @@ Two clients A and B, each with `tandem app` (release build), sync through the em
 every 1/N s through `db.write` (`tandem stress-writer --interval-us`) for S seconds; B's live
 query over the `by_writer` index (`tandem watch`, constant cost) stamps each arrival. Prints, per
 window of rows synced, the commit-on-A to row-on-B latency (p50, p90, p99, max) and each
-process's CPU and memory; the WAL, server and change-log sizes at the end.
+process's CPU and memory (PostgreSQL's CPU: all its processes); the WAL, server and change-log
+sizes at the end.
 
   --dashboard     also a live query on A that scans the table (count and max), as a dashboard does
   --slow-query MS a live query on B that takes about MS milliseconds per run (a recursive CTE),
@@ -144,20 +145,28 @@ def run(backend, args, tandem, work):
         processes.append(writer)
         commits = {}
         last_sample = 0
+
+        def sample():
+            # The server's CPU is its processes' together (the postmaster with its children).
+            taken = {name: (cpu_seconds(pid), rss_mb(pid)) for name, pid in watched.items()}
+            if cluster:
+                taken["server"] = (cluster.cpu_seconds(), None)
+            return taken
+
         progress(f"{backend}: " + (f"{total:,} commits at {args.rate}/s" if args.rate > 0 else f"one writer as fast as it commits for {args.seconds} s"))
         for line in writer.stdout:
             index, start, _ = (int(x) for x in line.split())
             commits[index] = start
             if time.time() - last_sample >= 1:
                 last_sample = time.time()
-                samples.append((index, {name: (cpu_seconds(pid), rss_mb(pid)) for name, pid in watched.items()}))
+                samples.append((index, sample()))
                 loads.append((index, os.getloadavg()[0]))
         writer.wait()
         total = max(commits) + 1 if commits else 0
         deadline = time.time() + 120
         while time.time() < deadline and not any((row.get("txn") or -1) >= total - 1 for _, row in probe.lines[-3:]):
             time.sleep(0.05)
-        samples.append((total, {name: (cpu_seconds(pid), rss_mb(pid)) for name, pid in watched.items()}))
+        samples.append((total, sample()))
         latencies = []
         arrivals = [(at, row.get("txn")) for at, row in probe.lines if row.get("txn") is not None]
         cursor = 0
@@ -211,9 +220,10 @@ def report(result, window):
     out = []
     out.append(f"### {result['backend']}\n")
     names = list(result["samples"][0][1].keys()) if result["samples"] else []
+    processes = [n for n in names if n != "server"]  # the server's memory is shared: none given
     out.append("| rows synced | p50 ms | p90 ms | p99 ms | max ms | " + " | ".join(f"{n} CPU %" for n in names) + " | "
-               + " | ".join(f"{n} MB" for n in names) + " | load |")
-    out.append("| --- " * (6 + 2 * len(names)) + "|")
+               + " | ".join(f"{n} MB" for n in processes) + " | load |")
+    out.append("| --- " * (6 + len(names) + len(processes)) + "|")
     samples = result["samples"]
     for first in range(0, result["total"], window):
         last = min(first + window, result["total"])
@@ -226,7 +236,8 @@ def report(result, window):
                 cpu.append(f"{100 * (inside[-1][1][name][0] - inside[0][1][name][0]) / seconds:.1f}")
             else:
                 cpu.append("-")
-            rss.append(f"{inside[-1][1][name][1]:.0f}" if inside and inside[-1][1][name][1] else "-")
+            if name in processes:
+                rss.append(f"{inside[-1][1][name][1]:.0f}" if inside and inside[-1][1][name][1] else "-")
         load = [value for index, value in result.get("loads", []) if first <= index <= last]
         out.append(f"| {first:,}–{last:,} | {percentile(values, 50):.1f} | {percentile(values, 90):.1f} | {percentile(values, 99):.1f} | "
                    f"{max(values) if values else float('nan'):.1f} | " + " | ".join(cpu) + " | " + " | ".join(rss)
