@@ -276,11 +276,17 @@ enum PostgresFeed {
         var changes: [ServerChange] = []
         for table in tables where base.table.map({ table >= $0 }) ?? true {
             let function = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table))
-            let rows = try db.execute(
-                """
-                SELECT tandem_page.id, \(function)(tandem_page.*) FROM \(SQLText.identifier(table)) AS tandem_page
-                WHERE $1::text IS NULL OR tandem_page.id > $1 ORDER BY tandem_page.id LIMIT $2
-                """, [table == base.table ? base.afterID : nil, String(max(1, limit - changes.count))])
+            let select = "SELECT tandem_page.id, \(function)(tandem_page.*) FROM \(SQLText.identifier(table)) AS tandem_page"
+            let count = String(max(1, limit - changes.count))
+            // Two statements, not `$1 IS NULL OR id > $1`: a prepared statement's generic plan
+            // (``PostgresPreparedStatements``) could not start the index scan at the id then, and
+            // every page would read the table from its first row.
+            let rows =
+                if let after = table == base.table ? base.afterID : nil {
+                    try db.execute("\(select) WHERE tandem_page.id > $1 ORDER BY tandem_page.id LIMIT $2", [after, count])
+                } else {
+                    try db.execute("\(select) ORDER BY tandem_page.id LIMIT $1", [count])
+                }
             changes += rows.map { ServerChange(op: .put, table: table, rowID: $0[0] ?? "", data: $0[1] ?? "{}") }
             if changes.count >= max(1, limit), let last = rows.last?[0] ?? nil {
                 var next = base

@@ -174,4 +174,37 @@ struct PostgresPreparedStatementTests {
         #expect(try writer.withConnection { !$0.preparedStatements.names.isEmpty }, "the upload's statements were prepared")
         #expect(try reader.withConnection { !$0.preparedStatements.names.isEmpty }, "the fetch's statements were prepared")
     }
+
+    /// Every prepared statement of a full sync's pages, planned generically (as PostgreSQL may
+    /// choose after five runs), starts its index scan at the page's first id: a page costs the
+    /// same at the table's end as at its start.
+    @Test func aFullSyncPagesGenericPlanStartsAtThePage() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let other = try PostgresConnection(url)
+        try other.execute("INSERT INTO notes(id, title) SELECT 'n' || lpad(i::text, 5, '0'), 'x' FROM generate_series(1, 2000) i")
+        let backend = try PostgresBackend(conninfo: url)
+        var cursor = "", pages = 0, rows = 0
+        while true {
+            let batch = try backend.fetchChanges(after: cursor, limit: 100)
+            cursor = batch.nextCursor
+            pages += 1
+            rows += batch.changes.count
+            if !batch.hasMore || pages > 100 { break }
+        }
+        #expect(rows == 2000)
+        let plans = try backend.withConnection { db -> [String: String] in
+            try db.execute("SET plan_cache_mode = force_generic_plan")
+            var plans: [String: String] = [:]
+            for (sql, name) in db.preparedStatements.names where sql.contains("tandem_page") {
+                let arguments = sql.contains("$2") ? "('n01000', 100)" : "(100)"
+                plans[sql] = try db.execute("EXPLAIN EXECUTE \(name)\(arguments)").compactMap { $0[0] ?? nil }.joined(separator: "\n")
+            }
+            try db.execute("RESET plan_cache_mode")
+            return plans
+        }
+        #expect(!plans.isEmpty, "the pages' statements were prepared")
+        for (sql, plan) in plans where sql.contains("$2") {
+            #expect(plan.contains("Index Cond: (id > $1)"), "\(sql)\n\(plan)")
+        }
+    }
 }
