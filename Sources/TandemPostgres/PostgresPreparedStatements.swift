@@ -11,6 +11,10 @@
 /// preparing; a statement whose result's columns changed under it (SQLSTATE 0A000, "cached
 /// plan must not change result type", after the server's tables were upgraded) is prepared
 /// anew under another name. Both failures are transient: the caller's retry runs unprepared.
+/// Names are unique to the connection (a random part, then a number): in a session that a
+/// pooler handed over from another client, no name can be that client's, so a statement can
+/// never run another one's text, and a prepare never collides with a name there (SQLSTATE
+/// 42P05, which would count as permanent).
 ///
 /// Pure bookkeeping: ``PostgresConnection`` sends what it says.
 ///
@@ -22,7 +26,7 @@ struct PostgresPreparedStatements {
         /// As an unnamed statement (parsed and planned for this execution only).
         case unnamed
         /// Prepared under the name, then executed by it, in the same round trip; the name holds
-        /// once the server answered the prepare (``prepared(_:as:)``).
+        /// once the server answered the prepare (``prepared(_:as:succeeded:)``).
         case prepare(String)
         /// Executed by the name it was prepared under.
         case execute(String)
@@ -37,6 +41,9 @@ struct PostgresPreparedStatements {
     private var seenOnce: Set<String> = []
     private var pending: [String: String] = [:]
     private var nextNumber = 0
+    /// Every name's start: `tandem_`, 16 random hexadecimal digits and `_` (names stay within
+    /// PostgreSQL's 63 bytes).
+    let namePrefix = "tandem_" + String(UInt64.random(in: .min ... .max) | 1 << 63, radix: 16) + "_"
     /// False once the server forgot a name (a pooler): nothing is prepared on this connection again.
     private(set) var isEnabled = true
 
@@ -52,7 +59,7 @@ struct PostgresPreparedStatements {
         }
         seenOnce.remove(sql)
         nextNumber += 1
-        let name = "tandem_\(nextNumber)"
+        let name = namePrefix + String(nextNumber)
         pending[sql] = name
         return .prepare(name)
     }

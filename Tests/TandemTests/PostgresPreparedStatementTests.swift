@@ -62,6 +62,24 @@ import Testing
         #expect(prepared.names.count == PostgresPreparedStatements.capacity)
     }
 
+    /// Two connections never give the same name (a pooler may hand one's session to the other).
+    @Test func namesAreUniqueToTheConnection() {
+        var connections = [PostgresPreparedStatements(), PostgresPreparedStatements()]
+        var names: [Set<String>] = [[], []]
+        for i in 0..<20 {
+            for index in connections.indices {
+                for _ in 0..<2 {
+                    if case .prepare(let name) = connections[index].use(for: "SELECT $1 + \(i)", parameterCount: 1) {
+                        #expect(name.utf8.count <= 63, "within PostgreSQL's name length: \(name)")
+                        names[index].insert(name)
+                    }
+                }
+            }
+        }
+        #expect(names[0].count == 20 && names[1].count == 20)
+        #expect(names[0].isDisjoint(with: names[1]))
+    }
+
     @Test func aServerThatForgetsNamesStopsPreparing() {
         var prepared = PostgresPreparedStatements()
         _ = prepared.use(for: "SELECT $1", parameterCount: 1)
