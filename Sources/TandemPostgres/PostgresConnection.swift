@@ -48,11 +48,13 @@ final class PostgresConnection {
 
     /// Runs one statement with text parameters (`$1`…; nil is NULL); returns the rows as text (nil for NULL).
     /// One that runs a second time is prepared first, in the same round trip (see
-    /// ``PostgresPreparedStatements``).
+    /// ``PostgresPreparedStatements``), unless `preparing` is false: a statement whose bare
+    /// parameters take their types from a table's columns must not keep them while the columns'
+    /// types may change.
     @discardableResult
-    func execute(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+    func execute(_ sql: String, _ parameters: [String?] = [], preparing: Bool = true) throws -> [[String?]] {
         try Self.refuseNUL(in: parameters, sql: sql)
-        let use = preparedStatements.use(for: sql, parameterCount: parameters.count)
+        let use = preparing ? preparedStatements.use(for: sql, parameterCount: parameters.count) : .unnamed
         if case .prepare = use { return try pipeline([Statement(sql: sql, parameters: parameters)], uses: [use])[0] }
         roundTrips += 1
         let result: OpaquePointer? = withParameters(parameters) { values in

@@ -207,22 +207,35 @@ enum PostgresFeed {
         return Int64(row?.first.flatMap { $0 } ?? "") ?? 0
     }
 
-    /// The rows of the batch from `old` to `new` after version `after`, up to version `through`
-    /// (when given), oldest first, at most `limit` (when given).
+    /// The rows of the batch from `old` to `new` after version `after`, oldest first: at most
+    /// `limit` of them, or those up to version `through`.
     static func batchRows(
-        on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool,
-        after: Int64, through: Int64? = nil, limit: Int? = nil
+        on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool, after: Int64, until end: BatchRowsEnd
     ) throws -> [[String?]] {
-        let arguments = [old.inProgressArray, String(old.xmax), new, String(after), through.map(String.init)] + (limit.map { [String($0)] } ?? [])
-        return try db.execute(batchRowsSQL(scoped: scoped, limited: limit != nil), arguments)
+        let last: String
+        switch end {
+        case .limit(let limit): last = String(limit)
+        case .through(let version): last = String(version)
+        }
+        return try db.execute(batchRowsSQL(scoped: scoped, until: end), [old.inProgressArray, String(old.xmax), new, String(after), last])
     }
 
-    /// ``batchRows(on:old:new:scoped:after:through:limit:)``'s statement ($6: the limit, when `limited`).
-    static func batchRowsSQL(scoped: Bool, limited: Bool) -> String {
-        """
-        SELECT \(changeColumns) FROM \(batch(scoped: scoped, where: "version > $4 AND ($5::bigint IS NULL OR version <= $5)"))
-        ORDER BY version\(limited ? " LIMIT $6" : "")
-        """
+    /// Where ``batchRows(on:old:new:scoped:after:until:)`` stops.
+    enum BatchRowsEnd {
+        /// After this many rows.
+        case limit(Int)
+        /// At this version.
+        case through(Int64)
+    }
+
+    /// ``batchRows(on:old:new:scoped:after:until:)``'s statement, $5 the limit or the last
+    /// version: one statement for each, not `$5 IS NULL OR version <= $5`, so that a prepared
+    /// statement's generic plan (``PostgresPreparedStatements``) bounds its scan by both versions.
+    static func batchRowsSQL(scoped: Bool, until end: BatchRowsEnd) -> String {
+        switch end {
+        case .limit: "SELECT \(changeColumns) FROM \(batch(scoped: scoped, where: "version > $4")) ORDER BY version LIMIT $5"
+        case .through: "SELECT \(changeColumns) FROM \(batch(scoped: scoped, where: "version > $4 AND version <= $5::bigint")) ORDER BY version"
+        }
     }
 
     /// The next page of the batch `cursor` is in (or starts at `position`): at least `limit`
@@ -236,7 +249,7 @@ enum PostgresFeed {
             rows = ahead  // read with the position, to the same snapshot
         } else {
             let after = try cursor.after ?? batchStart(on: db, old: old, new: target, scoped: scoped)
-            rows = try batchRows(on: db, old: old, new: target, scoped: scoped, after: after, limit: max(1, limit))
+            rows = try batchRows(on: db, old: old, new: target, scoped: scoped, after: after, until: .limit(max(1, limit)))
         }
         let full = rows.count >= max(1, limit)
         while full, let last = rows.last, let lastVersion = Int64(last[0] ?? "") {
@@ -250,11 +263,11 @@ enum PostgresFeed {
                         [xids]
                     ).first?.first.flatMap { $0 } ?? "") ?? 0
             guard end > lastVersion else { break }
-            rows += try batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, through: end)
+            rows += try batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, until: .through(end))
         }
         let changes = try rows.map(change)
         guard full, let last = rows.last, let lastVersion = Int64(last[0] ?? ""),
-            try !batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, limit: 1).isEmpty
+            try !batchRows(on: db, old: old, new: target, scoped: scoped, after: lastVersion, until: .limit(1)).isEmpty
         else {
             let settled = PostgresCursor(history: cursor.history, snapshot: target, grants: cursor.grants ?? 0)
             return ChangeBatch(changes: changes, nextCursor: settled.text, hasMore: false)

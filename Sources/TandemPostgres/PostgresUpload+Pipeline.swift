@@ -79,10 +79,12 @@ extension PostgresUpload {
         for run in runs(of: entries) {
             guard var statement = try? runStatement(run) else { return .leftToStatements }
             if run[0].op == .patch {
+                // The count as a parameter: the statement's text is the same for every run's length.
                 statement.sql = """
                     WITH found AS (\(statement.sql))
-                    SELECT tandem_refuse('\(Self.missingRowState)', 'a patched row is not there') FROM (SELECT count(*) AS n FROM found) c WHERE n <> \(run.count)
+                    SELECT tandem_refuse('\(Self.missingRowState)', 'a patched row is not there') FROM (SELECT count(*) AS n FROM found) c WHERE n <> $\(statement.parameters.count + 1)::bigint
                     """
+                statement.parameters.append(String(run.count))
             }
             statements.append(statement)
         }

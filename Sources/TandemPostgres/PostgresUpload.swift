@@ -38,6 +38,10 @@ struct PostgresUpload {
         }
     }
 
+    /// The statements below give bare parameters (`$2`) to columns, whose types PostgreSQL
+    /// infers from the table: they are never prepared (``PostgresPreparedStatements``), so that
+    /// a column whose type `tandem backend setup` changed meanwhile takes the value as it would
+    /// have from the start.
     private func applyEntry(_ entry: CrudEntry) throws {
         guard let declared = columns[entry.table] else {
             throw TandemError.uploadRejected(
@@ -47,7 +51,7 @@ struct PostgresUpload {
         let table = SQLText.identifier(entry.table)
         switch entry.op {
         case .delete:
-            try db.execute("DELETE FROM \(table) WHERE id = $1", [entry.rowID])
+            try db.execute("DELETE FROM \(table) WHERE id = $1", [entry.rowID], preparing: false)
         case .put:
             for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
             let names = declared.map(\.name)
@@ -57,7 +61,7 @@ struct PostgresUpload {
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
             try db.execute(
                 "INSERT INTO \(table)(\(list)) VALUES (\(marks)) ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)",
-                [entry.rowID] + values)
+                [entry.rowID] + values, preparing: false)
         case .patch:
             let data = entry.data ?? [:]
             let names = data.keys.sorted()
@@ -66,7 +70,7 @@ struct PostgresUpload {
             let sets = names.enumerated().map { "\(SQLText.identifier($1)) = $\($0 + 2)" }.joined(separator: ", ")
             let update = "UPDATE \(table) SET \(sets.isEmpty ? "id = id" : sets) WHERE id = $1 RETURNING 1"
             for _ in 0..<3 {
-                if try !db.execute(update, [entry.rowID] + values).isEmpty { return }
+                if try !db.execute(update, [entry.rowID] + values, preparing: false).isEmpty { return }
                 if try logDeletionOfMissingRow(entry, table: table) { return }
                 // Another transaction inserted the row meanwhile and has committed: patch it.
             }
@@ -86,7 +90,7 @@ struct PostgresUpload {
             var held = true
             do {
                 held = try !db.execute("INSERT INTO \(table)(id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING 1", [entry.rowID]).isEmpty
-            } catch let error as PostgresError where !error.isConnectionFailure {
+            } catch let error as PostgresError where error.isPermanent {
                 held = true  // the table refuses a bare id (a constraint): log the deletion as it stands
             }
             try db.execute("ROLLBACK TO SAVEPOINT tandem_slot")

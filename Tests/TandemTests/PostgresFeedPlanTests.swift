@@ -19,11 +19,11 @@ struct PostgresFeedPlanTests {
             _ = try db.execute("INSERT INTO notes(id, title) SELECT 'n' || i, 'note ' || i FROM generate_series($1::int * 1000 + 1, $1::int * 1000 + 1000) i", [String(part)])
         }
         let snapshot = try #require(try db.execute("SELECT pg_current_snapshot()::text").first?.first ?? nil)
-        let arguments: [String?] = ["{}", xmax, snapshot, "2000", nil, "1000"]
+        let arguments: [String?] = ["{}", xmax, snapshot, "2000", "1000"]
         // As a fetch reads it: in its transaction, with its settings.
         _ = try db.execute(PostgresConnection.begin("REPEATABLE READ READ ONLY"))
         _ = try db.execute(PostgresFeed.readingSettings)
-        let plan = try db.execute("EXPLAIN " + PostgresFeed.batchRowsSQL(scoped: false, limited: true), arguments).compactMap { $0.first ?? nil }
+        let plan = try db.execute("EXPLAIN " + PostgresFeed.batchRowsSQL(scoped: false, until: .limit(1000)), arguments).compactMap { $0.first ?? nil }
         let ahead = PostgresFeed.firstPageAhead(
             after: PostgresCursor(history: "", snapshot: "\(xmax):\(xmax):", grants: 0), limit: 1000)
         let aheadPlan = try db.execute("EXPLAIN " + ahead.sql, ahead.parameters).compactMap { $0.first ?? nil }
@@ -35,7 +35,7 @@ struct PostgresFeedPlanTests {
         #expect(!aheadText.contains("Sort") && aheadText.contains("Index Scan using tandem_changes_pkey"), "the page read ahead too:\n\(aheadText)")
         // The page itself: the 1,000 changes after version 2000, in order.
         let rows = try PostgresFeed.batchRows(
-            on: db, old: try #require(PostgresSnapshot("\(xmax):\(xmax):")), new: snapshot, scoped: false, after: 2000, limit: 1000)
+            on: db, old: try #require(PostgresSnapshot("\(xmax):\(xmax):")), new: snapshot, scoped: false, after: 2000, until: .limit(1000))
         let versions = rows.compactMap { $0.first.flatMap { $0 }.flatMap { Int64($0) } }
         #expect(versions.count == 1000 && versions.first == 2001 && versions == versions.sorted())
     }

@@ -52,6 +52,32 @@ struct PostgresPipelineTests {
         #expect(try state() == ["5", "3", "a=z,c=new"])
     }
 
+    /// A PATCH of a row that another transaction is inserting: the deletion it logs when the
+    /// row is missing waits for that insert on the row's key. When that wait fails for a reason
+    /// retrying can fix (here `lock_timeout`; a pooler's forgotten prepared statement is
+    /// another), the upload fails and is retried: no deletion is logged, and the retry, after
+    /// the insert committed, patches the row.
+    @Test func aTransientFailureWhileLoggingAMissingRowIsRetriedNotTakenForADeletion() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        let inserting = try PostgresConnection(url)
+        try inserting.execute("BEGIN")
+        try inserting.execute("INSERT INTO notes(id, title) VALUES ('r', 'inserted')")
+        try backend.withConnection { try $0.execute("SET lock_timeout = '100ms'") }
+        let patch = transaction(1, .patch, "r", ["title": .string("patched")])
+        do {
+            try backend.upload([patch], clientID: "c", epoch: 1)
+            Issue.record("the upload went through while the insert held the row's key")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == "55P03" && !error.isPermanent, "\(error)")
+        }
+        try inserting.execute("COMMIT")
+        let admin = try PostgresConnection(url)
+        #expect(try admin.execute("SELECT count(*) FROM tandem_changes WHERE id = 'r' AND op = 'DELETE'") == [["0"]], "no deletion logged")
+        try backend.upload([patch], clientID: "c", epoch: 1)
+        #expect(try admin.execute("SELECT title FROM notes WHERE id = 'r'") == [["patched"]])
+    }
+
     /// A batch with a row the server refuses (a CHECK constraint on a PUT or a PATCH, a trigger
     /// refusing a DELETE) is refused naming that row, nothing of it applied (the one-round-trip
     /// path hands it straight to the one that applies an entry at a time); without that row the

@@ -193,6 +193,22 @@ struct PostgresPreparedStatementTests {
         #expect(try reader.withConnection { !$0.preparedStatements.names.isEmpty }, "the fetch's statements were prepared")
     }
 
+    /// The entry-at-a-time upload gives bare parameters to columns, whose types PostgreSQL
+    /// infers from the table: those statements are never prepared, so a column whose type
+    /// changed takes the next value as it would unprepared.
+    @Test func anEntryAtATimeIsNeverPrepared() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let db = try PostgresConnection(url)
+        let upload = PostgresUpload(db: db, columns: try PostgresSetup.columnTypes(on: db))
+        for i in 0..<4 {
+            for (op, data) in [(CrudEntry.Operation.put, ["title": JSONValue.string("t")]), (.patch, ["done": .integer(1)]), (.delete, nil)] {
+                try upload.apply(CrudEntry(id: 1, transactionID: 1, op: op, table: "notes", rowID: "r\(i)", data: data))
+            }
+        }
+        let prepared = db.preparedStatements.names.keys
+        #expect(!prepared.contains { $0.contains("INSERT INTO \"notes\"") || $0.contains("UPDATE \"notes\"") || $0.contains("DELETE FROM \"notes\"") }, "\(prepared)")
+    }
+
     /// Every prepared statement of a full sync's pages, planned generically (as PostgreSQL may
     /// choose after five runs), starts its index scan at the page's first id: a page costs the
     /// same at the table's end as at its start.
