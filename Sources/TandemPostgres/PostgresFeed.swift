@@ -212,12 +212,7 @@ enum PostgresFeed {
     static func batchRows(
         on db: PostgresConnection, old: PostgresSnapshot, new: String, scoped: Bool, after: Int64, until end: BatchRowsEnd
     ) throws -> [[String?]] {
-        let last: String
-        switch end {
-        case .limit(let limit): last = String(limit)
-        case .through(let version): last = String(version)
-        }
-        return try db.execute(batchRowsSQL(scoped: scoped, until: end), [old.inProgressArray, String(old.xmax), new, String(after), last])
+        try db.execute(batchRowsSQL(scoped: scoped, until: end), [old.inProgressArray, String(old.xmax), new, String(after), end.parameter])
     }
 
     /// Where ``batchRows(on:old:new:scoped:after:until:)`` stops.
@@ -226,6 +221,14 @@ enum PostgresFeed {
         case limit(Int)
         /// At this version.
         case through(Int64)
+
+        /// The statement's `$5`.
+        var parameter: String {
+            switch self {
+            case .limit(let limit): String(limit)
+            case .through(let version): String(version)
+            }
+        }
     }
 
     /// ``batchRows(on:old:new:scoped:after:until:)``'s statement, $5 the limit or the last

@@ -141,6 +141,9 @@ final class SyncEngine: Sendable {
     /// What the loop does next, from the action the machine returned.
     private enum Next {
         case runPass, waitForWakeUp(timeout: Double?), backOff(seconds: Double), finish, stepDown(reason: String)
+        /// Stopping while the last pass left its own uploads' answers for later: they are
+        /// downloaded first, so that the owner stops with its rows as the server holds them.
+        case downloadThenFinish
     }
 
     /// The I/O loop that drives ``SyncStateMachine``: it performs each action and sends the
@@ -167,11 +170,7 @@ final class SyncEngine: Sendable {
                 switch lifecycle.send({ $0.woken() }) {
                 case .runPass: next = .runPass
                 case .none: next = .waitForWakeUp(timeout: nil)
-                case .finish:
-                    // A stop while the last pass's answers wait: they are downloaded first, so
-                    // that the owner stops with its rows as the server holds them.
-                    if timeout != nil { _ = runPass(downloading: true) }
-                    next = .finish
+                case .finish: next = timeout != nil ? .downloadThenFinish : .finish
                 }
             case .backOff(let seconds):
                 // Sleep out the backoff; local writes do not cut it short, a stop does.
@@ -181,6 +180,9 @@ final class SyncEngine: Sendable {
                 case .runPass: next = .runPass
                 case .finish: next = .finish
                 }
+            case .downloadThenFinish:
+                _ = runPass(downloading: true)
+                return nil
             case .stepDown(let reason):
                 return reason
             case .finish:
@@ -316,11 +318,7 @@ final class SyncEngine: Sendable {
         switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload, answersDueIn: answersDueIn) }) {
         case .runPass: return .runPass
         case .waitForWakeUp(let timeout): return .waitForWakeUp(timeout: timeout)
-        case .finish:
-            // A stop during the pass that left its answers for later: downloaded first, as in
-            // the wait for them (``loop()``).
-            if !downloading, answersDueIn != nil { _ = runPass(downloading: true) }
-            return .finish
+        case .finish: return !downloading && answersDueIn != nil ? .downloadThenFinish : .finish
         }
     }
 
