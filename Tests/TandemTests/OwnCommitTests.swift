@@ -7,10 +7,10 @@ import Testing
 /// observer, woken by any commit's wake-up (its own among them), never reports one again as
 /// another process's, whenever it reads.
 @Suite struct OwnCommitTests {
-    /// Writes of every kind that stamps (rows, a schema change of no row, an explicit
-    /// notification), in a generated order, while the observer reads after each wake-up: every
-    /// change is told once, on the writing thread; only the other instance's closing write is
-    /// told by the observer.
+    /// Writes of every kind that stamps (rows through the view and in bulk, a schema change of
+    /// no row, an explicit notification), in a generated order, while the observer reads after
+    /// each wake-up: every change is told once, on the writing thread; only the other instance's
+    /// closing write is told by the observer.
     @Test func ownCommitsAreToldOnceOnTheWritingThread() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables)
@@ -32,9 +32,10 @@ import Testing
         var random = SystemRandomNumberGenerator()
         let count = 1000
         for i in 0..<count {
-            switch random.next() % 3 {
+            switch random.next() % 4 {
             case 0: try db.execute("INSERT INTO notes(title) VALUES (?)", ["n\(i)"])
             case 1: try db.write { try $0.executeOwn("CREATE TABLE plain_\(i)(x)") }
+            case 2: try db.write { _ = try $0.insert(into: "notes", columns: ["title"], rows: [[.text("b\(i)")], [.text("c\(i)")]]) }
             default: try db.notifyChanged(tables: ["notes"])
             }
         }
