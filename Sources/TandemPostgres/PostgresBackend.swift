@@ -156,11 +156,16 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     static let feedSettings: [PostgresConnection.Statement] = [.init(sql: "SET enable_seqscan = off"), .init(sql: "SET jit = off")]
 
     /// Gives the login role `role` the scope values `scopes` for scoped sync, and the privileges
-    /// a Tandem client needs on the backend's tables (see ``PostgresScopes``). Run as the
-    /// administrator who ran setup; the role must exist (`CREATE ROLE … LOGIN`).
+    /// a Tandem client needs on the backend's tables and functions (see ``PostgresScopes`` and
+    /// ``PostgresPrivileges``). Run as the administrator who ran setup; the role must exist
+    /// (`CREATE ROLE … LOGIN`). Run it again after setup adds tables.
+    /// - Parameter writeGlobal: whether the role may insert, update and delete rows of the
+    ///   global (unscoped) tables, which every role shares; false (the default) makes them
+    ///   read-only to it, and its uploads that write them are refused (set aside on its host).
+    ///   Each grant sets this anew.
     /// - Throws: ``PostgresError`` when the server refuses (the role does not exist, say).
-    public static func grant(conninfo: String, role: String, scopes: [String]) throws {
-        try PostgresScopes.grant(scopes, to: role, on: PostgresConnection(conninfo))
+    public static func grant(conninfo: String, role: String, scopes: [String], writeGlobal: Bool = false) throws {
+        try PostgresScopes.grant(scopes, to: role, writeGlobal: writeGlobal, on: PostgresConnection(conninfo))
     }
 
     /// Takes the scope values `scopes` (every one when nil) from the login role `role`; its

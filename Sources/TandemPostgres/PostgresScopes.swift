@@ -56,8 +56,8 @@ enum PostgresScopes {
         "ALTER TABLE tandem_uploads ALTER COLUMN tx_ids SET STORAGE EXTERNAL, ALTER COLUMN digests SET STORAGE EXTERNAL",
         "CREATE INDEX IF NOT EXISTS tandem_uploads_last ON tandem_uploads(role, client_id, (coalesce(last_tx_id, tx_id)))",
         """
-        CREATE OR REPLACE FUNCTION tandem_scopes() RETURNS text[] LANGUAGE sql STABLE AS $f$
-            SELECT coalesce(array_agg(scope), '{}') FROM tandem_grants WHERE role = current_user
+        CREATE OR REPLACE FUNCTION tandem_scopes() RETURNS text[] LANGUAGE sql STABLE SET search_path FROM CURRENT AS $f$
+            SELECT coalesce(array_agg(g.scope), '{}') FROM tandem_grants g WHERE g.role = current_user
         $f$
         """,
         "ALTER TABLE tandem_grants ENABLE ROW LEVEL SECURITY",
@@ -78,13 +78,49 @@ enum PostgresScopes {
         CREATE POLICY tandem_scope ON tandem_changes FOR SELECT
             USING (scope IS NULL OR scope = ANY ((SELECT tandem_scopes())::text[]) OR scope = 'role:' || current_user)
         """,
+        "DROP FUNCTION IF EXISTS tandem_log_missing(text, text)",
+        // A PATCH of a row that is not there (``PostgresUpload``): logs the row's deletion for the
+        // caller's clients, unless the row is there after all (seen by the caller or not: false,
+        // nothing logged). Runs as the administrator, so it checks what it is asked: a synced
+        // table the caller may update (`session_user`, the role the client logged in as) and a
+        // row that is really missing. The deletion is logged first, then the id's slot in the
+        // primary key is taken (an insert of the bare id, undone): an insert of the id not yet
+        // committed makes this wait for it, and one that comes later logs after the deletion.
         """
-        CREATE OR REPLACE FUNCTION tandem_log_missing(t text, row_id text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+        CREATE FUNCTION tandem_log_missing(t text, row_id text) RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER
         SET search_path FROM CURRENT AS $f$
+        DECLARE
+            is_scoped boolean;
+            target text;
+            missing boolean;
         BEGIN
-            INSERT INTO tandem_changes(op, type, id, scope)
-            VALUES ('DELETE', t, row_id, CASE WHEN (SELECT scoped FROM tandem_tables WHERE table_name = t) THEN 'role:' || session_user END);
+            SELECT s.scoped INTO is_scoped FROM tandem_tables s WHERE s.table_name = t;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'table % is not synced by Tandem', t USING ERRCODE = '42P01';
+            END IF;
+            target := format('%I.%I', current_schema(), t);
+            IF row_id IS NULL OR NOT has_table_privilege(session_user, target, 'UPDATE') THEN
+                RAISE EXCEPTION 'permission denied for table %', t USING ERRCODE = '42501';
+            END IF;
+            BEGIN
+                INSERT INTO tandem_changes(op, type, id, scope)
+                VALUES ('DELETE', t, row_id, CASE WHEN is_scoped THEN 'role:' || session_user END);
+                BEGIN
+                    EXECUTE format('INSERT INTO %s(id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING true', target) INTO missing USING row_id;
+                    RAISE EXCEPTION 'undone' USING ERRCODE = '\(PostgresUpload.undoneState)';
+                EXCEPTION
+                    WHEN SQLSTATE '\(PostgresUpload.undoneState)' THEN NULL;
+                    WHEN integrity_constraint_violation THEN  -- the table refuses a bare id: the row as it stands
+                        EXECUTE format('SELECT NOT EXISTS (SELECT 1 FROM %s WHERE id = $1)', target) INTO missing USING row_id;
+                END;
+                IF missing IS NOT TRUE THEN
+                    RAISE EXCEPTION 'undone' USING ERRCODE = '\(PostgresUpload.undoneState)';  -- the deletion too
+                END IF;
+            EXCEPTION WHEN SQLSTATE '\(PostgresUpload.undoneState)' THEN
+                RETURN false;
+            END;
             PERFORM pg_notify('\(PostgresSetup.channel)', '');
+            RETURN true;
         END
         $f$
         """,
@@ -147,16 +183,12 @@ enum PostgresScopes {
         }
     }
 
-    /// Gives `role` the scopes `values` (and the privileges a Tandem client needs), and moves its
-    /// grants' version so its clients sync their new slice.
-    static func grant(_ values: [String], to role: String, on connection: PostgresConnection) throws {
+    /// Gives `role` the scopes `values` and the privileges a Tandem client needs
+    /// (``PostgresPrivileges``), and moves its grants' version so its clients sync their new
+    /// slice. Global tables are read-only to the role unless `writeGlobal`; each grant sets that.
+    static func grant(_ values: [String], to role: String, writeGlobal: Bool, on connection: PostgresConnection) throws {
         try connection.transaction {
-            let quoted = SQLText.identifier(role)
-            let tables = try connection.execute("SELECT table_name FROM tandem_tables ORDER BY table_name").compactMap { $0[0] ?? nil }
-            for table in tables { try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(SQLText.identifier(table)) TO \(quoted)") }
-            try connection.execute("GRANT SELECT ON tandem_changes, tandem_meta, tandem_tables, tandem_columns, tandem_grants, tandem_grant_versions TO \(quoted)")
-            try connection.execute("GRANT SELECT, INSERT, UPDATE ON tandem_uploads, tandem_clients TO \(quoted)")
-            try connection.execute("GRANT EXECUTE ON FUNCTION tandem_upload_begin(text, bigint), tandem_refuse(text, text) TO \(quoted)")
+            try PostgresPrivileges.grantClient(role, writeGlobal: writeGlobal, on: connection)
             for value in values {
                 try connection.execute("INSERT INTO tandem_grants(role, scope) VALUES ($1, $2) ON CONFLICT DO NOTHING", [role, value])
             }

@@ -18,7 +18,7 @@ import Tandem
 enum PostgresSetup {
     static let channel = "tandem_changes"
     /// The layout this code reads and writes; a server set up by older code is refused until set up again.
-    static let layout = "4"
+    static let layout = "5"
     /// Names the backend reserves for itself.
     static let reservedPrefix = "tandem_"
 
@@ -107,6 +107,10 @@ enum PostgresSetup {
     static func install(_ schema: Schema, retention: Double? = nil, on connection: PostgresConnection) throws {
         try connection.transaction {
             try connection.execute("SELECT pg_advisory_xact_lock(7340977)")  // setups one at a time
+            // Every function that names a table runs with this search path (`SET search_path FROM
+            // CURRENT`): Tandem's schema, then `pg_temp`, so that no role's temporary table or
+            // object in another schema can stand in for Tandem's (CVE-2018-1058's class).
+            try connection.execute("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)")
             for statement in base { try connection.execute(statement) }
             if let retention {
                 try connection.execute(
@@ -117,6 +121,7 @@ enum PostgresSetup {
             for table in schema.tables where !table.localOnly {
                 try installTable(table, in: schema, on: connection)
             }
+            try PostgresPrivileges.install(on: connection)
         }
     }
 

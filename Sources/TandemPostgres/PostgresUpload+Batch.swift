@@ -93,14 +93,15 @@ extension PostgresUpload {
         guard columns[run[0].table] != nil else { return try apply(run[0]) }  // refused, naming it
         let statement = try runStatement(run)
         let updated = Set(try db.execute(statement.sql, statement.parameters).compactMap { $0.first ?? nil })
-        // Rows a PATCH did not find: the delete wins, one at a time (rare).
-        if run[0].op == .patch {
+        // Rows a PATCH or a DELETE did not find: one at a time (rare; see `apply`).
+        if run[0].op != .put {
             for entry in run where !updated.contains(entry.rowID) { try apply(entry) }
         }
     }
 
     /// The one statement that applies `run` (of a synced table): DELETE; PUT as an upsert of
-    /// the declared columns; PATCH as an UPDATE of the named ones, returning the ids it found.
+    /// the declared columns; PATCH as an UPDATE of the named ones. DELETE and PATCH return the
+    /// ids they found.
     /// - Throws: ``TandemError/uploadRejected(table:rowID:reason:)`` for a value a column cannot take.
     func runStatement(_ run: [CrudEntry]) throws -> PostgresConnection.Statement {
         let first = run[0]
@@ -110,7 +111,7 @@ extension PostgresUpload {
         switch first.op {
         case .delete:
             let ids = JSONValue.array(run.map { .string($0.rowID) }).jsonText
-            return .init(sql: "DELETE FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json))", parameters: [ids])
+            return .init(sql: "DELETE FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json)) RETURNING id", parameters: [ids])
         case .put:
             for entry in run {
                 for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }

@@ -5,7 +5,7 @@ import Tandem
 /// mode) where the statement-by-statement path takes one per statement. What the other path
 /// decides from an answer, the server decides here, refusing the batch with a SQLSTATE of
 /// Tandem's own: an epoch older than one seen (`TD001`), a transaction applied before, a retry
-/// (`TD002`), a PATCH of a row that is not there (`TD003`). A refused batch, or one with a row
+/// (`TD002`), a PATCH or DELETE of a row that is not there (`TD003`). A refused batch, or one with a row
 /// the server refuses, is rolled back and uploaded again by the statement-by-statement path,
 /// which says what happened; so the fast path changes nothing that path decides.
 ///
@@ -19,6 +19,8 @@ extension PostgresUpload {
 
     /// Tandem's own SQLSTATEs (class `TD`, which PostgreSQL does not use).
     static let staleEpochState = "TD001", retryState = "TD002", missingRowState = "TD003"
+    /// Raised and caught inside a server function to undo what it wrote (never reaches a client).
+    static let undoneState = "TD004"
 
     /// The server functions the fast path calls (installed by setup).
     static let pipelineFunctions: [String] = [
@@ -26,7 +28,7 @@ extension PostgresUpload {
         // an upload, locks the client's epoch row (so uploads of one client take turns), refuses
         // an older epoch (the epoch seen in the detail) and records a newer one.
         """
-        CREATE OR REPLACE FUNCTION tandem_upload_begin(client text, held bigint) RETURNS void LANGUAGE plpgsql AS $f$
+        CREATE OR REPLACE FUNCTION tandem_upload_begin(client text, held bigint) RETURNS void LANGUAGE plpgsql SET search_path FROM CURRENT AS $f$
         DECLARE
             seen bigint;
         BEGIN
@@ -56,7 +58,7 @@ extension PostgresUpload {
     enum OneRoundTrip {
         case applied
         /// Left to the statement-by-statement path, which says what happened: a retry, an older
-        /// epoch, a PATCH of a missing row; a table the server does not sync or a value a column
+        /// epoch, a PATCH or DELETE of a missing row; a table the server does not sync or a value a column
         /// cannot take, which that path refuses after its epoch check, as it always has.
         case leftToStatements
         /// The server refused a row (a constraint, a value): to be found one entry at a time.
@@ -78,11 +80,11 @@ extension PostgresUpload {
         ]
         for run in runs(of: entries) {
             guard var statement = try? runStatement(run) else { return .leftToStatements }
-            if run[0].op == .patch {
+            if run[0].op != .put {
                 // The count as a parameter: the statement's text is the same for every run's length.
                 statement.sql = """
                     WITH found AS (\(statement.sql))
-                    SELECT tandem_refuse('\(Self.missingRowState)', 'a patched row is not there') FROM (SELECT count(*) AS n FROM found) c WHERE n <> $\(statement.parameters.count + 1)::bigint
+                    SELECT tandem_refuse('\(Self.missingRowState)', 'a patched or deleted row is not there') FROM (SELECT count(*) AS n FROM found) c WHERE n <> $\(statement.parameters.count + 1)::bigint
                     """
                 statement.parameters.append(String(run.count))
             }

@@ -51,7 +51,8 @@ struct PostgresUpload {
         let table = SQLText.identifier(entry.table)
         switch entry.op {
         case .delete:
-            try db.execute("DELETE FROM \(table) WHERE id = $1", [entry.rowID], preparing: false)
+            let delete = "DELETE FROM \(table) WHERE id = $1 RETURNING 1"
+            try applyOrRefuse(entry) { try !db.execute(delete, [entry.rowID], preparing: false).isEmpty }
         case .put:
             for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
             let names = declared.map(\.name)
@@ -69,41 +70,27 @@ struct PostgresUpload {
             let values = try names.map { try PostgresValues.text(data[$0]!, column: $0, type: types[$0]!, entry: entry) }
             let sets = names.enumerated().map { "\(SQLText.identifier($1)) = $\($0 + 2)" }.joined(separator: ", ")
             let update = "UPDATE \(table) SET \(sets.isEmpty ? "id = id" : sets) WHERE id = $1 RETURNING 1"
-            for _ in 0..<3 {
-                if try !db.execute(update, [entry.rowID] + values, preparing: false).isEmpty { return }
-                if try logDeletionOfMissingRow(entry, table: table) { return }
-                // Another transaction inserted the row meanwhile and has committed: patch it.
-            }
+            try applyOrRefuse(entry) { try !db.execute(update, [entry.rowID] + values, preparing: false).isEmpty }
         }
     }
 
-    /// The delete wins over a PATCH of a missing row: logs the row's deletion so the patching
-    /// client drops its copy. The deletion must come before any concurrent insert of the same id
-    /// in the log's order, so the id's slot in the primary key is held while it is logged (an
-    /// insert in the row's key, rolled back): an insert not yet committed makes this wait for it.
-    /// - Returns: false when the row exists after all (the caller patches it).
-    private func logDeletionOfMissingRow(_ entry: CrudEntry, table: String) throws -> Bool {
-        try db.execute("SAVEPOINT tandem_missing")
-        do {
-            try db.execute("SELECT tandem_log_missing($1, $2)", [entry.table, entry.rowID])
-            try db.execute("SAVEPOINT tandem_slot")
-            var held = true
-            do {
-                held = try !db.execute("INSERT INTO \(table)(id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING 1", [entry.rowID]).isEmpty
-            } catch let error as PostgresError where error.isPermanent {
-                held = true  // the table refuses a bare id (a constraint): log the deletion as it stands
-            }
-            try db.execute("ROLLBACK TO SAVEPOINT tandem_slot")
-            if !held {
-                try db.execute("ROLLBACK TO SAVEPOINT tandem_missing")
-                try db.execute("RELEASE SAVEPOINT tandem_missing")
-                return false
-            }
-            try db.execute("RELEASE SAVEPOINT tandem_missing")
-            return true
-        } catch {
-            _ = try? db.execute("ROLLBACK TO SAVEPOINT tandem_missing")
-            throw error
+    /// Runs `write` (a DELETE or a PATCH of `entry`'s row), which says whether it found the row.
+    /// A row it did not find is missing (the delete wins: its deletion is logged), was inserted
+    /// by a transaction that committed meanwhile (written again), or is one this login role may
+    /// not see: outside its scopes, which refuses the entry (set aside by the client).
+    private func applyOrRefuse(_ entry: CrudEntry, _ write: () throws -> Bool) throws {
+        for _ in 0..<2 {
+            if try write() { return }
+            if try logDeletionOfMissingRow(entry) { return }
         }
+        throw PostgresError("the row \(entry.rowID) of \(entry.table) is not among those this login role may change (its scopes)", sqlState: "42501")
+    }
+
+    /// The delete wins over a PATCH of a missing row: logs the row's deletion so the patching
+    /// client drops its copy (`tandem_log_missing`, which holds the id's slot meanwhile, so the
+    /// deletion never follows a concurrent insert of the id in the log's order).
+    /// - Returns: false when the row is there after all, seen by this role or not (nothing logged).
+    private func logDeletionOfMissingRow(_ entry: CrudEntry) throws -> Bool {
+        try db.execute("SELECT tandem_log_missing($1, $2)", [entry.table, entry.rowID]).first?.first == "t"
     }
 }

@@ -14,7 +14,8 @@ struct ScopedSyncTests {
         TableSchema(name: "settings", columns: [.text("value")]),
     ])
 
-    /// A server with roles `<prefix>_a1`, `<prefix>_a2` (tenant A) and `<prefix>_b1`, `<prefix>_b2` (tenant B).
+    /// A server with roles `<prefix>_a1`, `<prefix>_a2` (tenant A) and `<prefix>_b1`, `<prefix>_b2`
+    /// (tenant B); `a1` may write the global tables, which the others only read.
     struct Fleet {
         let admin: String
         let prefix = "r" + UUID().uuidString.prefix(8).lowercased()
@@ -25,7 +26,7 @@ struct ScopedSyncTests {
             dir = try TemporaryDirectory()
             let psql = try PostgresConnection(admin)
             for role in ["a1", "a2", "b1", "b2"] { try psql.execute("CREATE ROLE \(prefix)_\(role) LOGIN") }
-            for role in ["a1", "a2"] { try PostgresBackend.grant(conninfo: admin, role: "\(prefix)_\(role)", scopes: ["A"]) }
+            for role in ["a1", "a2"] { try PostgresBackend.grant(conninfo: admin, role: "\(prefix)_\(role)", scopes: ["A"], writeGlobal: role == "a1") }
             for role in ["b1", "b2"] { try PostgresBackend.grant(conninfo: admin, role: "\(prefix)_\(role)", scopes: ["B"]) }
         }
 

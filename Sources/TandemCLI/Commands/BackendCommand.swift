@@ -8,7 +8,7 @@ enum BackendCommand {
         usage: """
             Usage: tandem backend setup URL --schema FILE [--retention DURATION]
                    tandem backend compact URL
-                   tandem backend grant URL --role ROLE --scope VALUE [--scope VALUE]…
+                   tandem backend grant URL --role ROLE [--scope VALUE]… [--write-global]
                    tandem backend revoke URL --role ROLE [--scope VALUE]…
                    tandem backend reset DB [--discard-pending]
 
@@ -26,9 +26,12 @@ enum BackendCommand {
             grant: lets the login role ROLE (which must exist: CREATE ROLE … LOGIN) sync the rows of
             the given scope values of scoped tables (a table's "scope" in the schema), and gives it
             the privileges a client needs; PostgreSQL's row-level security then keeps it, whatever
-            it runs, to those rows. revoke: takes the given values (all without --scope). A
-            client's slice follows its role's grants at its next sync. Run both as the role that
-            ran setup.
+            it runs, to those rows. Global (unscoped) tables are read-only to the role unless
+            --write-global (each grant sets this; its uploads that write them are otherwise
+            refused and set aside); grant with --write-global alone for a host role of an unscoped
+            fleet. revoke: takes the given values (all without --scope). A client's slice follows
+            its role's grants at its next sync. Run both as the role that ran setup, and grant
+            again after setup adds tables.
             reset: unbinds DB from its backend so it can sync with another: removes the synced
             tables' rows (saying how many, per table; the backend keeps them), the download cursor
             and the binding; keeps local-only tables. Refused while
@@ -40,7 +43,7 @@ enum BackendCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["discard-pending"], options: ["schema", "retention", "role"], repeatable: ["scope"])
+        let args = try Arguments(words, flags: ["discard-pending", "write-global"], options: ["schema", "retention", "role"], repeatable: ["scope"])
         guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact, grant, revoke or reset") }
         switch action {
         case "setup":
@@ -63,12 +66,19 @@ enum BackendCommand {
             try args.require([action, "URL"])
             guard let role = args.options["role"], !role.isEmpty else { throw Arguments.UsageError(message: "missing --role ROLE") }
             let scopes = args.repeated["scope"] ?? []
-            if action == "grant" && scopes.isEmpty { throw Arguments.UsageError(message: "missing --scope VALUE (one or more)") }
+            if action == "grant" && scopes.isEmpty && !args.has("write-global") {
+                throw Arguments.UsageError(message: "missing --scope VALUE (one or more), or --write-global")
+            }
+            if action == "revoke" && args.has("write-global") {
+                throw Arguments.UsageError(message: "--write-global goes with grant: a grant without it makes the global tables read-only to the role")
+            }
             let url = try BackendURL(args.positionals[1])
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "\(action) is for postgres:// URLs: scoped sync needs PostgreSQL's row-level security") }
             if action == "grant" {
-                try PostgresBackend.grant(conninfo: url.location, role: role, scopes: scopes)
-                Output.write("granted \(role) the scope\(scopes.count == 1 ? "" : "s") \(scopes.joined(separator: ", ")) on \(url.name)\n")
+                let writeGlobal = args.has("write-global")
+                try PostgresBackend.grant(conninfo: url.location, role: role, scopes: scopes, writeGlobal: writeGlobal)
+                let granted = scopes.isEmpty ? "no scopes" : "the scope\(scopes.count == 1 ? "" : "s") \(scopes.joined(separator: ", "))"
+                Output.write("granted \(role) \(granted) on \(url.name); global tables \(writeGlobal ? "readable and writable" : "read-only")\n")
             } else {
                 try PostgresBackend.revoke(conninfo: url.location, role: role, scopes: scopes.isEmpty ? nil : scopes)
                 Output.write("revoked \(scopes.isEmpty ? "every scope" : scopes.joined(separator: ", ")) from \(role) on \(url.name)\n")
