@@ -127,11 +127,21 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// Creates or upgrades the server side for `schema` (see ``PostgresSetup``).
     /// - Parameter retention: how long a client may stay away before the change log is
     ///   compacted past its cursor (it then does a full sync); nil keeps the setting (7 days at
-    ///   first).
-    /// - Throws: ``PostgresError`` naming the table and column of what can never sync.
+    ///   first). At least ``minimumRetention``: running clients report their positions every
+    ///   minute, and a shorter retention would compact past clients that are running.
+    /// - Throws: ``PostgresError`` naming the table and column of what can never sync, or a
+    ///   retention shorter than ``minimumRetention``.
     public static func setup(conninfo: String, schema: Schema, retention: Duration? = nil) throws {
+        if let retention, !(retention.seconds >= PostgresHistory.minimumRetention) {
+            throw PostgresError(
+                "a retention of \(retention.seconds.formatted()) s is shorter than the least Tandem supports, \(minimumRetention.seconds.formatted()) s (10 minutes): running clients report their positions every minute, and the change log must keep what a running client has yet to apply"
+            )
+        }
         try PostgresSetup.install(schema, retention: retention?.seconds, on: PostgresConnection(conninfo))
     }
+
+    /// The shortest retention ``setup(conninfo:schema:retention:)`` takes: 10 minutes.
+    public static let minimumRetention = Duration.seconds(PostgresHistory.minimumRetention)
 
     /// A connection for the feed's and uploads' statements (see ``prepareForFeed(_:)``).
     private func connect() throws -> PostgresConnection {

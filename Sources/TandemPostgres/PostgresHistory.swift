@@ -27,6 +27,12 @@ enum PostgresHistory {
     /// The least time between two background compactions of one process, and between its
     /// backend's opening and its first (seconds).
     static let interval: Double = 60
+    /// A running client reports its position at least this often, idle or not (seconds): the
+    /// 10-second wait for changes ends, and sends it again when the last is this old.
+    static let heartbeat: Double = 60
+    /// The shortest retention the reports support (seconds): ten heartbeats. Setup refuses a
+    /// shorter one, and compaction reads a shorter one stored before as this.
+    static let minimumRetention: Double = 600
 
     /// Starts a new history after the old one's row was found restored: a new id, the old
     /// history's change log and client positions removed, in one transaction (`tandem_new_history()`,
@@ -47,10 +53,10 @@ enum PostgresHistory {
                     """
                     SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
                            (SELECT min(cursor_xmin)::text FROM tandem_clients WHERE cursor_xmin IS NOT NULL
-                              AND seen_at > now() - make_interval(secs => coalesce((SELECT value::float8 FROM tandem_meta WHERE key = 'retention_seconds'), $1))),
+                              AND seen_at > now() - make_interval(secs => greatest(coalesce((SELECT value::float8 FROM tandem_meta WHERE key = 'retention_seconds'), $1), $2))),
                            (SELECT value FROM tandem_meta WHERE key = 'compaction'),
                            extract(epoch FROM now())::text
-                    """, [String(defaultRetention)]
+                    """, [String(defaultRetention), String(minimumRetention)]
                 ).first ?? []
             guard row.count == 4, let oldest = row[0].flatMap({ $0 }).flatMap(UInt64.init), let now = row[3].flatMap({ $0 }).flatMap(Double.init) else { return 0 }
             let clients = row[1].flatMap { $0 }.flatMap(UInt64.init)
@@ -101,11 +107,16 @@ extension PostgresBackend {
         acknowledgements.withLock { $0[clientID] = (cursor, now, nil) }
     }
 
-    /// Sends the acknowledgements held back for at least 10 seconds.
-    func flushAcknowledgements() {
-        let now = Date()
+    /// Sends the acknowledgements held back for at least 10 seconds, and sends again each
+    /// client's last one sent ``PostgresHistory/heartbeat`` or more before `now` (an idle client
+    /// applies nothing, yet its position must keep holding the horizon while it runs).
+    func flushAcknowledgements(now: Date = Date()) {
         let due = acknowledgements.withLock { known in
-            known.filter { $0.value.pending != nil && now.timeIntervalSince($0.value.at) >= 10 }.map { ($0.key, $0.value.pending!) }
+            known.compactMap { client, last -> (String, String)? in
+                let age = now.timeIntervalSince(last.at)
+                if let pending = last.pending, age >= 10 { return (client, pending) }
+                return age >= PostgresHistory.heartbeat ? (client, last.cursor) : nil
+            }
         }
         for (clientID, cursor) in due {
             guard let parsed = PostgresCursor(cursor), (try? record(cursor: parsed, clientID: clientID)) != nil else { continue }

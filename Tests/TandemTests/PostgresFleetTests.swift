@@ -124,8 +124,8 @@ struct PostgresFleetTests {
         for round in 1...20 { try psql.execute("UPDATE notes SET done = $1", [String(round)]) }
         try psql.execute("DELETE FROM notes WHERE id = 'r0'")
         #expect(try runTandem(["sync", a.path, "--backend", url]).status == 0)
-        // B was away longer than the retention period (made zero): only A's cursor counts.
-        try psql.execute("INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', '0')")
+        // B was away longer than the retention period (last seen 8 days ago): only A's cursor counts.
+        try psql.execute("UPDATE tandem_clients SET seen_at = now() - interval '8 days' WHERE client_id = $1", [try b.clientID()])
         let before = Int(try psql.execute("SELECT count(*) FROM tandem_changes").first?.first.flatMap { $0 } ?? "") ?? 0
         #expect(before >= 200)
         // The horizon also waits for the oldest transaction running in the cluster (other tests').

@@ -19,8 +19,9 @@ enum BackendCommand {
             triggers (TRUNCATE included), the applied-upload record, the per-client epochs, NOTIFY
             for push. Refused, changing nothing: table names starting with tandem_, a table whose
             primary key is not id text alone, NOT NULL columns uploads cannot fill. --retention
-            (say 7d, 12h, 30m, 90s; 7d unless given) is how long a client may stay away before the
-            change log is compacted past it (it then does a full sync, keeping its pending uploads).
+            (say 7d, 12h, 30m; 7d unless given, 10m at least) is how long a client may stay away
+            before the change log is compacted past it (it then does a full sync, keeping its
+            pending uploads); a running client reports its position every minute, idle or not.
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
             grant: lets the login role ROLE (which must exist: CREATE ROLE … LOGIN) sync the rows of
@@ -53,6 +54,10 @@ enum BackendCommand {
             let url = try BackendURL(args.positionals[1])
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "setup is for postgres:// URLs; an embedded backend (sqlite:) needs none") }
             let retention = try args.options["retention"].map(duration).map { Duration.seconds(min($0, 9e12)) }
+            if let retention, retention < PostgresBackend.minimumRetention {
+                throw Arguments.UsageError(
+                    message: "--retention \(args.options["retention"] ?? "") is shorter than the least Tandem supports, 10m: running clients report their positions every minute")
+            }
             try PostgresBackend.setup(conninfo: url.location, schema: schema, retention: retention)
             Output.write("set up \(url.name): \(schema.tables.filter { !$0.localOnly }.map(\.name).joined(separator: ", "))\n")
         case "compact":
