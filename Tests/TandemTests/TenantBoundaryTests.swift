@@ -109,4 +109,35 @@ struct TenantBoundaryTests {
         try PostgresBackend.grant(conninfo: fleet.admin, role: "\(fleet.prefix)_b1", scopes: ["B"])
         #expect(throws: PostgresError.self) { try b.execute("UPDATE settings SET value = 'XXX'") }
     }
+
+    /// After a refusal the host shows the server's state for the refused rows (the download
+    /// after it is a full sync), the refused change waits in the set-aside list, and status names
+    /// the last refusal (transaction, rows, the server's reason) until it is discarded.
+    @Test func aRefusalIsNamedInStatusAndTheHostShowsTheServersState() throws {
+        let fleet = try Fleet()
+        try PostgresConnection(fleet.admin).execute("INSERT INTO folders(id, name, tenant) VALUES ('fb', 'B folder', 'B')")
+        let b1 = try fleet.client("b1")
+        try fleet.sync("b1")
+        try b1.execute("INSERT INTO folders(id, name, tenant) VALUES ('sneaky', 'into A', 'A')")
+        try b1.execute("UPDATE folders SET tenant = 'A', name = 'given away' WHERE id = 'fb'")
+        let before = try runTandem(["status", b1.path, "--json"])
+        #expect(before.stdout.contains("\"last_refusal\":null"), "\(before.stdout)")
+        try fleet.sync("b1", expect: 1)
+        let status = try runTandem(["status", b1.path, "--json"])
+        let json = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        let refusal = json?["last_refusal"] as? [String: Any]
+        let rows = refusal?["rows"] as? [[String: String]]
+        #expect(rows == [["table": "folders", "id": "fb"]], "\(status.stdout)")
+        #expect((refusal?["error"] as? String)?.contains("row-level security") == true, "\(status.stdout)")
+        #expect(refusal?["transaction_id"] as? Int != nil && refusal?["at"] as? String != nil, "\(status.stdout)")
+        #expect(json?["rejected_uploads"] as? Int == 2)
+        let text = try runTandem(["status", b1.path])
+        #expect(text.stdout.contains("last refusal:") && text.stdout.contains("folders fb"), "\(text.stdout)")
+        #expect(try ids(b1, "folders") == ["fb"], "the server's rows, and only them")
+        #expect(try b1.fetchAll("SELECT name, tenant FROM folders").first.map { [$0[0].stringValue, $0[1].stringValue] } == ["B folder", "B"])
+        #expect(try b1.uploadQueue.rejected().flatMap { $0.transaction.entries.map(\.rowID) } == ["sneaky", "fb"], "the refused changes kept")
+        try b1.uploadQueue.discardRejected()
+        try fleet.sync("b1")
+        #expect(try runTandem(["status", b1.path, "--json"]).stdout.contains("\"last_refusal\":null"))
+    }
 }

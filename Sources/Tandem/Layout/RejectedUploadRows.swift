@@ -23,9 +23,21 @@ enum RejectedUploadRows {
 
     /// Every transaction set aside, oldest first.
     static func all(in tx: Transaction) throws -> [RejectedTransaction] {
+        try transactions(where: "1", in: tx)
+    }
+
+    /// The transaction set aside last, if any.
+    static func newest(in tx: Transaction) throws -> RejectedTransaction? {
+        guard try exists(in: tx) else { return nil }
+        let newest = "tx_id = (SELECT tx_id FROM ps_crud_rejected ORDER BY rejected_at DESC, id DESC LIMIT 1)"
+        return try transactions(where: newest, in: tx).last
+    }
+
+    /// The transactions set aside whose rows match `condition`, oldest first.
+    private static func transactions(where condition: String, in tx: Transaction) throws -> [RejectedTransaction] {
         guard try exists(in: tx) else { return [] }
         var result: [RejectedTransaction] = []
-        for row in try tx.fetchAll("SELECT id, tx_id, data, error, rejected_at FROM ps_crud_rejected ORDER BY id") {
+        for row in try tx.fetchAll("SELECT id, tx_id, data, error, rejected_at FROM ps_crud_rejected WHERE \(condition) ORDER BY id") {
             guard let id = row[0].int64Value, let txID = row[1].int64Value, let json = row[2].stringValue else { continue }
             let entry = try CrudEntry(id: id, transactionID: txID, json: json)
             if let last = result.last, last.transaction.transactionID == txID {

@@ -23,6 +23,10 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// Transactions the backend refused for good, set aside until retried or discarded
     /// (``UploadQueue/rejected()``).
     public var rejectedUploads = 0
+    /// The transaction set aside last, with the backend's reason; nil when none is set aside.
+    /// Its rows hold the server's state after the next download (a full sync); the refused
+    /// change waits in the set-aside list until it is retried or discarded.
+    public var lastRefusal: RejectedTransaction?
     /// The process id of the live owner; nil when no process owns sync.
     public var ownerPID: Int32?
     /// The current epoch (fencing token); each new owner increments it.
@@ -70,14 +74,15 @@ extension DatabaseSync {
     /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
     /// and the upload queue length.
     public func status() throws -> SyncStatus {
-        let (json, epoch, pid, pending, downloading, rejected) = try database.read { tx in
+        let (json, epoch, pid, pending, downloading, rejected, lastRefusal) = try database.read { tx in
             (
                 try tx.stored(.syncStatus).stringValue,
                 try tx.stored(.epoch).int64Value ?? 0,
                 try tx.stored(.ownerPID).int64Value,
                 try UploadQueueRows.count(in: tx),
                 try tx.stored(.downloading).int64Value == 1,
-                try RejectedUploadRows.count(in: tx)
+                try RejectedUploadRows.count(in: tx),
+                try RejectedUploadRows.newest(in: tx)
             )
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
@@ -85,6 +90,7 @@ extension DatabaseSync {
         status.pendingUploads = pending
         if pending == 0 { status.uploadPendingSince = nil }
         status.rejectedUploads = rejected
+        status.lastRefusal = lastRefusal
         status.ownerPID = FileLock.isHeld(path: database.ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
         if status.ownerPID == nil { status.connected = false }
         status.uploading = status.connected && pending > 0

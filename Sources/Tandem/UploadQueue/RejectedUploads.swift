@@ -18,8 +18,9 @@ extension UploadQueue {
     }
 
     /// Drops transactions that were set aside, for good: the backend never receives them. Their
-    /// rows still hold what they wrote here, so the next sync is a full sync, which gives every
-    /// synced row without a pending upload the server's state again (``SyncEvent/fullSync(reason:)``).
+    /// rows may still hold what they wrote here (a file that has not synced since), so the next
+    /// sync is a full sync, which gives every synced row without a pending upload the server's
+    /// state again (``SyncEvent/fullSync(reason:)``).
     /// - Parameter transactionID: the one to drop; nil for every one.
     /// - Returns: how many CRUD entries were dropped.
     /// - Throws: ``TandemError/readOnly(path:)`` on a read-only database.
@@ -34,11 +35,15 @@ extension UploadQueue {
 }
 
 extension SharedDatabase {
-    /// Sets `transaction` aside with the backend's `error`, fenced like every sync write.
+    /// Sets `transaction` aside with the backend's `error`, fenced like every sync write, and
+    /// asks for a full sync (the stored cursor removed), which gives its rows the server's state
+    /// again: a host shows what the server holds, and the refused change waits in the set-aside
+    /// list until it is retried or discarded.
     func setAside(_ transaction: CrudTransaction, error: String, epoch: Int64) throws {
         try write { tx in
             try Fence.check(tx, epoch: epoch)
             try RejectedUploadRows.setAside(transaction, error: error, in: tx)
+            try tx.removeStored(.cursor)
         }
     }
 }

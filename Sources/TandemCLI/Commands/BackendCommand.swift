@@ -8,6 +8,7 @@ enum BackendCommand {
         usage: """
             Usage: tandem backend setup URL --schema FILE [--retention DURATION]
                    tandem backend compact URL
+                   tandem backend check URL [--json]
                    tandem backend grant URL --role ROLE [--scope VALUE]… [--write-global]
                    tandem backend revoke URL --role ROLE [--scope VALUE]…
                    tandem backend reset DB [--discard-pending]
@@ -24,6 +25,13 @@ enum BackendCommand {
             pending uploads); a running client reports its position every minute, idle or not.
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
+            check: lists each of Tandem's server objects (its tables, the synced tables, its
+            sequence and functions) with its owner and the other roles that may use it, and flags
+            what a tenant's role could reach that it should not (a privilege PUBLIC holds, a
+            function that runs as its owner without a pinned search path, a scoped table without
+            row-level security, a role that may create objects in Tandem's schema), with the
+            remedy; exits 1 when it flags anything. Roles that may write the global tables are
+            noted.
             grant: lets the login role ROLE (which must exist: CREATE ROLE … LOGIN) sync the rows of
             the given scope values of scoped tables (a table's "scope" in the schema), and gives it
             the privileges a client needs; PostgreSQL's row-level security then keeps it, whatever
@@ -44,8 +52,8 @@ enum BackendCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["discard-pending", "write-global"], options: ["schema", "retention", "role"], repeatable: ["scope"])
-        guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact, grant, revoke or reset") }
+        let args = try Arguments(words, flags: ["discard-pending", "write-global", "json"], options: ["schema", "retention", "role"], repeatable: ["scope"])
+        guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact, check, grant, revoke or reset") }
         switch action {
         case "setup":
             try args.require(["setup", "URL"])
@@ -67,6 +75,11 @@ enum BackendCommand {
             let backend = try PostgresBackend(conninfo: url.location)
             let deleted = try backend.compact()
             Output.write("compacted \(url.name): deleted \(deleted) change\(deleted == 1 ? "" : "s") every client has applied\n")
+        case "check":
+            try args.require(["check", "URL"])
+            let url = try BackendURL(args.positionals[1])
+            guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "check is for postgres:// URLs: an embedded backend is a file only its host opens") }
+            return try check(PostgresAudit.check(conninfo: url.location), name: url.name, json: args.has("json"))
         case "grant", "revoke":
             try args.require([action, "URL"])
             guard let role = args.options["role"], !role.isEmpty else { throw Arguments.UsageError(message: "missing --role ROLE") }
@@ -100,9 +113,40 @@ enum BackendCommand {
                 "reset \(db.path): unbound from its backend; deleted \(total) synced row\(total == 1 ? "" : "s") from this file (\(rows.isEmpty ? "no synced tables" : rows.joined(separator: ", "))), which the backend keeps; local-only tables kept\(cleared.discardedUploads > 0 ? "; discarded \(cleared.discardedUploads) queued upload entries" : "")\n"
             )
         default:
-            throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact, grant, revoke or reset)")
+            throw Arguments.UsageError(message: "unknown action '\(action)' (setup, compact, check, grant, revoke or reset)")
         }
         return 0
+    }
+
+    /// Prints `audit` of the server `name`; 1 when it flags a problem.
+    private static func check(_ audit: PostgresAudit, name: String, json: Bool) -> Int32 {
+        func strings(_ list: [String]) -> String { "[" + list.map { JSONValue.string($0).jsonText }.joined(separator: ",") + "]" }
+        if json {
+            let objects = audit.objects.map { object in
+                Output.object([
+                    ("kind", JSONValue.string(object.kind).jsonText), ("name", JSONValue.string(object.name).jsonText),
+                    ("owner", JSONValue.string(object.owner).jsonText), ("privileges", strings(object.privileges)),
+                    (object.kind == "function" ? "security_definer" : "row_level_security", String(object.guarded)),
+                ])
+            }
+            Output.write(
+                Output.object([
+                    ("ok", String(audit.problems.isEmpty)), ("objects", "[" + objects.joined(separator: ",") + "]"),
+                    ("problems", strings(audit.problems)), ("notes", strings(audit.notes)),
+                ]) + "\n")
+        } else {
+            var text = "\(name): \(audit.objects.count) Tandem objects\n"
+            for object in audit.objects {
+                let guarded = object.guarded ? (object.kind == "function" ? ", runs as its owner" : ", row-level security") : ""
+                let others = object.privileges.isEmpty ? "no other role" : object.privileges.joined(separator: "; ")
+                text += "  \(object.kind) \(object.name) (owner \(object.owner)\(guarded)): \(others)\n"
+            }
+            for note in audit.notes { text += "note: \(note)\n" }
+            for problem in audit.problems { text += "problem: \(problem)\n" }
+            text += audit.problems.isEmpty ? "ok: no role reaches past what Tandem grants it\n" : ""
+            Output.write(Output.escapingControlCharactersInMessage(text))
+        }
+        return audit.problems.isEmpty ? 0 : 1
     }
 
     /// `7d`, `12h`, `30m`, `90s` or a number of seconds, as seconds.

@@ -9,8 +9,9 @@ enum StatusCommand {
 
             Shows the journal mode, the upload queue length, and the sync state: the owner's pid
             (null when no process owns sync), the epoch, whether the owner is connected, when it
-            last synced, the last error with its kind (backend_unavailable, rejected_upload, …), and
-            the last full sync with its reason.
+            last synced, the last error with its kind (backend_unavailable, rejected_upload, …), the
+            last upload the backend refused (set aside: its transaction, rows and reason), and the
+            last full sync with its reason.
 
             Example: tandem status app.db --json
 
@@ -36,6 +37,7 @@ enum StatusCommand {
                     ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
                     ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError.map(CommandHints.inCommandTerms))),
                     ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
+                    ("last_refusal", status.lastRefusal.map(refusalJSON) ?? "null"),
                     ("last_full_sync", status.lastFullSync.map { Output.object([("at", s($0.at.ISO8601Format())), ("reason", s($0.reason))]) } ?? "null"),
                 ]) + "\n")
         } else {
@@ -50,10 +52,29 @@ enum StatusCommand {
                 connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
                 last error:      \(status.lastFailure.map { "\($0.kind.rawValue): " + Output.escapingControlCharactersInMessage($0.message) } ?? "none")
+                last refusal:    \(status.lastRefusal.map(refusalText) ?? "none")
                 last full sync:  \(status.lastFullSync.map { "\($0.at.ISO8601Format()): " + Output.escapingControlCharactersInMessage($0.reason) } ?? "none")
 
                 """)
         }
         return 0
+    }
+
+    private static func refusalJSON(_ refusal: RejectedTransaction) -> String {
+        let rows = refusal.transaction.entries.map {
+            Output.object([("table", JSONValue.string($0.table).jsonText), ("id", JSONValue.string($0.rowID).jsonText)])
+        }
+        return Output.object([
+            ("transaction_id", String(refusal.transaction.transactionID)), ("rows", "[" + rows.joined(separator: ",") + "]"),
+            ("error", JSONValue.string(CommandHints.inCommandTerms(refusal.error)).jsonText),
+            ("at", JSONValue.string(refusal.rejectedAt.ISO8601Format()).jsonText),
+        ])
+    }
+
+    private static func refusalText(_ refusal: RejectedTransaction) -> String {
+        let rows = refusal.transaction.entries.map { "\($0.table) \($0.rowID)" }
+        let shown = rows.prefix(3).joined(separator: ", ") + (rows.count > 3 ? " and \(rows.count - 3) more" : "")
+        return Output.escapingControlCharactersInMessage(
+            "\(refusal.rejectedAt.ISO8601Format()): transaction \(refusal.transaction.transactionID) (\(shown)): \(CommandHints.inCommandTerms(refusal.error))")
     }
 }
