@@ -25,7 +25,6 @@ enum ColumnRule {
             guard let number = number(s), let d = Double(s.trimmingCharacters(in: sqliteSpaces)) else { return nil }
             if case .integer(let i) = number, Double(exactly: i) == nil { return nil }
             return d.isFinite ? .real(d) : nil
-        default: return nil
         }
     }
 

@@ -63,7 +63,7 @@ struct PostgresPipelineTests {
         let inserting = try PostgresConnection(url)
         try inserting.execute("BEGIN")
         try inserting.execute("INSERT INTO notes(id, title) VALUES ('r', 'inserted')")
-        try backend.withConnection { try $0.execute("SET lock_timeout = '100ms'") }
+        _ = try backend.withConnection { try $0.execute("SET lock_timeout = '100ms'") }
         let patch = transaction(1, .patch, "r", ["title": .string("patched")])
         do {
             try backend.upload([patch], clientID: "c", epoch: 1)

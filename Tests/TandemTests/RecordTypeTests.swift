@@ -64,7 +64,7 @@ struct Paint: Record {
             discount: nil, shape: .none, outline: nil),
         Drawing(
             id: "d3", link: URL(string: "about:blank")!, mirror: URL(string: "https://example.com/a%20b?q=1#f"), price: Decimal(string: "19.990")!,
-            discount: 0, shape: .square(2), outline: .none),
+            discount: 0, shape: .square(2), outline: nil),
     ]
 
     @Test func urlsDecimalsAndEnumsWithAssociatedValuesAreStored() throws {

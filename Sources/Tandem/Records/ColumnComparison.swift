@@ -7,7 +7,7 @@ enum ColumnComparison {
     /// `T` for ``SwiftValueFunctions``: decoded as a fetch decodes a column, compared with
     /// Swift's `==` and, for a `Comparable` type, `<`, `<=`, `>`, `>=`.
     static func valueType<T: Equatable>(_ type: T.Type) -> SwiftValueFunctions.ValueType {
-        SwiftValueFunctions.ValueType(
+        let operations = Operations(
             decode: { decode(T.self, from: $0) },
             compare: { a, b, op in
                 guard let a = a as? T, let b = b as? T else { return false }
@@ -15,6 +15,14 @@ enum ColumnComparison {
                 guard let comparable = a as? any Comparable else { return false }
                 return order(comparable, b, op) ?? false
             })
+        return SwiftValueFunctions.ValueType(decode: { operations.decode($0) }, compare: { operations.compare($0, $1, $2) })
+    }
+
+    /// A type's decoding and comparison, which capture only its metatype.
+    /// `@unchecked Sendable`: a metatype is an immutable value, and the closures hold no other state.
+    private struct Operations: @unchecked Sendable {
+        let decode: (DatabaseValue) -> Any?
+        let compare: (Any, Any, Int32) -> Bool
     }
 
     /// `a op b` with Swift's operators, as `PredicateExpressions.Comparison` applies them.
