@@ -108,8 +108,8 @@ public enum CommandLineTool {
         let name = arguments[0]
         let command = commands.first { $0.name == name }!
         if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }
-        let rest = Array(arguments.dropFirst())
         do {
+            let rest = try BusyTimeoutOption.extract(from: Array(arguments.dropFirst()))
             return try await command.run(rest)
         } catch let error as Arguments.UsageError {
             Output.error("tandem \(name): \(Output.escapingControlCharactersInMessage(error.message))\n\n\(command.usage)")

@@ -15,6 +15,8 @@ public enum Remedy: CaseIterable, Sendable {
     case listLayoutProblems
     /// Stop the process that owns sync.
     case stopSyncOwner
+    /// Wait longer for another process's write transaction.
+    case longerBusyTimeout
 
     /// The remedy as a library message says it.
     public var apiTerms: String {
@@ -25,6 +27,7 @@ public enum Remedy: CaseIterable, Sendable {
         case .resolveRejectedUpload: "uploadQueue.retryRejected(transactionID:) or uploadQueue.discardRejected(transactionID:)"
         case .listLayoutProblems: "checkLayout()"
         case .stopSyncOwner: "its SyncSession's stop()"
+        case .longerBusyTimeout: "a longer Configuration.busyTimeout"
         }
     }
 }

@@ -16,13 +16,28 @@ extension SharedDatabase {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_data_version
     public func withWriteLock<T>(_ body: () throws -> T) throws -> T {
+        try withInheritableWriteLock { _ in try body() }
+    }
+
+    /// ``withWriteLock(_:)``, giving `body` a descriptor of the lock (open without `FD_CLOEXEC`
+    /// until `body` returns) that a child process it starts inherits: the child then holds the
+    /// lock as long as it keeps the descriptor open, so a writer this process starts keeps the
+    /// lock even when this process dies first (`kill -9` of `tandem run`). The kernel releases a
+    /// `flock` when the last descriptor of its open file description closes. Every process this
+    /// process starts meanwhile inherits it.
+    /// - Throws: as ``withWriteLock(_:)``; ``SystemError`` when the descriptor cannot be made.
+    ///
+    /// Related documentation: https://man7.org/linux/man-pages/man2/flock.2.html
+    public func withInheritableWriteLock<T>(_ body: (_ descriptor: Int32) throws -> T) throws -> T {
         guard let writer else { throw TandemError.readOnly(path: path) }
         var committed = true
         defer { if committed { try? notifyChanged(tables: []) } }
         return try writer.withExclusiveAccess { connection in
             let before = try connection.scalar("PRAGMA data_version")
             defer { committed = (try? connection.scalar("PRAGMA data_version")) != before }
-            return try body()
+            let descriptor = try writer.inheritableLockDescriptor()
+            defer { close(descriptor) }
+            return try body(descriptor)
         }
     }
 }

@@ -61,6 +61,17 @@ final class WriteLock: @unchecked Sendable {
 
     deinit { record.unmap() }
 
+    /// A new descriptor of the lock file's open file description, without `FD_CLOEXEC`: a child
+    /// process that inherits it holds the lock (and the queue byte) as long as it keeps it open,
+    /// since the kernel releases a `flock` only when the last descriptor of its open file
+    /// description closes. The caller closes it.
+    /// - Throws: ``SystemError`` naming `dup(2)`.
+    func inheritableDescriptor() throws -> Int32 {
+        let copy = dup(lock.fd)
+        guard copy >= 0 else { throw SystemError(call: "dup(2)", path: lock.path, errno: errno) }
+        return copy
+    }
+
     /// Blocks until this process holds the write lock, or the busy timeout passes.
     /// - Throws: ``SQLiteError`` with `SQLITE_BUSY` after `timeoutMilliseconds`, like SQLite's own busy timeout.
     /// - Parameter cancellation: ends the wait early; then this throws `CancellationError`.
@@ -140,7 +151,7 @@ final class WriteLock: @unchecked Sendable {
             throw SQLiteError(
                 extendedCode: SQLITE_BUSY,
                 message:
-                    "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms",
+                    "another process held Tandem's write lock (\(lock.path)) for longer than the busy timeout of \(timeoutMilliseconds) ms (wait longer with \(Remedy.longerBusyTimeout.apiTerms))",
                 path: databasePath)
         }
         heldSlot = own

@@ -86,6 +86,9 @@ final class Writer: @unchecked Sendable {
         mutex.unlock()
     }
 
+    /// See ``WriteLock/inheritableDescriptor()``.
+    func inheritableLockDescriptor() throws -> Int32 { try writeLock.inheritableDescriptor() }
+
     func withExclusiveAccess<T>(_ body: (Connection) throws -> T) throws -> T {
         try enter()
         defer { leave() }

@@ -151,11 +151,9 @@ enum BackendCommand {
 
     /// `7d`, `12h`, `30m`, `90s` or a number of seconds, as seconds.
     static func duration(_ text: String) throws -> Double {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        let unit = text.last.flatMap { units[$0] }
-        guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else {
+        guard let seconds = DurationArgument.seconds(text) else {
             throw Arguments.UsageError(message: "--retention takes a duration such as 7d, 12h, 30m or 90s, not '\(text)'")
         }
-        return number * (unit ?? 1)
+        return seconds
     }
 }

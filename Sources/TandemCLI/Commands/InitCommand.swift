@@ -72,7 +72,9 @@ enum InitCommand {
             }
             throw UploadRefused(path: existing?.path ?? path, tables: tables)
         }
-        let db = try SharedDatabase(path: path, schema: schema)  // refuses a collision before changing anything
+        var configuration = Configuration()
+        BusyTimeoutOption.apply(to: &configuration)
+        let db = try SharedDatabase(path: path, schema: schema, configuration: configuration)  // refuses a collision before changing anything
         // An upgrade regenerates every view and trigger; the repair does the rest.
         if exists { _ = try db.repairLayout() }
         let repaired = findings.compactMap(\.repair)

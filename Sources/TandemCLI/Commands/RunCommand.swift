@@ -13,7 +13,9 @@ enum RunCommand {
             writer that does not use Tandem, such as the sqlite3 shell, queues with Tandem writers
             instead of failing with "database is locked". Exits with CMD's exit status (128 plus
             the signal that ended it). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to tandem go to
-            CMD (one from the terminal reached CMD already), and the lock is held until CMD exits.
+            CMD (one from the terminal reached CMD already), and the lock is held until CMD exits,
+            by CMD itself too (it inherits a descriptor of the lock), so that the lock outlives
+            tandem if tandem is killed first (kill -9).
             A CMD that cannot start (not found, not executable) is refused before DB is opened,
             saying why; nothing is changed.
 
@@ -29,7 +31,9 @@ enum RunCommand {
         let executable = try resolve(command[0])
         let db = try openDatabase(args.positionals[0])
         defer { SignalForwarding.end() }
-        return try db.withWriteLock {
+        // CMD inherits a descriptor of the lock: it holds the lock as long as it runs, even if
+        // this process is killed first (its writes never run unlocked, orphaned).
+        return try db.withInheritableWriteLock { _ in
             SignalForwarding.begin()
             let child: Subprocess
             do {

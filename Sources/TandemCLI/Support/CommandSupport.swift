@@ -9,6 +9,7 @@ func openDatabase(
     var configuration = Configuration()
     configuration.readOnly = readOnly
     configuration.synchronous = synchronous
+    BusyTimeoutOption.apply(to: &configuration)
     configure(&configuration)
     if !FileManager.default.fileExists(atPath: path) {
         throw TandemError.cannotOpen(path: path, reason: "the file does not exist (create it with `tandem init \(path) --schema FILE`)")
