@@ -303,7 +303,9 @@ enum PostgresFeed {
                 } else {
                     try db.execute("\(select) ORDER BY tandem_page.id LIMIT $1", [count])
                 }
-            changes += rows.map { ServerChange(op: .put, table: table, rowID: $0[0] ?? "", data: $0[1] ?? "{}") }
+            changes += try rows.map {
+                ServerChange(op: .put, table: table, rowID: PostgresText.unescaped($0[0] ?? ""), data: try PostgresText.unescapedRow($0[1] ?? "{}"))
+            }
             if changes.count >= max(1, limit), let last = rows.last?[0] ?? nil {
                 var next = base
                 next.table = table
@@ -316,9 +318,9 @@ enum PostgresFeed {
     }
 
     private static func change(_ row: [String?]) throws -> ServerChange {
-        let table = row[3] ?? "", id = row[4] ?? ""
+        let table = row[3] ?? "", id = PostgresText.unescaped(row[4] ?? "")
         switch row[2] {
-        case "PUT": return ServerChange(op: .put, table: table, rowID: id, data: row[5] ?? nil)
+        case "PUT": return ServerChange(op: .put, table: table, rowID: id, data: try PostgresText.unescapedRow(row[5] ?? nil))
         case "DELETE": return ServerChange(op: .delete, table: table, rowID: id, data: nil)
         case "TRUNCATE": return ServerChange(op: .truncate, table: table, rowID: "", data: nil)
         default: throw TandemError.invalidBackend("the change log holds an operation '\(row[2] ?? "NULL")' for \(table) id '\(id)'")

@@ -95,7 +95,7 @@ extension PostgresUpload {
         let updated = Set(try db.execute(statement.sql, statement.parameters).compactMap { $0.first ?? nil })
         // Rows a PATCH or a DELETE did not find: one at a time (rare; see `apply`).
         if run[0].op != .put {
-            for entry in run where !updated.contains(entry.rowID) { try apply(entry) }
+            for entry in run where !updated.contains(entry.serverRowID) { try apply(entry) }
         }
     }
 
@@ -110,7 +110,7 @@ extension PostgresUpload {
         let table = SQLText.identifier(first.table)
         switch first.op {
         case .delete:
-            let ids = JSONValue.array(run.map { .string($0.rowID) }).jsonText
+            let ids = JSONValue.array(run.map { .string($0.serverRowID) }).jsonText
             return .init(sql: "DELETE FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json)) RETURNING id", parameters: [ids])
         case .put:
             for entry in run {
@@ -148,7 +148,7 @@ extension PostgresUpload {
         text.append("[")
         for (index, entry) in run.enumerated() {
             text.append(index == 0 ? "{\"id\":" : ",{\"id\":")
-            JSONValue.writeString(entry.rowID, to: &text)
+            JSONValue.writeString(entry.serverRowID, to: &text)
             for (column, key) in zip(columns, keys) {
                 text.append(key)
                 if let value = try PostgresValues.text(entry.data?[column.name] ?? .null, column: column.name, type: column.type, entry: entry) {

@@ -52,7 +52,7 @@ struct PostgresUpload {
         switch entry.op {
         case .delete:
             let delete = "DELETE FROM \(table) WHERE id = $1 RETURNING 1"
-            try applyOrRefuse(entry) { try !db.execute(delete, [entry.rowID], preparing: false).isEmpty }
+            try applyOrRefuse(entry) { try !db.execute(delete, [entry.serverRowID], preparing: false).isEmpty }
         case .put:
             for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
             let names = declared.map(\.name)
@@ -62,7 +62,7 @@ struct PostgresUpload {
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
             try db.execute(
                 "INSERT INTO \(table)(\(list)) VALUES (\(marks)) ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)",
-                [entry.rowID] + values, preparing: false)
+                [entry.serverRowID] + values, preparing: false)
         case .patch:
             let data = entry.data ?? [:]
             let names = data.keys.sorted()
@@ -70,7 +70,7 @@ struct PostgresUpload {
             let values = try names.map { try PostgresValues.text(data[$0]!, column: $0, type: types[$0]!, entry: entry) }
             let sets = names.enumerated().map { "\(SQLText.identifier($1)) = $\($0 + 2)" }.joined(separator: ", ")
             let update = "UPDATE \(table) SET \(sets.isEmpty ? "id = id" : sets) WHERE id = $1 RETURNING 1"
-            try applyOrRefuse(entry) { try !db.execute(update, [entry.rowID] + values, preparing: false).isEmpty }
+            try applyOrRefuse(entry) { try !db.execute(update, [entry.serverRowID] + values, preparing: false).isEmpty }
         }
     }
 
@@ -91,6 +91,6 @@ struct PostgresUpload {
     /// deletion never follows a concurrent insert of the id in the log's order).
     /// - Returns: false when the row is there after all, seen by this role or not (nothing logged).
     private func logDeletionOfMissingRow(_ entry: CrudEntry) throws -> Bool {
-        try db.execute("SELECT tandem_log_missing($1, $2)", [entry.table, entry.rowID]).first?.first == "t"
+        try db.execute("SELECT tandem_log_missing($1, $2)", [entry.table, entry.serverRowID]).first?.first == "t"
     }
 }

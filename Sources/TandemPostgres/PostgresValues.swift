@@ -10,10 +10,7 @@ enum PostgresValues {
         }
         switch (value, type) {
         case (.null, _): return nil
-        case (.string(let s), .text):
-            // By byte: a NUL that a combining mark follows is one Character with it.
-            guard !s.utf8.contains(0) else { try reject("holds a NUL character, which PostgreSQL text cannot store") }
-            return s
+        case (.string(let s), .text): return PostgresText.escaped(s)
         case (.integer, .text), (.double, .text), (.bool, .text): return value.jsonText  // as the view reads it
         case (.integer(let i), .integer): return String(i)
         case (.bool(let b), .integer): return b ? "1" : "0"

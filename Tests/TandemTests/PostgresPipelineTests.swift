@@ -39,7 +39,7 @@ struct PostgresPipelineTests {
             ("a retry", [transaction(4, .delete, "b", nil), transaction(5, .put, "c", ["title": .string("new")])], 2, .leftToStatements),
             ("an older epoch", [transaction(5, .put, "c", ["title": .string("new")])], 1, .leftToStatements),
             ("a PATCH of a missing row", [transaction(5, .patch, "gone", ["title": .string("new")])], 2, .leftToStatements),
-            ("a value the column cannot take", [transaction(5, .put, "c", ["title": .string("a\u{0}b")])], 2, .leftToStatements),
+            ("a value the column cannot take", [transaction(5, .put, "c", ["done": .double(2.5)])], 2, .leftToStatements),
             ("a row the server refuses", [transaction(5, .put, "c", ["title": .string("refused")])], 2, .rowRefused),
             ("a table the server does not sync", [transaction(5, .put, "c", [:], table: "elsewhere")], 2, .leftToStatements),
         ]
@@ -150,34 +150,57 @@ struct PostgresPipelineTests {
         #expect(try admin.execute("SELECT count(*) FROM notes").first?.first == "1", "transaction 6 was not applied again")
     }
 
-    /// Text PostgreSQL cannot store (NUL, also where a combining mark follows it and makes one
-    /// character of the two) is a rejected upload naming its row, on either path, never cut at
-    /// the NUL: libpq sends text parameters as C strings.
-    @Test func textWithNULIsRefusedNeverCut() throws {
+    /// Text and ids with NUL, which PostgreSQL's text cannot store and libpq would cut a
+    /// parameter at (also where a combining mark follows it and makes one character of the two),
+    /// are stored escaped (``PostgresText``) on either path and read back exactly as written; row
+    /// "a" is never taken for "a\u{0}x". Other applications see the escaped form.
+    @Test func textAndIdsWithNULReadBackExactlyNeverCut() throws {
         let url = try TestPostgres.database(schema: notesSchema)
         let backend = try PostgresBackend(conninfo: url)
         let admin = try PostgresConnection(url)
-        for (index, text) in ["a\u{0}b", "a\u{0}\u{301}", "\u{0}", "x\u{0}\u{0}y"].enumerated() {
-            let id = Int64(index + 1)
-            let refused = transaction(id, .put, "n\(id)", ["title": .string(text)])
-            for batch in [[refused], [refused, transaction(id + 100, .put, "m\(id)", [:])]] {
-                #expect(throws: TandemError.self, "\(text.debugDescription)") {
-                    try backend.upload(batch, clientID: "c", epoch: 1)
-                }
-            }
+        let start = try backend.fetchChanges(after: "", limit: 1000).nextCursor
+        let texts = ["a\u{0}b", "a\u{0}\u{301}", "\u{0}", "x\u{0}\u{0}y", "\u{FFFF}", "\u{FFFF}0", "\u{FFFF}\u{0}\u{FFFF}\u{FFFF}", "plain"]
+        var written: [String: String] = [:]
+        for (index, text) in texts.enumerated() {
+            let id = Int64(index * 2 + 1)
+            let alone = transaction(id, .put, "n\(id)", ["title": .string(text)])
+            let batched = [transaction(id + 1, .put, "n\(id)\u{0}b", ["title": .string(text)]), transaction(id + 100, .put, "m\(id)", [:])]
+            try backend.upload([alone], clientID: "c", epoch: 1)
+            try backend.upload(batched, clientID: "c", epoch: 1)
+            written["n\(id)"] = text
+            written["n\(id)\u{0}b"] = text
         }
-        #expect(try admin.execute("SELECT count(*) FROM notes").first?.first == "0")
-        // A row id holding NUL, which cut short would name another row: refused for every
-        // operation, alone and in a batch; row "a" is untouched.
+        #expect(try admin.execute("SELECT title FROM notes WHERE id = 'n1'").first?.first == "a\u{FFFF}0b", "others see the escaped form")
+        // Ids with NUL, for every operation, alone and in a batch: row "a" is untouched.
         try backend.upload([transaction(50, .put, "a", ["title": .string("kept")])], clientID: "c", epoch: 1)
-        let entries: [(CrudEntry.Operation, [String: JSONValue]?)] = [(.delete, nil), (.patch, ["title": .string("x")]), (.put, ["title": .string("x")])]
-        for (index, (op, data)) in entries.enumerated() {
-            let id = Int64(60 + index * 2)
-            let refused = transaction(id, op, "a\u{0}x", data)
-            for batch in [[refused], [refused, transaction(id + 1, op, "b\u{0}", data)]] {
-                #expect(throws: TandemError.self, "\(op)") { try backend.upload(batch, clientID: "c", epoch: 1) }
+        try backend.upload([transaction(51, .put, "a\u{0}x", ["title": .string("x")]), transaction(52, .put, "b\u{0}", ["title": .string("y")])], clientID: "c", epoch: 1)
+        try backend.upload([transaction(53, .patch, "a\u{0}x", ["title": .string("patched\u{0}")])], clientID: "c", epoch: 1)
+        try backend.upload([transaction(54, .delete, "b\u{0}", nil), transaction(55, .patch, "a", ["title": .string("kept")])], clientID: "c", epoch: 1)
+        written["a"] = "kept"
+        written["a\u{0}x"] = "patched\u{0}"
+        var read: [String: String] = [:]
+        var cursor = start
+        while true {
+            let batch = try backend.fetchChanges(after: cursor, limit: 1000)
+            for change in batch.changes {
+                guard change.op == .put, case .object(let row)? = try change.data.map({ try JSONValue(parsing: $0) }), case .string(let title)? = row["title"] else {
+                    read[change.rowID] = nil
+                    continue
+                }
+                read[change.rowID] = title
             }
+            cursor = batch.nextCursor
+            if !batch.hasMore { break }
         }
-        #expect(try admin.execute("SELECT string_agg(id || '=' || title, ',') FROM notes").first?.first == "a=kept")
+        for (id, text) in written { #expect(read[id] == text, "\(id.debugDescription): \(read[id].debugDescription) for \(text.debugDescription)") }
+        #expect(read["b\u{0}"] == nil && read["a"] == "kept")
+        // A full sync reads the same.
+        let full = try backend.fetchChanges(after: "", limit: 1000)
+        let fullTitles = Dictionary(
+            uniqueKeysWithValues: try full.changes.compactMap { change -> (String, String)? in
+                guard case .object(let row)? = try change.data.map({ try JSONValue(parsing: $0) }), case .string(let title)? = row["title"] else { return nil }
+                return (change.rowID, title)
+            })
+        for (id, text) in written { #expect(fullTitles[id] == text, "full sync: \(id.debugDescription)") }
     }
 }

@@ -73,7 +73,7 @@ extension LayoutCheck {
             """
             SELECT id FROM ps_crud WHERE typeof(tx_id) <> 'integer' OR typeof(data) <> 'text' OR NOT json_valid(data)
                 OR json_type(data) <> 'object' OR coalesce(data ->> '$.op' NOT IN ('PUT', 'PATCH', 'DELETE'), 1)
-                OR json_type(data, '$.type') IS NOT 'text' OR json_type(data, '$.id') IS NOT 'text' OR data ->> '$.id' = ''
+                OR json_type(data, '$.type') IS NOT 'text' OR json_type(data, '$.id') IS NOT 'text' OR data -> '$.id' = '""'
                 OR (data ->> '$.op' IN ('PUT', 'PATCH') AND json_type(data, '$.data') IS NOT 'object')
             ORDER BY id LIMIT 11
             """)

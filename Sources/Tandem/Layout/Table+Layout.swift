@@ -18,10 +18,21 @@ extension TableSchema {
         // and the trigger applies the column's rule to them (``storedValue(_:_:in:)``).
         let fast = (column.type == .real ? "+" : "") + "CAST(\(source) ->> \(path) AS \(type))"
         guard column.type == .text else { return fast }
+        return "(CASE WHEN instr(\(source), '\\u0000') = 0 THEN \(fast) ELSE CAST(\(Self.textWithNUL(source, path: path)) AS TEXT) END)"
+    }
+
+    /// The text at `path` (an SQL literal) of the JSON `source`, NULs included, where SQLite's
+    /// `->>` and `json_extract` end the text at an escaped NUL: the escape is swapped for a
+    /// marker before decoding and back after.
+    static func textWithNUL(_ source: String, path: String) -> String {
         let marker = "char(57344)"
         let encoded = "replace(replace(replace(\(source) -> \(path), \(marker), \(marker) || '1'), '\\\\', \(marker) || '2'), '\\u0000', \(marker) || '0')"
-        let decoded = "replace(replace(replace(json_extract(\(encoded), '$'), \(marker) || '0', char(0)), \(marker) || '2', '\\'), \(marker) || '1', \(marker))"
-        return "(CASE WHEN instr(\(source), '\\u0000') = 0 THEN \(fast) ELSE CAST(\(decoded) AS TEXT) END)"
+        return "replace(replace(replace(json_extract(\(encoded), '$'), \(marker) || '0', char(0)), \(marker) || '2', '\\'), \(marker) || '1', \(marker))"
+    }
+
+    /// `source ->> path` for text that may hold NUL (``textWithNUL(_:path:)`` only when it does).
+    static func text(_ source: String, path: String) -> String {
+        "(CASE WHEN instr(\(source), '\\u0000') = 0 THEN \(source) ->> \(path) ELSE \(textWithNUL(source, path: path)) END)"
     }
 
     /// `json_object('a', <NEW."a">, …)`, every value as the column stores it (``jsonValue(_:_:)``).

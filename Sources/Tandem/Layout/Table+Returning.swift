@@ -9,7 +9,7 @@ extension TableSchema {
     /// table's row, or a PUT entry's id and data.
     var insertedRowSQL: String {
         insertOnly
-            ? "SELECT data ->> '$.id', data -> '$.data' FROM \(InternalTables.crud) WHERE id = ?"
+            ? "SELECT \(Self.text("data", path: "'$.id'")), data -> '$.data' FROM \(InternalTables.crud) WHERE id = ?"
             : "SELECT id, data FROM \(quotedDataTable) WHERE rowid = ?"
     }
 

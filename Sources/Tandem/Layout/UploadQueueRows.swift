@@ -59,7 +59,7 @@ enum UploadQueueRows {
 
     /// Each entry after id `after` with its row (table, id), in id order.
     static func rows(after: Int64, in tx: Transaction) throws -> [(Int64, [String])] {
-        try tx.fetchAll("SELECT id, data ->> '$.type', data ->> '$.id' FROM ps_crud WHERE id > ? ORDER BY id", [after]).compactMap { row in
+        try tx.fetchAll("SELECT id, data ->> '$.type', \(TableSchema.text("data", path: "'$.id'")) FROM ps_crud WHERE id > ? ORDER BY id", [after]).compactMap { row in
             row[0].int64Value.map { ($0, [row[1].stringValue ?? "", row[2].stringValue ?? ""]) }
         }
     }

@@ -69,7 +69,9 @@ final class ChangeApplier {
         if kept.isEmpty {
             try tx.executeOwn("DELETE FROM \(quoted)")
         } else {
-            try tx.executeOwn("DELETE FROM \(quoted) WHERE id NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(kept.map(JSONValue.string)).jsonText])
+            // By the ids' bytes in hexadecimal: SQLite's JSON functions end text at an escaped NUL.
+            let hex = kept.map { id in JSONValue.string(id.utf8.map { String(format: "%02X", $0) }.joined()) }
+            try tx.executeOwn("DELETE FROM \(quoted) WHERE hex(id) NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(hex).jsonText])
         }
     }
 
