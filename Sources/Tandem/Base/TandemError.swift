@@ -56,7 +56,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .misuse(let m): return "misuse of Tandem's API: \(m)"
         case .invalidJSON(let m): return "invalid JSON: \(m)"
         case .invalidRecord(let m): return "invalid record: \(m)"
-        case .notInitialized(let path): return "'\(path)' has no Tandem schema; open it with one to create it"
+        case .notInitialized(let path): return "'\(path)' has no Tandem schema; give it one with \(Remedy.storeSchema.apiTerms)"
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"

@@ -29,7 +29,7 @@ enum LayoutCheck {
     /// the file is about to be opened with, which takes the place of a stored schema that is missing.
     static func findings(in tx: Transaction, declared: Schema? = nil) throws -> [LayoutFinding] {
         guard try holdsTandemTables(in: tx) else {
-            return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (create one by opening it with a schema)")]
+            return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (\(Remedy.storeSchema.apiTerms) makes them)")]
         }
         var found: [LayoutFinding] = []
         var sound: Set<String> = []
