@@ -109,6 +109,8 @@ public enum CommandLineTool {
         let command = commands.first { $0.name == name }!
         if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }
         let rest = Array(arguments.dropFirst())
+        // The last process to close a file leaves its data in the main file (no -wal left behind).
+        defer { SharedDatabase.closeAll() }
         do {
             return try await command.run(rest)
         } catch let error as Arguments.UsageError {
