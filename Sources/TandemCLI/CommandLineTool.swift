@@ -101,6 +101,16 @@ public enum CommandLineTool {
         _ = fired.wait(timeout: .now() + 1)
     }
 
+    /// Overwrites the passwords of backend URLs in the process's command line as `ps` shows it
+    /// (`arguments` were read already), and warns on stderr that one was given there.
+    public static func hidePasswords(_ arguments: [String]) {
+        guard BackendURLSource.passwordOnCommandLine(arguments) else { return }
+        BackendURLSource.scrubPasswords(arguments)
+        Output.error(
+            "tandem \(Output.escapingControlCharacters(arguments[0])): warning: a password on the command line can be read by every user of this host (ps) while the command starts; give the URL with --\(BackendURLSource.fileOption) FILE or \(BackendURLSource.environmentVariable), or the password with PGPASSWORD or ~/.pgpass\n"
+        )
+    }
+
     /// Runs the command named by `arguments[0]` and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
         PostgresBackend.register()
