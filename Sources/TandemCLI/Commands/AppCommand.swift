@@ -12,6 +12,7 @@ enum AppCommand {
             queue as soon as any process writes, and applies the backend's changes. Prints status
             changes (became owner, uploaded N, downloaded N, errors) until SIGINT or SIGTERM, then
             releases ownership so a stand-by takes over at once. --json prints one JSON object per line.
+            If DB is deleted or replaced by another file (renamed over it), says so and exits 1.
 
             Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
             relative PATH is taken from the current directory and recorded as an absolute path),
@@ -40,6 +41,7 @@ enum AppCommand {
         }
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
+        stopWhenFileIsReplaced(db, command: "app")  // a restore renames a file over it: sync the new one, not this
         let json = args.has("json")
         let session: SyncSession
         do {
