@@ -14,7 +14,8 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, ImportCommand.command,
+        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, RestoreCommand.command,
+        ImportCommand.command,
         ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
@@ -100,6 +101,16 @@ public enum CommandLineTool {
         _ = fired.wait(timeout: .now() + 1)
     }
 
+    /// Overwrites the passwords of backend URLs in the process's command line as `ps` shows it
+    /// (`arguments` were read already), and warns on stderr that one was given there.
+    public static func hidePasswords(_ arguments: [String]) {
+        guard BackendURLSource.passwordOnCommandLine(arguments) else { return }
+        BackendURLSource.scrubPasswords(arguments)
+        Output.error(
+            "tandem \(Output.escapingControlCharacters(arguments[0])): warning: a password on the command line can be read by every user of this host (ps) while the command starts; give the URL with --\(BackendURLSource.fileOption) FILE or \(BackendURLSource.environmentVariable), or the password with PGPASSWORD or ~/.pgpass\n"
+        )
+    }
+
     /// Runs the command named by `arguments[0]` and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
         PostgresBackend.register()
@@ -108,6 +119,8 @@ public enum CommandLineTool {
         let name = arguments[0]
         let command = commands.first { $0.name == name }!
         if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }
+        // The last process to close a file leaves its data in the main file (no -wal left behind).
+        defer { SharedDatabase.closeAll() }
         do {
             let rest = try BusyTimeoutOption.extract(from: Array(arguments.dropFirst()))
             return try await command.run(rest)

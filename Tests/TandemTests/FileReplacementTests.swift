@@ -10,16 +10,19 @@ import Testing
 
     @Test(arguments: Replacement.allCases)
     func longRunningCommandsStopWhenTheirFileIsReplaced(_ replacement: Replacement) throws {
-        for command in ["watch", "changes"] {
+        for command in ["watch", "changes", "app"] {
             let dir = try TemporaryDirectory()
             let path = dir.path("a.db")
             let schema = try dir.schemaFile()
             #expect(try runTandem(["init", path, "--schema", schema]).status == 0)
-            let process = try Spawned(command == "watch" ? ["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"] : ["changes", path])
-            try process.waitForLine("the first output") { $0 == #"[{"n":0}]"# || $0 == "ready" }
+            let process = try Spawned(
+                command == "watch"
+                    ? ["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"]
+                    : command == "app" ? ["app", path, "--backend", "sqlite:" + dir.path("server.db"), "--json"] : ["changes", path])
+            try process.waitForLine("the first output") { $0 == #"[{"n":0}]"# || $0 == "ready" || $0.contains("became_owner") }
             // A write is seen, and does not stop it.
             #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('a', 'x')"]).status == 0)
-            try process.waitForLine("the write") { $0 == #"[{"n":1}]"# || $0 == "notes" || $0 == "unknown" }
+            try process.waitForLine("the write") { $0 == #"[{"n":1}]"# || $0 == "notes" || $0 == "unknown" || $0.contains("uploaded") }
             #expect(process.isRunning)
             let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("a.db") }
             switch replacement {

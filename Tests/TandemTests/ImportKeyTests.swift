@@ -25,8 +25,8 @@ import Testing
         return try runTandem(["import", db.path, table, file] + extra)
     }
 
-    func fingerprint() throws -> [Data] {
-        try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: db.path + $0)) }
+    func fingerprint() throws -> [String] {
+        try databaseFingerprint(db.path)
     }
 
     /// Runs `body`, expecting exit 1 with `message` on stderr and the database files unchanged.

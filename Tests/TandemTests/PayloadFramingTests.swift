@@ -24,8 +24,8 @@ import Testing
         return path
     }
 
-    func fingerprint() throws -> [Data] {
-        try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: db.path + $0)) }
+    func fingerprint() throws -> [String] {
+        try databaseFingerprint(db.path)
     }
 
     @Test func newlineDelimitedObjectsFromAFileOrStandardInput() throws {

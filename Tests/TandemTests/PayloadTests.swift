@@ -64,8 +64,8 @@ import Testing
 
     @Test func aPayloadThatDoesNotFitIsRejectedWholeAndChangesNoByte() throws {
         _ = try importing(#"[{"id":"a","title":"A"}]"#)
-        func fingerprint() throws -> [Data] {
-            try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: db.path + $0)) }
+        func fingerprint() throws -> [String] {
+            try databaseFingerprint(db.path)
         }
         let before = try fingerprint()
         let cases: [(String, [String], String)] = [

@@ -409,3 +409,16 @@ enum TestPostgres {
         return copy
     }
 }
+
+/// A digest of a database's main file and of its `-wal` ("absent" when there is none), read by a
+/// child process: a descriptor of the file opened and closed in the test process would drop
+/// every POSIX lock the process holds on it (SQLite's among them), and a command would then take
+/// itself for the file's last user and checkpoint it as it closes.
+func databaseFingerprint(_ path: String) throws -> [String] {
+    try [path, path + "-wal"].map { file in
+        guard FileManager.default.fileExists(atPath: file) else { return "absent" }
+        let digest = try Spawned(executable: "/usr/bin/sha256sum", [file])
+        guard try digest.wait() == 0, let line = digest.output.first else { throw TestFailure("sha256sum \(file): \(digest.stderr)") }
+        return String(line.prefix(64))
+    }
+}

@@ -214,7 +214,7 @@ import Testing
             #expect(result.status == 0, "\(text): \(result.stderr)")
             #expect(try db.fetchAll("SELECT created_at FROM notes WHERE id = 'b'").first?[0] == .real(expected), "\(text)")
         }
-        func fingerprint() throws -> [Data] { try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: db.path + $0)) } }
+        func fingerprint() throws -> [String] { try databaseFingerprint(db.path) }
         let before = try fingerprint()
         for (text, reason) in [("2024-01-02T25:99:99Z", "hour 25 is out of range"), ("2024-01-02garbage", "'garbage' after the date")] {
             let result = try importing(text)

@@ -44,6 +44,9 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// Tandem's layout in the file is damaged in ways that cannot be repaired without losing
     /// data (see ``SharedDatabase/repairLayout()``); `problems` names each.
     case damagedLayout(path: String, problems: [String])
+    /// Other processes have the file open, so it cannot be replaced (a restore): `users` names
+    /// each (`process 1234 (tandem watch app.db)`).
+    case inUse(path: String, users: [String])
 
     public var description: String {
         switch self {
@@ -60,6 +63,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
+        case .inUse(let path, let users):
+            return "'\(path)' is open in \(users.joined(separator: ", ")); stop \(users.count == 1 ? "it" : "them") first, since a file in use cannot be replaced safely"
         case .damagedLayout(let path, let problems):
             return "'\(path)' is damaged in ways Tandem cannot repair safely: \(problems.joined(separator: "; "))"
         case .uploadRejected(let table, let rowID, let reason):

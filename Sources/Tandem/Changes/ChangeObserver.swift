@@ -22,7 +22,12 @@ final class ChangeObserver: @unchecked Sendable {
         var ledger = ChangeLedger()
         var commitCounter: WALCommitCounter?
         var wakeup: FileWakeup?
+        /// The observer thread, while it runs.
+        var thread: pthread_t?
     }
+
+    /// Left when the observer thread ends (entered when it starts).
+    private let running = DispatchGroup()
 
     /// Why changes of other processes are noticed by polling only (every
     /// ``Configuration/changePollInterval``) instead of inotify wake-ups, or nil.
@@ -91,6 +96,14 @@ final class ChangeObserver: @unchecked Sendable {
         wake?.interrupt()
     }
 
+    /// Stops the observer thread and waits (at most `seconds`) until it has closed its
+    /// connection; called on the observer thread itself (from a subscriber), only stops it.
+    func stopAndWait(seconds: Double = 5) {
+        stop()
+        let onObserverThread = state.withLock { $0.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onObserverThread { _ = running.wait(timeout: .now() + seconds) }
+    }
+
     private func startIfNeeded() throws {
         let needsStart = state.withLock { s -> Bool in
             if s.started { return false }
@@ -107,7 +120,14 @@ final class ChangeObserver: @unchecked Sendable {
             }
             _ = try read(connection)  // establishes the baseline
             let handover = Handover(connection)
-            let thread = Thread { [self] in run(connection: handover.value, wakeup: wakeup) }
+            running.enter()
+            let thread = Thread { [self] in
+                state.withLock { $0.thread = pthread_self() }
+                run(connection: handover.value, wakeup: wakeup)
+                handover.value.close()
+                state.withLock { $0.thread = nil }
+                running.leave()
+            }
             thread.name = "tandem.changes"
             thread.stackSize = 1 << 20
             thread.start()

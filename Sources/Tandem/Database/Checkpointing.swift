@@ -73,6 +73,14 @@ final class Checkpointing: @unchecked Sendable {
     /// Waits for passes still running.
     func drain() { queue.sync {} }
 
+    /// Waits for passes still running and closes their connection.
+    func close(checkpointing: Bool = true) {
+        queue.sync {
+            connection?.close(checkpointing: checkpointing)
+            connection = nil
+        }
+    }
+
     /// Waits at most `milliseconds` for passes running on the checkpoint thread; true when
     /// none runs (then a checkpoint of the caller's, which SQLite lets only one connection run
     /// at a time, does not find this process's own in its way).

@@ -129,6 +129,21 @@ enum Opening {
         _ = try connection.scalar("PRAGMA journal_size_limit=\(configuration.journalSizeLimit)")
     }
 
+    /// A connection that may write the file (never creating it), its WAL opened, for a
+    /// read-only database to close last so that SQLite checkpoints and removes the WAL when no
+    /// other connection has the file open; nil when the file cannot be written.
+    static func closingConnection(path: String, configuration: Configuration) -> Connection? {
+        guard access(path, W_OK) == 0,
+            let connection = try? Connection(
+                path: path, readOnly: false, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds, create: false, rules: LayoutRules())
+        else { return nil }
+        guard (try? connection.scalar("PRAGMA journal_mode").stringValue?.lowercased()) == "wal" else {
+            connection.close()
+            return nil
+        }
+        return connection
+    }
+
     /// A read-only connection (whatever `configuration.readOnly` says), checked as a reader.
     static func openReader(path: String, configuration: Configuration) throws -> Connection {
         var readOnly = configuration

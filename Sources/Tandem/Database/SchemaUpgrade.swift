@@ -16,6 +16,13 @@ public struct SchemaUpgrade: Sendable, Equatable {
         case localRowsUploaded(table: String, rows: Int)
         /// A synced table becomes local-only: its rows stay on this host and are no longer synced.
         case rowsStopSyncing(table: String, rows: Int)
+        /// A synced table becomes local-only with changes still waiting for upload (queued, or
+        /// set aside after the backend refused them): they are withdrawn and never uploaded; the
+        /// rows stay on this host as they are.
+        case pendingUploadsWithdrawn(table: String, entries: Int)
+        /// An insert-only table becomes local-only with inserts still waiting for upload: each
+        /// becomes a row of the table on this host, and none is uploaded.
+        case pendingInsertsKept(table: String, rows: Int)
         /// A synced table becomes insert-only: its rows leave the table (it keeps none) and wait,
         /// kept current by downloads, for a switch back.
         case rowsSetAside(table: String, rows: Int)
@@ -32,6 +39,12 @@ public struct SchemaUpgrade: Sendable, Equatable {
                 return "\(table): local-only until now; \(Self.its(rows, "is", "are")) queued for upload and \(rows == 1 ? "leaves" : "leave") this host"
             case .rowsStopSyncing(let table, let rows):
                 return "\(table): local-only from now on; \(Self.its(rows, "stays", "stay")) on this host and \(rows == 1 ? "is" : "are") no longer synced"
+            case .pendingUploadsWithdrawn(let table, let entries):
+                return
+                    "\(table): \(entries) change\(entries == 1 ? "" : "s") waiting for upload \(entries == 1 ? "is" : "are") withdrawn and never uploaded (the rows stay on this host as they are)"
+            case .pendingInsertsKept(let table, let rows):
+                return
+                    "\(table): local-only from now on; its \(rows) insert\(rows == 1 ? "" : "s") waiting for upload become\(rows == 1 ? "s a row" : " rows") on this host and \(rows == 1 ? "is" : "are") never uploaded"
             case .rowsSetAside(let table, let rows):
                 return
                     "\(table): insert-only from now on; \(Self.its(rows, "leaves", "leave")) the table and \(rows == 1 ? "is" : "are") kept aside (downloads keep them current) for a switch back"
@@ -86,6 +99,11 @@ extension SharedDatabase {
                     upgrade.effects.append(.localRowsUploaded(table: table.name, rows: try count(before, notWaiting: true)))
                 } else if wasSynced && table.localOnly {
                     upgrade.effects.append(.rowsStopSyncing(table: table.name, rows: try count(before)))
+                    let pending = try LocalOnlySwitch.pendingEntries(of: table.name, in: tx)
+                    if pending > 0 { upgrade.effects.append(.pendingUploadsWithdrawn(table: table.name, entries: pending)) }
+                } else if before.insertOnly && table.localOnly {
+                    let pending = try LocalOnlySwitch.pendingEntries(of: table.name, in: tx)
+                    if pending > 0 { upgrade.effects.append(.pendingInsertsKept(table: table.name, rows: pending)) }
                 } else if wasSynced && table.insertOnly {
                     upgrade.effects.append(.rowsSetAside(table: table.name, rows: try count(before)))
                 }

@@ -34,7 +34,7 @@ extension SharedDatabase {
             throw SystemError(call: "open(2)", path: target, errno: code)
         }
         do {
-            defer { close(fd) }
+            defer { Glibc.close(fd) }
             try readers.read { connection in
                 if let progress {
                     let pages = try connection.scalar("SELECT (SELECT page_count FROM pragma_page_count) - (SELECT freelist_count FROM pragma_freelist_count)")

@@ -36,7 +36,7 @@ extension SharedDatabase {
             let before = try connection.scalar("PRAGMA data_version")
             defer { committed = (try? connection.scalar("PRAGMA data_version")) != before }
             let descriptor = try writer.inheritableLockDescriptor()
-            defer { close(descriptor) }
+            defer { Glibc.close(descriptor) }
             return try body(descriptor)
         }
     }

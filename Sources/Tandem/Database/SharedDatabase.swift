@@ -152,6 +152,7 @@ public final class SharedDatabase: Sendable {
         self.observer = ChangeObserver(
             path: path, notifyPath: path + "-notify", busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
             pollInterval: configuration.changePollInterval.seconds)
+        registerOpened()
     }
 
     /// Opens the writer (unless read-only) and the reader pool, which starts with `firstReader`
@@ -185,14 +186,36 @@ public final class SharedDatabase: Sendable {
         }
         // A file moved over the path while the writer waited to open is not the probed one.
         let first = firstReader.flatMap { $0.file != nil && $0.file == FileIdentity(path: path) ? $0.connection : nil }
-        let readers = ReaderPool(maximum: configuration.maximumReaders, first: first) {
+        let readers = ReaderPool(path: path, maximum: configuration.maximumReaders, first: first) {
             try Opening.openReader(path: path, configuration: configuration)
         }
         return (writer, readers, try setUp(writer, readers, path))
     }
 
     deinit {
-        observer.stop()
+        close()
+    }
+
+    /// Closes the database's connections now; reads and writes afterwards throw
+    /// ``TandemError/misuse(_:)``.
+    ///
+    /// The last process to close a file leaves its data in the main file: its last connection
+    /// checkpoints the WAL and removes the `-wal` and `-shm`, as SQLite does, so an idle database
+    /// is its main file alone (Tandem's own sidecars, `-notify` and the lock files, hold no data).
+    /// Waits for a write in progress and for checkpoints running in the background. Releasing the
+    /// last reference closes it too; ``closeAll()`` closes every database of the process.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/wal.html#the_wal_file
+    public func close() {
+        unregisterOpened()
+        observer.stopAndWait()
+        // A path that names another file now: its -wal and -shm are that file's, left alone.
+        let sameFile = fileReplacement == nil
+        // Read-only, a connection that may write closes last, so that the WAL goes as it would.
+        let closer = writer == nil && sameFile ? Opening.closingConnection(path: path, configuration: configuration) : nil
+        readers.close(checkpointing: sameFile)
+        writer?.close(checkpointing: sameFile)  // last: only a connection that can write checkpoints as it closes
+        closer?.close()
     }
 
     // MARK: Transactions

@@ -22,6 +22,8 @@ final class Writer: @unchecked Sendable {
     let path: String
     /// `ps_state` as this process's last commit left it, guarded by `mutex`; nil when unknown.
     private var lastCommit: LastCommit?
+    /// Set by ``close()``, guarded by `mutex`: later writes throw.
+    private var closed = false
     let checkpointing: Checkpointing
 
     /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
@@ -68,7 +70,7 @@ final class Writer: @unchecked Sendable {
 
     deinit {
         checkpointing.drain()
-        close(notifyFD)
+        Glibc.close(notifyFD)
     }
 
     /// Runs `body` with the connection and the cross-process lock held, outside any transaction.
@@ -78,7 +80,22 @@ final class Writer: @unchecked Sendable {
             throw TandemError.misuse("a write transaction was started inside another one on the same thread (\(path)); run the statements in the outer transaction")
         }
         mutex.lock()
+        if closed {
+            mutex.unlock()
+            throw TandemError.misuse("'\(path)' was closed; open it again to write it")
+        }
         holder.store(me, ordering: .relaxed)
+    }
+
+    /// Waits for a write in progress and for checkpoint passes, then closes the connections;
+    /// later writes throw.
+    func close(checkpointing walOnClose: Bool = true) {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard !closed else { return }
+        closed = true
+        checkpointing.close(checkpointing: walOnClose)
+        connection.close(checkpointing: walOnClose)
     }
 
     private func leave() {

@@ -14,6 +14,8 @@ enum InternalTables {
     static let untyped = "ps_untyped"
     /// `ps_download(seq, op, type, id, data)`: a large download's changes until all have arrived.
     static let download = "ps_download"
+    /// Transactions the backend refused for good, set aside (made at the first one).
+    static let rejected = "ps_crud_rejected"
 
     /// The stamp for a commit whose changed tables are not known: every live query refreshes.
     static let anyTable = "*"
@@ -54,6 +56,7 @@ enum InternalTables {
         case crud: return "Tandem's upload queue"
         case state: return "Tandem's counters"
         case untyped, download: return "Tandem's store of downloaded rows"
+        case rejected: return "Tandem's set-aside uploads (transactions the backend refused)"
         default:
             let lowered = name.lowercased()
             if let table = declaredTable(ofDataTable: lowered) { return "the stored rows of table \(table)" }

@@ -60,10 +60,26 @@ extension LayoutCheck {
                 found.append(
                     LayoutFinding("the trigger \(name) on \(on), which Tandem did not make, may write Tandem's tables: drop it (DROP TRIGGER \(SQLText.identifier(name)))"))
             } else {
-                found.append(LayoutFinding("the \(type) \(name), which Tandem did not make, has a name reserved for Tandem (names beginning with ps_): rename or drop it"))
+                found.append(
+                    LayoutFinding(
+                        "the \(type) \(name), which Tandem did not make, has a name reserved for Tandem (names beginning with ps_): \(foreignObjectRemedy(type: type, name: name))")
+                )
             }
         }
         return found
+    }
+
+    /// The way out for an object Tandem did not make where Tandem needs the name: never one that
+    /// loses rows. A table is renamed (its rows kept); a view, an index or a trigger, which hold
+    /// no rows, may be dropped, said with the statement.
+    static func foreignObjectRemedy(type: String, name: String) -> String {
+        let quoted = SQLText.identifier(name)
+        switch type {
+        case "view", "index", "trigger":
+            return "rename it, or drop it (DROP \(type.uppercased()) \(quoted); a \(type) holds no rows)"
+        default:
+            return "rename it to keep its rows (ALTER TABLE \(quoted) RENAME TO a name of your own)"
+        }
     }
 
     /// Queue entries the sync engine cannot upload: not a JSON object with an op (PUT, PATCH or

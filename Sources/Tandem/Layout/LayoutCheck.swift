@@ -3,25 +3,34 @@ import Foundation
 /// Checks Tandem's layout in a database file against the schema stored in it, and repairs what
 /// can be repaired without losing anything.
 ///
-/// Checked: Tandem's own tables (`ps_kv`, `ps_crud`, `ps_state`, `ps_untyped`, `ps_download`) and their
-/// columns; the counters in `ps_state` (`next_tx` never below a queued transaction id, `seq`
-/// never below a change stamp nor negative); the stored schema; and for each declared table its
-/// data table's columns, its view, its three INSTEAD OF triggers and its declared indexes.
+/// Checked: Tandem's own tables (``ownTables``) and their columns; the counters in `ps_state`
+/// (`next_tx` never below a queued transaction id, `seq` never below a change stamp nor
+/// negative); the stored schema; and for each declared table its data table's columns, its
+/// view, its three INSTEAD OF triggers and its declared indexes.
 enum LayoutCheck {
-    static let ownTables: [(name: String, label: String, shape: [String], columns: String)] = [
-        (InternalTables.keyValue, "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY"),
+    /// Every table Tandem makes in a database file, with its label, columns and whether every
+    /// Tandem database has it (`ps_crud_rejected` is made when the first upload is set aside).
+    /// A table Tandem creates must be listed here, or `tandem check` would call it another
+    /// program's (`InternalTablesTests` holds every `CREATE TABLE` of the sources to this list).
+    static let ownTables: [(name: String, label: String, shape: [String], columns: String, required: Bool)] = [
+        (InternalTables.keyValue, "Tandem's key-value table (ps_kv)", ["key/TEXT/1", "value/ANY/0"], "key TEXT PRIMARY KEY, value ANY", true),
         (
             InternalTables.crud, "Tandem's upload queue (ps_crud)", ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0"],
-            "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT"
+            "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT", true
         ),
-        (InternalTables.state, "Tandem's counters (ps_state)", ["key/TEXT/1", "value/INTEGER/0"], "key TEXT PRIMARY KEY, value INTEGER"),
+        (InternalTables.state, "Tandem's counters (ps_state)", ["key/TEXT/1", "value/INTEGER/0"], "key TEXT PRIMARY KEY, value INTEGER", true),
         (
             InternalTables.untyped, "Tandem's table of rows of undeclared tables (ps_untyped)", ["type/TEXT/1", "id/TEXT/2", "data/TEXT/0"],
-            "type TEXT, id TEXT, data TEXT, PRIMARY KEY(type, id)"
+            "type TEXT, id TEXT, data TEXT, PRIMARY KEY(type, id)", true
         ),
         (
             InternalTables.download, "Tandem's staging table for large downloads (ps_download)",
-            ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT"
+            ["seq/INTEGER/1", "op/TEXT/0", "type/TEXT/0", "id/TEXT/0", "data/TEXT/0"], "seq INTEGER PRIMARY KEY, op TEXT, type TEXT, id TEXT, data TEXT", true
+        ),
+        (
+            InternalTables.rejected, "Tandem's table of set-aside uploads (ps_crud_rejected)",
+            ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0", "error/TEXT/0", "rejected_at/REAL/0"],
+            "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT, error TEXT, rejected_at REAL", false
         ),
     ]
 
@@ -35,6 +44,7 @@ enum LayoutCheck {
         var sound: Set<String> = []
         for own in ownTables {
             guard let type = try objectType(own.name, in: tx) else {
+                if !own.required { continue }
                 found.append(
                     LayoutFinding(
                         "\(own.label) is missing", repair: "\(own.label) was missing; created it empty",
@@ -165,7 +175,7 @@ enum LayoutCheck {
             }
             let type = object[0].stringValue ?? ""
             guard type == expectedType else {
-                found.append(LayoutFinding("\(label) is a \(type) that Tandem did not make; rename or drop it"))
+                found.append(LayoutFinding("\(label) is a \(type) that Tandem did not make; \(foreignObjectRemedy(type: type, name: objectName))"))
                 return
             }
             let sql = object[1].stringValue ?? ""

@@ -97,7 +97,7 @@ enum RejectedUploadRows {
     }
 
     /// Files made before set-aside uploads existed have no table until the first one.
-    private static func exists(in tx: Transaction) throws -> Bool {
+    static func exists(in tx: Transaction) throws -> Bool {
         try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ps_crud_rejected'").int64Value == 1
     }
 }

@@ -69,6 +69,10 @@ enum SchemaInstaller {
             }
             try tx.executeOwn(table.createDataTable)
             try checkDataTable(table, in: tx)
+            if table.localOnly, let old = stored?.table(named: table.name), !old.localOnly {
+                // Nothing of a local-only table leaves the host, what was queued before neither.
+                try LocalOnlySwitch.keepOnHost(table, wasInsertOnly: old.insertOnly, in: tx)
+            }
             let wasSynced = stored?.table(named: table.name).map { !$0.localOnly && !$0.insertOnly } ?? false
             if !table.localOnly && !table.insertOnly && !wasSynced {
                 // Rows downloaded before this table was declared (or while it was local-only or

@@ -72,13 +72,14 @@ final class Connection {
     /// With `immutable`, the file is read as it is on disk: read-only, no locks, no `-wal` or
     /// `-shm` read or created (commits still in a WAL are not seen).
     /// `rules` are what the layer that owns the file's tables says of them (nil: plain SQLite).
+    /// With `create` false, a missing file is not created.
     init(
-        path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false,
+        path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false, create: Bool = true,
         rules: (any ConnectionRules)?
     ) throws {
         var db: OpaquePointer?
         var flags =
-            (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var name = path
         if immutable {
@@ -111,13 +112,26 @@ final class Connection {
         return try body()
     }
 
-    deinit {
+    /// True once ``close()`` ran.
+    private(set) var isClosed = false
+
+    /// Finalizes the statements and closes the handle now; nothing may use the connection
+    /// afterwards. The last connection of the last process to close a WAL database checkpoints
+    /// it and removes its `-wal` and `-shm` (SQLite's rule), when it may write the file.
+    /// With `checkpointing` false, SQLite leaves the WAL as it is (no checkpoint, no removal):
+    /// for a file whose path came to name another file, whose sidecars are the new file's.
+    func close(checkpointing: Bool = true) {
+        guard !isClosed else { return }
+        if !checkpointing { _ = tandem_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nil) }
+        isClosed = true
         forgetRecentlyChanged()
         caches.own.removeAll()
         caches.user.removeAll()
         controlStatements.removeAll()
         sqlite3_close_v2(handle)
     }
+
+    deinit { close() }
 
     /// The connection's last error, in the user's terms where the ``rules`` say (Tandem's name
     /// the user's tables and a duplicate id, from the statement's `arguments`).

@@ -6,24 +6,28 @@ enum AppCommand {
     static let command = CommandLineTool.Command(
         name: "app", summary: "run the app process: join the owner election, sync while owner",
         usage: """
-            Usage: tandem app DB --backend URL [--json]
+            Usage: tandem app DB (--backend URL | --backend-file FILE) [--json]
 
             Offers this process as the sync owner of DB. While it owns sync it uploads the upload
             queue as soon as any process writes, and applies the backend's changes. Prints status
             changes (became owner, uploaded N, downloaded N, errors) until SIGINT or SIGTERM, then
             releases ownership so a stand-by takes over at once. --json prints one JSON object per line.
+            If DB is deleted or replaced by another file (renamed over it), says so and exits 1.
 
             Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
-            relative PATH is taken from the current directory and recorded as an absolute path)
+            relative PATH is taken from the current directory and recorded as an absolute path),
+            postgres://USER@HOST/DB. Keep a password off the command line, where every local user
+            can read it: --backend-file FILE (the URL is its first line), TANDEM_BACKEND_URL, or
+            libpq's PGPASSWORD and ~/.pgpass. One given there is hidden from ps once read, with a warning.
 
             Example: tandem app app.db --backend sqlite:/var/lib/app/server.db
 
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend"])
+        let args = try Arguments(words, flags: ["json"], options: ["backend", BackendURLSource.fileOption])
         try args.require(["DB"])
-        guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
+        let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
         // A signal before the session exists ends the process at once (nothing to release yet);
         // after, stopping finishes the event stream, so the loop below prints the last events and returns.
         let state = Mutex<(stopping: Bool, session: SyncSession?)>((false, nil))
@@ -37,6 +41,7 @@ enum AppCommand {
         }
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
+        stopWhenFileIsReplaced(db, command: "app")  // a restore renames a file over it: sync the new one, not this
         let json = args.has("json")
         let session: SyncSession
         do {
@@ -98,7 +103,7 @@ enum SyncCommand {
     static let command = CommandLineTool.Command(
         name: "sync", summary: "run one upload-then-download pass and exit",
         usage: """
-            Usage: tandem sync DB --backend URL [--json]
+            Usage: tandem sync DB (--backend URL | --backend-file FILE) [--json]
 
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
             backend's changes, releases ownership and exits. Refuses (exit 1) if another process
@@ -112,9 +117,9 @@ enum SyncCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend"])
+        let args = try Arguments(words, flags: ["json"], options: ["backend", BackendURLSource.fileOption])
         try args.require(["DB"])
-        guard let url = args.options["backend"] else { throw Arguments.UsageError(message: "missing --backend URL") }
+        let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])
         // Refused before anything is created when DB syncs with another backend; a failure to

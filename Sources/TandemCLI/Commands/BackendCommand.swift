@@ -6,7 +6,7 @@ enum BackendCommand {
     static let command = CommandLineTool.Command(
         name: "backend", summary: "set up or compact a PostgreSQL backend, or unbind a database from its backend",
         usage: """
-            Usage: tandem backend setup URL --schema FILE [--retention DURATION]
+            Usage: tandem backend setup [URL] --schema FILE [--retention DURATION]
                    tandem backend compact URL
                    tandem backend check URL [--json]
                    tandem backend grant URL --role ROLE [--scope VALUE]… [--write-global]
@@ -47,19 +47,30 @@ enum BackendCommand {
             uploads are pending (it says how many) unless --discard-pending, and while a process
             owns sync.
 
+            URL may be left out for --backend-file FILE (the URL is its first line) or the
+            environment variable TANDEM_BACKEND_URL, which keep a password off the command line
+            (where every local user can read it; one given there is hidden from ps once read, with
+            a warning); libpq's PGPASSWORD and ~/.pgpass work too.
+
             Example: tandem backend setup postgres://app@db.example.com/app --schema schema.json
 
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["discard-pending", "write-global", "json"], options: ["schema", "retention", "role"], repeatable: ["scope"])
+        let args = try Arguments(
+            words, flags: ["discard-pending", "write-global", "json"], options: ["schema", "retention", "role", BackendURLSource.fileOption], repeatable: ["scope"])
+        /// The URL after the action, or from --backend-file or TANDEM_BACKEND_URL.
+        func backendURL(_ action: String) throws -> BackendURL {
+            try args.require([action], more: true)
+            if args.positionals.count > 2 { throw Arguments.UsageError(message: "unexpected argument '\(args.positionals[2])'") }
+            return try BackendURL(BackendURLSource.url(given: args.positionals.dropFirst().first, args, missing: "missing URL"))
+        }
         guard let action = args.positionals.first else { throw Arguments.UsageError(message: "missing setup, compact, check, grant, revoke or reset") }
         switch action {
         case "setup":
-            try args.require(["setup", "URL"])
             guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
             let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
-            let url = try BackendURL(args.positionals[1])
+            let url = try backendURL("setup")
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "setup is for postgres:// URLs; an embedded backend (sqlite:) needs none") }
             let retention = try args.options["retention"].map(duration).map { Duration.seconds(min($0, 9e12)) }
             if let retention, retention < PostgresBackend.minimumRetention {
@@ -69,19 +80,16 @@ enum BackendCommand {
             try PostgresBackend.setup(conninfo: url.location, schema: schema, retention: retention)
             Output.write("set up \(url.name): \(schema.tables.filter { !$0.localOnly }.map(\.name).joined(separator: ", "))\n")
         case "compact":
-            try args.require(["compact", "URL"])
-            let url = try BackendURL(args.positionals[1])
+            let url = try backendURL("compact")
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "compact is for postgres:// URLs; an embedded backend keeps its whole log") }
             let backend = try PostgresBackend(conninfo: url.location)
             let deleted = try backend.compact()
             Output.write("compacted \(url.name): deleted \(deleted) change\(deleted == 1 ? "" : "s") every client has applied\n")
         case "check":
-            try args.require(["check", "URL"])
-            let url = try BackendURL(args.positionals[1])
+            let url = try backendURL("check")
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "check is for postgres:// URLs: an embedded backend is a file only its host opens") }
             return try check(PostgresAudit.check(conninfo: url.location), name: url.name, json: args.has("json"))
         case "grant", "revoke":
-            try args.require([action, "URL"])
             guard let role = args.options["role"], !role.isEmpty else { throw Arguments.UsageError(message: "missing --role ROLE") }
             let scopes = args.repeated["scope"] ?? []
             if action == "grant" && scopes.isEmpty && !args.has("write-global") {
@@ -90,7 +98,7 @@ enum BackendCommand {
             if action == "revoke" && args.has("write-global") {
                 throw Arguments.UsageError(message: "--write-global goes with grant: a grant without it makes the global tables read-only to the role")
             }
-            let url = try BackendURL(args.positionals[1])
+            let url = try backendURL(action)
             guard url.scheme == "postgres" else { throw Arguments.UsageError(message: "\(action) is for postgres:// URLs: scoped sync needs PostgreSQL's row-level security") }
             if action == "grant" {
                 let writeGlobal = args.has("write-global")

@@ -12,7 +12,7 @@ enum CommandHints {
         case .resolveRejectedUpload: "tandem crud --retry or --discard"
         case .listLayoutProblems: "tandem check"
         case .stopSyncOwner: "tandem app"
-        case .longerBusyTimeout: "a longer --busy-timeout (say --busy-timeout 10m)"
+        case .longerBusyTimeout: "a longer busy timeout (tandem … --busy-timeout 10m)"
         }
     }
 

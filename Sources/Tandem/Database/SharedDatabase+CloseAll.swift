@@ -1,0 +1,35 @@
+import Synchronization
+
+extension SharedDatabase {
+    /// The databases this process opened and has not released, weakly.
+    private static let opened = Mutex<[ObjectIdentifier: WeakDatabase]>([:])
+
+    private struct WeakDatabase: @unchecked Sendable {
+        weak var database: SharedDatabase?
+    }
+
+    /// Closes every database this process opened (their backends' files too), as a program
+    /// does before it exits: each file whose last user this process was is left whole in its
+    /// main file (see ``close()``).
+    ///
+    /// ```swift
+    /// SharedDatabase.closeAll()
+    /// exit(0)
+    /// ```
+    public static func closeAll() {
+        let open = opened.withLock { $0.values.compactMap(\.database) }
+        for database in open { database.close() }
+    }
+
+    /// Records a database just opened, for ``closeAll()``.
+    func registerOpened() {
+        let key = ObjectIdentifier(self)
+        SharedDatabase.opened.withLock { $0[key] = WeakDatabase(database: self) }
+    }
+
+    /// Forgets a database that closed.
+    func unregisterOpened() {
+        let key = ObjectIdentifier(self)
+        SharedDatabase.opened.withLock { _ = $0.removeValue(forKey: key) }
+    }
+}

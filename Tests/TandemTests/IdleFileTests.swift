@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import Tandem
+
+/// An idle database is its main file: when the last process closes it, the WAL is checkpointed
+/// into the main file and the `-wal` and `-shm` are removed, as plain SQLite does, so a copy of
+/// the main file alone is the whole database.
+@Suite struct IdleFileTests {
+    /// The size of `path`, or nil when it does not exist.
+    static func size(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+    }
+
+    /// After each command of the command line, with nothing else running, no WAL holds data.
+    static func expectIdle(_ path: String, after command: String) {
+        #expect((size(path + "-wal") ?? 0) == 0, "\(command) left \(size(path + "-wal") ?? 0) bytes in the -wal")
+        #expect(size(path + "-shm") == nil, "\(command) left the -shm")
+    }
+
+    @Test func theMainFileHoldsEveryRowOnceTheLastProcessCloses() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("y.db")
+        let schema = try dir.schemaFile()
+        #expect(try runTandem(["init", path, "--schema", schema]).status == 0)
+        Self.expectIdle(path, after: "init")
+        let many = "INSERT INTO notes(title) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000) SELECT 'n' || x FROM c"  // past a checkpoint threshold
+        for sql in ["INSERT INTO notes(id, title) VALUES ('a', 'first')", many, "UPDATE notes SET done = 1 WHERE id = 'a'"] {
+            let exec = try runTandem(["exec", path, sql])
+            #expect(exec.status == 0, "\(exec.stderr)")
+            Self.expectIdle(path, after: "exec")
+        }
+        let payload = dir.path("rows.json")
+        try Data(#"[{"id":"i1","title":"imported"}]"#.utf8).write(to: URL(fileURLWithPath: payload))
+        #expect(try runTandem(["import", path, "notes", payload]).status == 0)
+        Self.expectIdle(path, after: "import")
+        #expect(try runTandem(["query", path, "SELECT count(*) FROM notes"]).status == 0)
+        Self.expectIdle(path, after: "query")
+
+        let copy = dir.path("copy.db")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let read = try runTandem(["query", copy, "SELECT count(*) AS n, sum(done) AS d FROM notes", "--mode", "csv", "--no-header"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "3002,1")
+        let queued = try runTandem(["query", copy, "SELECT count(*) FROM ps_crud", "--mode", "csv", "--no-header"])
+        #expect(queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "3003", "the copy keeps the upload queue too: \(queued.stdout) \(queued.stderr)")
+        #expect(try runTandem(["check", copy]).status == 0)
+    }
+
+    /// A program that closes its database (or releases it) leaves the file idle too; while
+    /// another process has it open, its WAL stays for that process.
+    @Test func closingInAProgramLeavesTheFileIdleOnlyWhenLast() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("p.db")
+        let db = try SharedDatabase(path: path, schema: notesSchema)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        let other = try SharedDatabase(path: path)
+        _ = try other.fetchAll("SELECT * FROM notes")
+        db.close()
+        #expect(Self.size(path + "-shm") != nil, "another connection still has the file open")
+        #expect(throws: TandemError.self) { try db.execute("INSERT INTO notes(id, title) VALUES ('b', 'x')") }
+        #expect(throws: TandemError.self) { try db.fetchAll("SELECT * FROM notes") }
+        try other.execute("INSERT INTO notes(id, title) VALUES ('c', 'x')")
+        other.close()
+        Self.expectIdle(path, after: "close")
+        #expect(try sqlite(path, "SELECT count(*) FROM ps_data__notes") == ["2"])
+    }
+}
