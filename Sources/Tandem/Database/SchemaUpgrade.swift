@@ -32,6 +32,10 @@ public struct SchemaUpgrade: Sendable, Equatable {
         case columnDropped(table: String, column: String)
         /// A column is declared with another type: stored values are kept and read as the new type.
         case columnRetyped(table: String, column: String, from: ColumnSchema.ColumnType, to: ColumnSchema.ColumnType)
+        /// Of a retyped column's stored values, `rows` do not convert to the new type exactly (the
+        /// column would refuse them if written now) and read differently: `examples` names the
+        /// first few, each as `row 'id': value`.
+        case valuesReadInexactly(table: String, column: String, type: ColumnSchema.ColumnType, rows: Int, examples: [String])
 
         public var description: String {
             switch self {
@@ -54,6 +58,9 @@ public struct SchemaUpgrade: Sendable, Equatable {
                 return "\(table).\(column): no longer declared; its values stay in the stored rows, unread"
             case .columnRetyped(let table, let column, let from, let to):
                 return "\(table).\(column) changed type from \(from.rawValue) to \(to.rawValue): stored values are kept and read as \(to.rawValue)"
+            case .valuesReadInexactly(let table, let column, let type, let rows, let examples):
+                return
+                    "\(table).\(column): \(rows) stored value\(rows == 1 ? " does" : "s do") not convert to \(type.rawValue) exactly and \(rows == 1 ? "reads" : "read") differently (\(examples.joined(separator: ", "))\(rows > examples.count ? ", …" : "")); rewrite \(rows == 1 ? "it" : "them") before the change, or keep the column's type"
             }
         }
 
@@ -111,6 +118,7 @@ extension SharedDatabase {
                     if let now = table.columns.first(where: { $0.name == column.name }) {
                         if now.type != column.type {
                             upgrade.effects.append(.columnRetyped(table: table.name, column: column.name, from: column.type, to: now.type))
+                            if let inexact = try InexactValues.find(of: now, in: table, stored: before, in: tx) { upgrade.effects.append(inexact) }
                         }
                     } else {
                         upgrade.effects.append(.columnDropped(table: table.name, column: column.name))
