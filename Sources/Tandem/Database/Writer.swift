@@ -24,6 +24,9 @@ final class Writer: @unchecked Sendable {
     private var lastCommit: LastCommit?
     /// Set by ``close()``, guarded by `mutex`: later writes throw.
     private var closed = false
+    /// True once the file holds the upload queue (a new file's first write creates it), guarded
+    /// by `mutex`.
+    private var hasUploadQueue = false
     let checkpointing: Checkpointing
 
     /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
@@ -138,6 +141,16 @@ final class Writer: @unchecked Sendable {
         let schemaAtBegin = try connection.scalar("PRAGMA schema_version").int64Value
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
+        // Another connection committed since this process's last commit: it may have left the
+        // transaction counter at or behind the queue (the sqlite3 shell writes entries without
+        // moving it on, or set it back). Sealed first, so that no entry of this transaction
+        // joins a transaction queued before it. Before the changes are counted: the seal is no
+        // change of the caller's.
+        if known == nil {
+            let tx = Transaction(connection: connection, isReadOnly: false)
+            if !hasUploadQueue { hasUploadQueue = try UploadQueueRows.exists(in: tx) }
+            if hasUploadQueue { try UploadQueueRows.seal(in: tx) }
+        }
         // Stable: no one else can commit now. Read even when the counters are known: a restart
         // of the WAL by this process's last commit moved the salt.
         let commitsAtBegin = commitCounter.position

@@ -136,6 +136,13 @@ enum LayoutCheck {
         } else {
             found.append(LayoutFinding("\(label) is missing", repair: "\(label) was missing; set it to \(safeNext)", action: .counters))
         }
+        if let back = try UploadQueueRows.firstEntryGoingBack(in: tx) {
+            found.append(
+                LayoutFinding(
+                    "the upload queue's transaction ids go back at entry \(back.entry) (transaction \(back.transaction) after \(back.before)): its transaction counter was set back, so later transactions may have joined earlier ones",
+                    repair: "the upload queue's transaction ids went back at entry \(back.entry); gave the entries from there on ids past \(back.before), in their order",
+                    action: .counters))
+        }
         let newestStamp = max(0, try tx.scalar("SELECT max(value) FROM ps_state WHERE key LIKE '\(Counter.changedPrefix)%'").int64Value ?? 0)
         let seqLabel = "Tandem's change counter (seq)"
         if let seq = try tx.connection.counter(.sequence) {
@@ -202,6 +209,7 @@ enum LayoutCheck {
         guard !actions.isEmpty else { return }
         try tx.executeOwn(InternalTables.ddl)
         try UploadQueueRows.seedLastID(on: tx.connection)
+        if actions.contains(.counters) { try UploadQueueRows.renumberWhereIDsGoBack(in: tx) }
         try tx.executeOwn(
             """
             \(InternalTables.counters)

@@ -33,6 +33,12 @@ enum UploadQueueRows {
         return next <= newest
     }
 
+    /// True when the file holds the upload queue and the counters (a new file's first write
+    /// creates them).
+    static func exists(in tx: Transaction) throws -> Bool {
+        try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('ps_crud', 'ps_state')").int64Value == 2
+    }
+
     /// Moves `next_tx` past every queued entry's transaction id.
     static func seal(in tx: Transaction) throws {
         try tx.executeOwn(
@@ -40,6 +46,32 @@ enum UploadQueueRows {
             UPDATE ps_state SET value = (SELECT tx_id + 1 FROM ps_crud ORDER BY id DESC LIMIT 1)
             WHERE key = ? AND value <= (SELECT tx_id FROM ps_crud ORDER BY id DESC LIMIT 1)
             """, [Counter.nextTransaction.rawValue])
+    }
+
+    /// The first entry whose transaction id is below the one before it (ids never go back while
+    /// the transaction counter only grows), with the two ids; nil when none does.
+    static func firstEntryGoingBack(in tx: Transaction) throws -> (entry: Int64, transaction: Int64, before: Int64)? {
+        let row = try tx.fetchAll(
+            """
+            SELECT id, tx_id, previous FROM (SELECT id, tx_id, lag(tx_id) OVER (ORDER BY id) AS previous FROM ps_crud)
+            WHERE tx_id < previous ORDER BY id LIMIT 1
+            """
+        ).first
+        guard let row, let entry = row[0].int64Value, let transaction = row[1].int64Value, let before = row[2].int64Value else { return nil }
+        return (entry, transaction, before)
+    }
+
+    /// Gives the entries from each point where transaction ids go back ids past every id before
+    /// it (their grouping and order kept), until none goes back; then seals the queue.
+    static func renumberWhereIDsGoBack(in tx: Transaction) throws {
+        while let back = try firstEntryGoingBack(in: tx) {
+            try tx.executeOwn(
+                """
+                UPDATE ps_crud SET tx_id = tx_id + (SELECT max(tx_id) FROM ps_crud WHERE id < ?1) - (SELECT min(tx_id) FROM ps_crud WHERE id >= ?1) + 1
+                WHERE id >= ?1
+                """, [back.entry])
+        }
+        try seal(in: tx)
     }
 
     /// The first queued entry's id, or nil for an empty queue.
