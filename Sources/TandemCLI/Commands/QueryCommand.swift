@@ -55,7 +55,7 @@ enum WatchCommand {
         let mode = try OutputMode(args)
         let (sql, first) = try SQLInput.resolve(args)
         let values = try sqlArguments(args, from: first)
-        Signals.onTerminate { exit(0) }
+        Signals.onTerminate { exitClosingDatabases(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)
         // The column names, which an empty result does not carry.
         let columns = try await db.read { try $0.run(sql, values) }.resultSets.first?.columns ?? []
@@ -65,6 +65,7 @@ enum WatchCommand {
             case .success(let rows):
                 Output.write(mode.watchLine(ResultSet(columns: columns, rows: rows)))
             case .failure(let error):
+                if isClosingToExit { return }
                 Output.error("tandem watch: error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
                 exit(1)
             }
