@@ -33,8 +33,10 @@ import Testing
         try Data(#"[{"id":"i1","title":"imported"}]"#.utf8).write(to: URL(fileURLWithPath: payload))
         #expect(try runTandem(["import", path, "notes", payload]).status == 0)
         Self.expectIdle(path, after: "import")
-        #expect(try runTandem(["query", path, "SELECT count(*) FROM notes"]).status == 0)
-        Self.expectIdle(path, after: "query")
+        for command in [["query", path, "SELECT count(*) FROM notes"], ["check", path], ["check", path, "--full"], ["status", path], ["export", path, "notes"]] {
+            #expect(try runTandem(command).status == 0)
+            Self.expectIdle(path, after: command.prefix(2).joined(separator: " "))
+        }
 
         let copy = dir.path("copy.db")
         try FileManager.default.copyItem(atPath: path, toPath: copy)
