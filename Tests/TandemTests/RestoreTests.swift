@@ -78,5 +78,9 @@ import Testing
         #expect(notTandem.status == 1)
         #expect(notTandem.stderr.contains("has no Tandem schema"), "\(notTandem.stderr)")
         #expect(try Self.titles(path) == ["original=2000"])
+        let nowhere = try runTandem(["restore", backup, dir.path("missing/x.db")])
+        #expect(nowhere.status == 1)
+        #expect(nowhere.stderr.contains("does not exist") && !nowhere.stderr.contains("restoring"), "\(nowhere.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).allSatisfy { !$0.contains("restoring") }, "no copy is left")
     }
 }

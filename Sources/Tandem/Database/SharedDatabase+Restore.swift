@@ -39,6 +39,10 @@ extension SharedDatabase {
         var info = stat()
         if stat(target, &info) == 0 { mode = info.st_mode & 0o7777 }
         let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TandemError.cannotOpen(path: target, reason: "the directory '\(directory)' does not exist")
+        }
         let copy = directory + "/." + URL(fileURLWithPath: target).lastPathComponent + ".restoring-\(getpid())"
         let fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError(call: "open(2)", path: copy, errno: errno) }
