@@ -41,7 +41,9 @@ enum WatchCommand {
             Prints the query's rows now, then again after every committed change (from any process)
             to a table the query reads, until SIGINT or SIGTERM (exit 0). In --mode json and ndjson
             each result is one JSON array per line, flushed at once. If DB is deleted or replaced by
-            another file (created again, a backup copied over it), it says so and exits 1.
+            another file (created again, another file renamed over it), it says so and exits 1; a
+            file copied into DB in place (cp over it) is not noticed: restore with tandem restore,
+            which refuses while watch runs.
 
             \(OutputMode.usage)
 
