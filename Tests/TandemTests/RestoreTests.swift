@@ -84,3 +84,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).allSatisfy { !$0.contains("restoring") }, "no copy is left")
     }
 }
+
+/// The library's restore refuses while the calling process itself has the database open.
+@Suite struct RestoreInProcessTests {
+    @Test func restoreRefusesADatabaseThisProcessHasOpen() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        let backup = dir.path("a.bak")
+        try db.backup(to: backup)
+        #expect(throws: TandemError.inUse(path: db.path, users: ["this process (close it first)"])) {
+            try SharedDatabase.restore(from: backup, to: db.path)
+        }
+        db.close()
+        try SharedDatabase.restore(from: backup, to: db.path)
+        #expect(try count(SharedDatabase(path: db.path), "SELECT count(*) FROM notes") == 1)
+    }
+}

@@ -17,8 +17,8 @@ extension SharedDatabase {
     /// ```
     ///
     /// Related SQLite documentation: https://www.sqlite.org/backup.html
-    /// - Throws: ``TandemError/inUse(path:users:)`` while another process has `path` (or one of
-    ///   its sidecar files) open; ``TandemError/notInitialized(path:)`` when `backup` is not a
+    /// - Throws: ``TandemError/inUse(path:users:)`` while this or another process has `path` (or
+    ///   one of its sidecar files) open; ``TandemError/notInitialized(path:)`` when `backup` is not a
     ///   Tandem database; ``TandemError/cannotOpen(path:reason:)`` when it cannot be read;
     ///   ``SQLiteError`` or ``SystemError`` when the copy cannot be written.
     public static func restore(from backup: String, to path: String) throws {
@@ -67,6 +67,7 @@ extension SharedDatabase {
 
     /// Refuses while another process has `path` or one of its sidecar files open.
     private static func refuseUsers(of path: String) throws {
+        if isOpenInThisProcess(path) { throw TandemError.inUse(path: path, users: ["this process (close it first)"]) }
         let users = FileUsers.processes(using: [path] + Opening.sidecars(of: path))
         if !users.isEmpty { throw TandemError.inUse(path: path, users: users.map(\.description)) }
     }
