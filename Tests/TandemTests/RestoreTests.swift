@@ -93,7 +93,7 @@ import Testing
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         let backup = dir.path("a.bak")
         try db.backup(to: backup)
-        #expect(throws: TandemError.inUse(path: db.path, users: ["this process (close it first)"])) {
+        #expect(throws: TandemError.inUse(path: db.path, users: ["this process"])) {
             try SharedDatabase.restore(from: backup, to: db.path)
         }
         db.close()

@@ -67,7 +67,7 @@ extension SharedDatabase {
 
     /// Refuses while another process has `path` or one of its sidecar files open.
     private static func refuseUsers(of path: String) throws {
-        if isOpenInThisProcess(path) { throw TandemError.inUse(path: path, users: ["this process (close it first)"]) }
+        if isOpenInThisProcess(path) { throw TandemError.inUse(path: path, users: ["this process"]) }
         let users = FileUsers.processes(using: [path] + Opening.sidecars(of: path))
         if !users.isEmpty { throw TandemError.inUse(path: path, users: users.map(\.description)) }
     }
