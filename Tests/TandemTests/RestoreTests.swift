@@ -58,13 +58,14 @@ import Testing
         // The watcher dies holding the file: its WAL (with the update) stays beside the file.
         kill(watch.pid, SIGKILL)
         _ = try watch.wait()
-        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        for sidecar in ["-wal", "-write.lock", "-notify"] { #expect(FileManager.default.fileExists(atPath: path + sidecar)) }
         let restored = try runTandem(["restore", backup, path])
         #expect(restored.status == 0, "\(restored.stderr)")
         #expect(restored.stdout.contains("upload queue: 2000 changes"), "\(restored.stdout)")
         #expect(restored.stdout.contains("download cursor:"), "\(restored.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
-        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+        for sidecar in ["-wal", "-shm", "-write.lock", "-owner.lock", "-notify"] {
+            #expect(!FileManager.default.fileExists(atPath: path + sidecar), "the old \(sidecar) is gone")
+        }
         #expect(try Self.titles(path) == ["original=2000"])
         #expect(try runTandem(["check", path]).status == 0)
 

@@ -6,8 +6,8 @@ extension SharedDatabase {
     /// wrote, or any idle Tandem database), with SQLite's backup API.
     ///
     /// The copy is written beside `path` and then renamed over it, after which the old file's
-    /// `-wal` and `-shm` (whose frames belong to the old file and would otherwise be read as part
-    /// of the new one) and Tandem's lock files are removed. `path` need not exist. The restored
+    /// sidecar files are removed: its `-wal` and `-shm` (whose frames belong to the old file and
+    /// would otherwise be read as part of the new one) and Tandem's lock and wake-up files. `path` need not exist. The restored
     /// file keeps the backup's upload queue, client id and download cursor: its queued writes are
     /// uploaded at the next sync, each exactly once, and the download resumes from the backup's
     /// cursor. Until the rename nothing at `path` changes; a failed restore removes its copy.
@@ -56,8 +56,9 @@ extension SharedDatabase {
             for file in [copy, copy + "-wal", copy + "-shm", copy + "-journal"] { _ = unlink(file) }
             throw error
         }
-        // The old file's WAL and WAL index, and the lock files whose shared record described them.
-        for sidecar in ["-wal", "-shm", "-journal", "-write.lock", "-owner.lock"] { _ = unlink(target + sidecar) }
+        // The old file's WAL and WAL index, the lock files whose shared record described them and
+        // the wake-up file: every sidecar, made anew for the restored file by its first user.
+        for sidecar in Opening.sidecars(of: target) { _ = unlink(sidecar) }
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 {
             _ = fsync(dirFD)
