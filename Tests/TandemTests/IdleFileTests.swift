@@ -33,8 +33,10 @@ import Testing
         try Data(#"[{"id":"i1","title":"imported"}]"#.utf8).write(to: URL(fileURLWithPath: payload))
         #expect(try runTandem(["import", path, "notes", payload]).status == 0)
         Self.expectIdle(path, after: "import")
-        #expect(try runTandem(["query", path, "SELECT count(*) FROM notes"]).status == 0)
-        Self.expectIdle(path, after: "query")
+        for command in [["query", path, "SELECT count(*) FROM notes"], ["check", path], ["check", path, "--full"], ["status", path], ["export", path, "notes"]] {
+            #expect(try runTandem(command).status == 0)
+            Self.expectIdle(path, after: command.prefix(2).joined(separator: " "))
+        }
 
         let copy = dir.path("copy.db")
         try FileManager.default.copyItem(atPath: path, toPath: copy)
@@ -44,6 +46,34 @@ import Testing
         let queued = try runTandem(["query", copy, "SELECT count(*) FROM ps_crud", "--mode", "csv", "--no-header"])
         #expect(queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "3003", "the copy keeps the upload queue too: \(queued.stdout) \(queued.stderr)")
         #expect(try runTandem(["check", copy]).status == 0)
+    }
+
+    /// The last process to stop may be a long-running one stopped by a signal (`watch`,
+    /// `changes`, `app`): it leaves the file idle too.
+    @Test(arguments: ["watch", "changes", "app"])
+    func aLongRunningCommandStoppedLastLeavesTheFileIdle(_ command: String) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("w.db")
+        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
+        let arguments =
+            switch command {
+            case "watch": ["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"]
+            case "changes": ["changes", path]
+            default: ["app", path, "--backend", "sqlite:" + dir.path("server.db"), "--json"]
+            }
+        let process = try Spawned(arguments)
+        try process.waitForLine("the first output") { $0 == #"[{"n":0}]"# || $0 == "ready" || $0.contains("became_owner") }
+        #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('a', 'x')"]).status == 0)
+        try process.waitForLine("the write") { $0 == #"[{"n":1}]"# || $0 == "notes" || $0 == "unknown" || $0.contains("uploaded") }
+        #expect(Self.size(path + "-shm") != nil, "\(command) still has the file open")
+        process.signal(SIGINT)
+        #expect(try process.wait(timeout: 10) == 0, "\(process.stderr)")
+        #expect(!process.stderr.contains("error"), "\(process.stderr)")
+        Self.expectIdle(path, after: "\(command) stopped by SIGINT")
+        let copy = dir.path("copy.db")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let read = try runTandem(["query", copy, "SELECT count(*) FROM notes", "--mode", "csv", "--no-header"])
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(read.stdout) \(read.stderr)")
     }
 
     /// A program that closes its database (or releases it) leaves the file idle too; while

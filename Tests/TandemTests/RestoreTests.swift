@@ -58,13 +58,14 @@ import Testing
         // The watcher dies holding the file: its WAL (with the update) stays beside the file.
         kill(watch.pid, SIGKILL)
         _ = try watch.wait()
-        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        for sidecar in ["-wal", "-write.lock", "-notify"] { #expect(FileManager.default.fileExists(atPath: path + sidecar)) }
         let restored = try runTandem(["restore", backup, path])
         #expect(restored.status == 0, "\(restored.stderr)")
         #expect(restored.stdout.contains("upload queue: 2000 changes"), "\(restored.stdout)")
         #expect(restored.stdout.contains("download cursor:"), "\(restored.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
-        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+        for sidecar in ["-wal", "-shm", "-write.lock", "-owner.lock", "-notify"] {
+            #expect(!FileManager.default.fileExists(atPath: path + sidecar), "the old \(sidecar) is gone")
+        }
         #expect(try Self.titles(path) == ["original=2000"])
         #expect(try runTandem(["check", path]).status == 0)
 
@@ -78,5 +79,26 @@ import Testing
         #expect(notTandem.status == 1)
         #expect(notTandem.stderr.contains("has no Tandem schema"), "\(notTandem.stderr)")
         #expect(try Self.titles(path) == ["original=2000"])
+        let nowhere = try runTandem(["restore", backup, dir.path("missing/x.db")])
+        #expect(nowhere.status == 1)
+        #expect(nowhere.stderr.contains("does not exist") && !nowhere.stderr.contains("restoring"), "\(nowhere.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).allSatisfy { !$0.contains("restoring") }, "no copy is left")
+    }
+}
+
+/// The library's restore refuses while the calling process itself has the database open.
+@Suite struct RestoreInProcessTests {
+    @Test func restoreRefusesADatabaseThisProcessHasOpen() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        let backup = dir.path("a.bak")
+        try db.backup(to: backup)
+        #expect(throws: TandemError.inUse(path: db.path, users: ["this process"])) {
+            try SharedDatabase.restore(from: backup, to: db.path)
+        }
+        db.close()
+        try SharedDatabase.restore(from: backup, to: db.path)
+        #expect(try count(SharedDatabase(path: db.path), "SELECT count(*) FROM notes") == 1)
     }
 }

@@ -64,7 +64,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
         case .inUse(let path, let users):
-            return "'\(path)' is open in \(users.joined(separator: ", ")); stop \(users.count == 1 ? "it" : "them") first, since a file in use cannot be replaced safely"
+            return "'\(path)' is open in \(users.joined(separator: ", ")): a file in use cannot be replaced safely; close it there first"
         case .damagedLayout(let path, let problems):
             return "'\(path)' is damaged in ways Tandem cannot repair safely: \(problems.joined(separator: "; "))"
         case .uploadRejected(let table, let rowID, let reason):

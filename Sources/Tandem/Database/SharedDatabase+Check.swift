@@ -22,6 +22,12 @@ extension SharedDatabase {
         let path = try SharedDatabase.resolvedPath(path)
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
         let connection = try Opening.openReader(path: path, configuration: configuration)
+        // Closed last, it leaves an idle file idle (no -wal or -shm behind), as the last close does.
+        let closer = Opening.closingConnection(path: path, configuration: configuration)
+        defer {
+            connection.close()
+            closer?.close()
+        }
         var found: [LayoutFinding] = []
         do {
             let rows = try connection.fetchAll(full ? "PRAGMA integrity_check" : "PRAGMA quick_check")
@@ -50,6 +56,12 @@ extension SharedDatabase {
         let path = try SharedDatabase.resolvedPath(path)
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
         let connection = try Opening.openReader(path: path, configuration: configuration)
+        // Closed last, it leaves an idle file idle (no -wal or -shm behind), as the last close does.
+        let closer = Opening.closingConnection(path: path, configuration: configuration)
+        defer {
+            connection.close()
+            closer?.close()
+        }
         return try connection.readTransaction { tx in
             guard try LayoutCheck.holdsTandemTables(in: tx) else { return [] }
             return try LayoutCheck.findings(in: tx, declared: schema)

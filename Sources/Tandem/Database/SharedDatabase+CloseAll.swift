@@ -21,6 +21,12 @@ extension SharedDatabase {
         for database in open { database.close() }
     }
 
+    /// True when this process has a database open at `path` (a resolved path) or on its file.
+    static func isOpenInThisProcess(_ path: String) -> Bool {
+        let file = FileIdentity(path: path)
+        return opened.withLock { $0.values.compactMap(\.database) }.contains { $0.path == path || (file != nil && $0.openedFile == file) }
+    }
+
     /// Records a database just opened, for ``closeAll()``.
     func registerOpened() {
         let key = ObjectIdentifier(self)

@@ -6,8 +6,8 @@ extension SharedDatabase {
     /// wrote, or any idle Tandem database), with SQLite's backup API.
     ///
     /// The copy is written beside `path` and then renamed over it, after which the old file's
-    /// `-wal` and `-shm` (whose frames belong to the old file and would otherwise be read as part
-    /// of the new one) and Tandem's lock files are removed. `path` need not exist. The restored
+    /// sidecar files are removed: its `-wal` and `-shm` (whose frames belong to the old file and
+    /// would otherwise be read as part of the new one) and Tandem's lock and wake-up files. `path` need not exist. The restored
     /// file keeps the backup's upload queue, client id and download cursor: its queued writes are
     /// uploaded at the next sync, each exactly once, and the download resumes from the backup's
     /// cursor. Until the rename nothing at `path` changes; a failed restore removes its copy.
@@ -17,8 +17,8 @@ extension SharedDatabase {
     /// ```
     ///
     /// Related SQLite documentation: https://www.sqlite.org/backup.html
-    /// - Throws: ``TandemError/inUse(path:users:)`` while another process has `path` (or one of
-    ///   its sidecar files) open; ``TandemError/notInitialized(path:)`` when `backup` is not a
+    /// - Throws: ``TandemError/inUse(path:users:)`` while this or another process has `path` (or
+    ///   one of its sidecar files) open; ``TandemError/notInitialized(path:)`` when `backup` is not a
     ///   Tandem database; ``TandemError/cannotOpen(path:reason:)`` when it cannot be read;
     ///   ``SQLiteError`` or ``SystemError`` when the copy cannot be written.
     public static func restore(from backup: String, to path: String) throws {
@@ -39,6 +39,10 @@ extension SharedDatabase {
         var info = stat()
         if stat(target, &info) == 0 { mode = info.st_mode & 0o7777 }
         let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw TandemError.cannotOpen(path: target, reason: "the directory '\(directory)' does not exist")
+        }
         let copy = directory + "/." + URL(fileURLWithPath: target).lastPathComponent + ".restoring-\(getpid())"
         let fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError(call: "open(2)", path: copy, errno: errno) }
@@ -52,8 +56,9 @@ extension SharedDatabase {
             for file in [copy, copy + "-wal", copy + "-shm", copy + "-journal"] { _ = unlink(file) }
             throw error
         }
-        // The old file's WAL and WAL index, and the lock files whose shared record described them.
-        for sidecar in ["-wal", "-shm", "-journal", "-write.lock", "-owner.lock"] { _ = unlink(target + sidecar) }
+        // The old file's WAL and WAL index, the lock files whose shared record described them and
+        // the wake-up file: every sidecar, made anew for the restored file by its first user.
+        for sidecar in Opening.sidecars(of: target) { _ = unlink(sidecar) }
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 {
             _ = fsync(dirFD)
@@ -63,6 +68,7 @@ extension SharedDatabase {
 
     /// Refuses while another process has `path` or one of its sidecar files open.
     private static func refuseUsers(of path: String) throws {
+        if isOpenInThisProcess(path) { throw TandemError.inUse(path: path, users: ["this process"]) }
         let users = FileUsers.processes(using: [path] + Opening.sidecars(of: path))
         if !users.isEmpty { throw TandemError.inUse(path: path, users: users.map(\.description)) }
     }

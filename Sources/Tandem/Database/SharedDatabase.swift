@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One SQLite database in WAL mode shared by many processes on one host.
 ///
@@ -32,6 +33,8 @@ public final class SharedDatabase: Sendable {
     let observer: ChangeObserver
     /// The file opened, to tell when ``path`` comes to name another (``fileReplacement``).
     let openedFile: FileIdentity?
+    /// Set by the first ``close()``.
+    private let closed = Atomic<Bool>(false)
 
     /// `<db>-notify`: written after each commit to wake other processes.
     public var notifyPath: String { path + "-notify" }
@@ -207,6 +210,7 @@ public final class SharedDatabase: Sendable {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/wal.html#the_wal_file
     public func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
         unregisterOpened()
         observer.stopAndWait()
         // A path that names another file now: its -wal and -shm are that file's, left alone.

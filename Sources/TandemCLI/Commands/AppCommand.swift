@@ -36,7 +36,7 @@ enum AppCommand {
                 let running = state.withLock({ s -> SyncSession? in
                     s.stopping = true; return s.session
                 })
-            else { exit(0) }
+            else { exitClosingDatabases(0) }
             running.stop()
         }
         let backendURL = try BackendURL(url)

@@ -8,8 +8,9 @@ enum BackupCommand {
             Usage: tandem backup DB DEST
 
             Writes a consistent copy of DB to the new file DEST (SQLite's VACUUM INTO on one read
-            snapshot) while other processes keep writing. Restoring it (copying DEST over a lost DB)
-            keeps every queued write exactly once. DEST must not exist. The copy gets DB's permission
+            snapshot) while other processes keep writing. Restoring it (tandem restore DEST DB, or
+            copying DEST over an idle or lost DB) keeps every queued write exactly once. DEST must
+            not exist. The copy gets DB's permission
             bits whatever the umask (a 0600 database gives a 0600 copy) and only its owner can read
             it while it is written. On a terminal a progress line (MB written, MB/s, time, time
             left) is redrawn on standard error; off a terminal nothing is.

@@ -19,7 +19,7 @@ enum ChangesCommand {
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["json"])
         try args.require(["DB"])
-        Signals.onTerminate { exit(0) }
+        Signals.onTerminate { exitClosingDatabases(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let changes = try db.changes()
         warnIfPolling(db, command: "changes")

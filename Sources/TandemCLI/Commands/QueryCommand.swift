@@ -41,7 +41,9 @@ enum WatchCommand {
             Prints the query's rows now, then again after every committed change (from any process)
             to a table the query reads, until SIGINT or SIGTERM (exit 0). In --mode json and ndjson
             each result is one JSON array per line, flushed at once. If DB is deleted or replaced by
-            another file (created again, a backup copied over it), it says so and exits 1.
+            another file (created again, another file renamed over it), it says so and exits 1; a
+            file copied into DB in place (cp over it) is not noticed: restore with tandem restore,
+            which refuses while watch runs.
 
             \(OutputMode.usage)
 
@@ -55,7 +57,7 @@ enum WatchCommand {
         let mode = try OutputMode(args)
         let (sql, first) = try SQLInput.resolve(args)
         let values = try sqlArguments(args, from: first)
-        Signals.onTerminate { exit(0) }
+        Signals.onTerminate { exitClosingDatabases(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)
         // The column names, which an empty result does not carry.
         let columns = try await db.read { try $0.run(sql, values) }.resultSets.first?.columns ?? []
@@ -65,6 +67,7 @@ enum WatchCommand {
             case .success(let rows):
                 Output.write(mode.watchLine(ResultSet(columns: columns, rows: rows)))
             case .failure(let error):
+                if isClosingToExit { return }
                 Output.error("tandem watch: error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
                 exit(1)
             }

@@ -10,7 +10,7 @@ enum RestoreCommand {
             Replaces DB with a copy of BACKUP (a file tandem backup wrote, or an idle Tandem
             database), made with SQLite's backup API and renamed over DB, then removes DB's old
             -wal and -shm (whose frames would otherwise be read into the restored file) and its
-            lock files. Refused, changing nothing, while any process has DB open: each is named.
+            lock and wake-up files. Refused, changing nothing, while any process has DB open: each is named.
             DB need not exist; it keeps its permission bits. Then says what the backup's upload
             queue and download cursor mean for sync.
 

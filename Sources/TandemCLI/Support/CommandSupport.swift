@@ -1,5 +1,20 @@
 import Foundation
+import Synchronization
 import Tandem
+
+/// Set once the process closes its databases to exit (``exitClosingDatabases(_:)``).
+private let closingToExit = Atomic<Bool>(false)
+
+/// True once the process is closing its databases to exit: a live query failing then is no error.
+var isClosingToExit: Bool { closingToExit.load(ordering: .relaxed) }
+
+/// Closes every database this process opened, so that the last process to use a file leaves its
+/// data in the main file (no `-wal` left behind), then exits with `status`.
+func exitClosingDatabases(_ status: Int32) -> Never {
+    closingToExit.store(true, ordering: .relaxed)
+    SharedDatabase.closeAll()
+    exit(status)
+}
 
 /// Opens an existing database for a command.
 func openDatabase(
