@@ -37,7 +37,11 @@ extension SharedDatabase {
             found.append(LayoutFinding("page check: \(error.message)"))
         }
         do {
-            found += try connection.readTransaction { try LayoutCheck.findings(in: $0) }
+            found += try connection.readTransaction { tx in
+                let layout = try LayoutCheck.findings(in: tx)
+                guard full, let schema = try SchemaInstaller.storedSchema(tx) else { return layout }
+                return try layout + StoredRowCheck.findings(schema, in: tx)
+            }
         } catch let error as SQLiteError where error.code == .corrupt || error.code == .notADatabase {
             found.append(LayoutFinding("layout check: \(error.message)"))
         }
@@ -84,11 +88,17 @@ extension SharedDatabase {
     /// - Throws: ``TandemError/damagedLayout(path:problems:)`` naming every problem that cannot be
     ///   repaired safely (a data table with the wrong columns, say); nothing is changed then.
     ///   ``TandemError/readOnly(path:)`` when opened read-only.
-    public func repairLayout() throws -> [LayoutFinding] {
+    /// - Parameter storedRows: also read every stored row (as `check --full` does) and store the
+    ///   values of another type that convert to their column's exactly as the column's own; the
+    ///   rows' other problems are left for ``check(path:full:configuration:)`` to name.
+    public func repairLayout(storedRows: Bool = false) throws -> [LayoutFinding] {
         try write { tx in
-            let findings = try LayoutCheck.findings(in: tx)
+            var findings = try LayoutCheck.findings(in: tx)
             let unrepairable = findings.filter { !$0.isRepairable }
             guard unrepairable.isEmpty else { throw TandemError.damagedLayout(path: path, problems: unrepairable.map(\.problem)) }
+            if storedRows, let schema = try SchemaInstaller.storedSchema(tx) {
+                findings += try StoredRowCheck.findings(schema, in: tx).filter(\.isRepairable)
+            }
             try LayoutCheck.repair(findings, in: tx)
             return findings
         }

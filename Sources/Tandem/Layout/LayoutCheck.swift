@@ -232,6 +232,9 @@ enum LayoutCheck {
         if actions.contains(.upgradeLayout) {
             try tx.store(.layout, SchemaInstaller.layoutVersion)
         }
+        for case .convertStoredValues(let name, let column) in actions {
+            if let table = schema.table(named: name) { try StoredRowCheck.convert(column, of: table, in: tx) }
+        }
     }
 
     private static func objectType(_ name: String, in tx: Transaction) throws -> String? {

@@ -42,4 +42,6 @@ enum LayoutRepair: Sendable, Hashable {
     case regenerate(table: String)
     /// Regenerate every table's objects, written by an older Tandem.
     case upgradeLayout
+    /// Store a column's values of another type that convert to its own exactly as its own.
+    case convertStoredValues(table: String, column: String)
 }

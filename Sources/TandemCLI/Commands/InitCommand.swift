@@ -76,8 +76,8 @@ enum InitCommand {
         BusyTimeoutOption.apply(to: &configuration)
         let db = try SharedDatabase(path: path, schema: schema, configuration: configuration)  // refuses a collision before changing anything
         // An upgrade regenerates every view and trigger; the repair does the rest.
-        if exists { _ = try db.repairLayout() }
-        let repaired = findings.compactMap(\.repair)
+        let rowRepairs = exists ? try db.repairLayout(storedRows: true).filter { finding in !findings.contains(finding) } : []
+        let repaired = (findings + rowRepairs).compactMap(\.repair)
         let tables = schema.tables.map(\.name)
         if args.has("json") {
             Output.write(
