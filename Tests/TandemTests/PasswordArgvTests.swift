@@ -76,4 +76,27 @@ import Testing
             #expect(BackendURLSource.urlPositions(in: arguments) == positions, "\(arguments)")
         }
     }
+
+    /// `tandem stress --backend URL` hands its `app` children the URL by the environment: no
+    /// child's command line shows it.
+    @Test func stressChildrenGetTheURLByTheEnvironment() throws {
+        let dir = try TemporaryDirectory()
+        let url = "sqlite:" + dir.path("MARKER-server.db")
+        let stress = try Spawned(["stress", dir.path("s.db"), "--writers", "2", "--transactions", "3000", "--backend", url])
+        var seen: [String] = []
+        try waitUntil(timeout: 60, "an app child of tandem stress (pid \(stress.pid))") {
+            let children = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            for entry in children {
+                guard let pid = pid_t(entry), let status = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { continue }
+                let fields = String(decoding: status, as: UTF8.self).split(separator: ")").last?.split(separator: " ") ?? []
+                guard fields.count > 1, pid_t(fields[1]) == stress.pid else { continue }
+                let line = Self.commandLine(of: pid)
+                if line.contains(" app ") { seen.append(line) }
+            }
+            return !seen.isEmpty || !stress.isRunning
+        }
+        #expect(!seen.isEmpty, "no app child seen")
+        for line in seen { #expect(!line.contains("MARKER"), "\(line)") }
+        #expect(try stress.wait(timeout: 120) == 0, "\(stress.stderr)")
+    }
 }

@@ -68,7 +68,9 @@ final class StressRun: Sendable {
     // MARK: Processes
 
     func startApp(_ path: String) throws -> ChildProcess {
-        let app = ChildProcess(label: "app", arguments: ["app", path, "--backend", options.backend ?? "", "--json"], quietStderr: true)
+        // The URL by the environment, never on a command line every user can read (ps).
+        let app = ChildProcess(
+            label: "app", arguments: ["app", path, "--json"], environment: [BackendURLSource.environmentVariable: options.backend ?? ""], quietStderr: true)
         try app.start { _, _ in }
         state.withLock { $0.apps.append(app) }
         return app

@@ -8,6 +8,8 @@ final class ChildProcess: Sendable {
     let label: String
     private let arguments: [String]
     private let quietStderr: Bool
+    /// Variables added to this process's environment for the child.
+    private let environment: [String: String]
     private let state = Mutex<(process: Subprocess?, exitStatus: Int32?)>((nil, nil))
     private let exited = DispatchSemaphore(value: 0)
 
@@ -16,15 +18,18 @@ final class ChildProcess: Sendable {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    init(label: String, arguments: [String], quietStderr: Bool = false) {
+    init(label: String, arguments: [String], environment: [String: String] = [:], quietStderr: Bool = false) {
         self.label = label
         self.arguments = arguments
+        self.environment = environment
         self.quietStderr = quietStderr
     }
 
     /// Starts the process and a reader thread calling `onLine(line, readAtMicroseconds)`.
     func start(onLine: @escaping @Sendable (String, Int64) -> Void) throws {
-        let process = try Subprocess.spawn(ChildProcess.executable, arguments, stderr: quietStderr ? .discard : .inherit)
+        let process = try Subprocess.spawn(
+            ChildProcess.executable, arguments, environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stderr: quietStderr ? .discard : .inherit)
         state.withLock { $0.process = process }
         readLines(from: process.stdoutFD, name: "tandem.child-\(label)", onLine: onLine) { [self] in
             let status = process.wait()
