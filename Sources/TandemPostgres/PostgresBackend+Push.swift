@@ -45,8 +45,12 @@ extension PostgresBackend {
                     look = true
                 }
                 if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
-                let announced = news
+                let settled = PostgresCursor(cursor).flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
+                // Changes of transactions the cursor holds already (read late, with a statement's
+                // answer, after a look or a download that saw them) announce nothing.
+                let announced = Announcement.covers(settled, newsTransactions) ? .nothing : news
                 news = .nothing
+                newsTransactions = []
                 // A client that sees every change has work whenever another session changed
                 // something: its pass reads the position anyway, so the wait does not look first.
                 if announced == .change && !look && listening && seesEveryChange { return .changes(cursor) }
@@ -72,7 +76,9 @@ extension PostgresBackend {
                     look = false
                 }
                 // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
-                switch listening ? announcement(try db.consumeNotifications(), on: db) : .nothing {
+                let read = listening ? try db.consumeNotifications() : []
+                let found = Announcement.covers(settled, transactions(read, on: db)) ? .nothing : announcement(read, on: db)
+                switch found {
                 case .change where seesEveryChange: return .changes(cursor)
                 case .change, .something: return .look
                 case .nothing: break
@@ -130,10 +136,36 @@ extension PostgresBackend {
     /// and a process id names one live server process), so this backend's own uploads
     /// announce nothing.
     func announcement(_ notifications: [PostgresConnection.Notification], on db: PostgresConnection) -> Announcement {
-        notifications.lazy.filter { $0.sender != db.serverProcessID }.map { $0.isEmpty ? .change : .something }.max() ?? .nothing
+        notifications.lazy.filter { $0.sender != db.serverProcessID }.map { $0.isTandems ? .change : .something }.max() ?? .nothing
+    }
+
+    /// The transactions `notifications` of Tandem's from other sessions name; nil when one names
+    /// none or another application's came too (the wait then takes them as they are).
+    func transactions(_ notifications: [PostgresConnection.Notification], on db: PostgresConnection) -> [UInt64]? {
+        var transactions: [UInt64] = []
+        for notification in notifications where notification.sender != db.serverProcessID {
+            guard notification.isTandems, let xid = notification.transaction else { return nil }
+            transactions.append(xid)
+        }
+        return transactions
     }
 
     public func interruptWaits() {
         interrupts.poke()
+    }
+}
+
+extension PostgresBackend.Announcement {
+    /// Whether every transaction of `transactions` (some) is visible in `snapshot`: a cursor
+    /// settled at it holds their changes already.
+    static func covers(_ snapshot: PostgresSnapshot?, _ transactions: [UInt64]?) -> Bool {
+        guard let snapshot, let transactions, !transactions.isEmpty else { return false }
+        return transactions.allSatisfy { $0 < snapshot.xmin || ($0 < snapshot.xmax && !snapshot.inProgress.contains($0)) }
+    }
+
+    /// `known` and `more` together, nil when either is unknown; at most 256 (more: unknown).
+    static func merged(_ known: [UInt64]?, _ more: [UInt64]?) -> [UInt64]? {
+        guard let known, let more, known.count + more.count <= 256 else { return nil }
+        return known + more
     }
 }

@@ -45,6 +45,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// what it read with an answer, where poll(2) does not see it): the wait, woken by
     /// `wakeups`, takes it (``Announcement``).
     var news = Announcement.nothing
+    /// The transactions whose notifications raised `news` to ``Announcement/change``; nil when
+    /// one named none (or too many came): see ``Announcement/transactions(in:)``.
+    var newsTransactions: [UInt64]? = []
     /// A cursor after which the wait found no change, listening since before it looked:
     /// a later change is announced, so a wait after it needs no look first.
     var checkedCursor: String?
@@ -204,6 +207,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         defer {
             if listening, db === connection, let read = try? db.consumeNotifications(), case let found = announcement(read, on: db), found != .nothing {
                 news = max(news, found)
+                newsTransactions = Announcement.merged(newsTransactions, transactions(read, on: db))
                 wakeups.poke()
             }
         }

@@ -130,7 +130,17 @@ final class PostgresConnection {
     /// A notification: its sender's server process id, and whether its payload was empty.
     struct Notification: Equatable {
         var sender: Int32
-        var isEmpty: Bool
+        /// Tandem's: an empty payload (a server set up by an older Tandem) or `tandem:<xid>`.
+        var isTandems: Bool
+        /// The notifying transaction's id, when the payload names it.
+        var transaction: UInt64?
+
+        init(sender: Int32, payload: String) {
+            self.sender = sender
+            let xid = payload.hasPrefix("tandem:") ? UInt64(payload.dropFirst("tandem:".count)) : nil
+            isTandems = payload.isEmpty || xid != nil
+            transaction = xid
+        }
     }
 
     /// Reads what arrived on the socket; returns the notifications, those libpq had already
@@ -141,8 +151,8 @@ final class PostgresConnection {
         guard tandem_PQconsumeInput(handle) == 1 else { throw failure(sql: nil, result: nil) }
         var notifications: [Notification] = []
         while let notification = tandem_PQnotifies(handle) {
-            let payload = notification.pointee.extra
-            notifications.append(Notification(sender: notification.pointee.be_pid, isEmpty: payload == nil || payload!.pointee == 0))
+            let payload = notification.pointee.extra.map { String(cString: $0) } ?? ""
+            notifications.append(Notification(sender: notification.pointee.be_pid, payload: payload))
             tandem_PQfreemem(notification)
         }
         return notifications

@@ -119,7 +119,7 @@ enum PostgresScopes {
             EXCEPTION WHEN SQLSTATE '\(PostgresUpload.undoneState)' THEN
                 RETURN false;
             END;
-            PERFORM pg_notify('\(PostgresSetup.channel)', '');
+            PERFORM \(PostgresSetup.notify);
             RETURN true;
         END
         $f$
@@ -216,6 +216,6 @@ enum PostgresScopes {
             INSERT INTO tandem_grant_versions(role, version) VALUES ($1, 1)
             ON CONFLICT (role) DO UPDATE SET version = tandem_grant_versions.version + 1
             """, [role])
-        try connection.execute("SELECT pg_notify($1, '')", [PostgresSetup.channel])
+        try connection.execute("SELECT \(PostgresSetup.notify)")
     }
 }

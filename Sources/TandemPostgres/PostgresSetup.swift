@@ -17,6 +17,10 @@ import Tandem
 /// https://www.postgresql.org/docs/15/sql-createtrigger.html
 enum PostgresSetup {
     static let channel = "tandem_changes"
+    /// What Tandem's triggers and functions notify with: the channel, and the notifying
+    /// transaction's id as the payload (`tandem:<xid>`), by which a wait leaves out a
+    /// notification of a transaction its cursor already holds (``PostgresBackend/announcement(_:on:)``).
+    static let notify = "pg_notify('\(channel)', 'tandem:' || pg_current_xact_id()::text)"
     /// The layout this code reads and writes; a server set up by older code is refused until set up again.
     static let layout = "5"
     /// Names the backend reserves for itself.
@@ -73,7 +77,7 @@ enum PostgresSetup {
             CREATE OR REPLACE FUNCTION tandem_log_truncate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $f$
             BEGIN
                 INSERT INTO tandem_changes(op, type, id) VALUES ('TRUNCATE', TG_ARGV[0], '');
-                PERFORM pg_notify('\(channel)', '');
+                PERFORM \(notify);
                 RETURN NULL;
             END
             $f$

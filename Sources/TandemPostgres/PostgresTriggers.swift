@@ -64,7 +64,7 @@ enum PostgresTriggers {
                     INSERT INTO tandem_changes(op, type, id, data, scope) VALUES ('PUT', \(literal), tandem_now.id, \(row)(tandem_now), new_scope);
                 END IF;
             \(childrenFollow(table, in: schema))
-                PERFORM pg_notify('\(PostgresSetup.channel)', '');
+                PERFORM \(PostgresSetup.notify);
                 RETURN NULL;
             END
             $f$
@@ -147,7 +147,7 @@ enum PostgresTriggers {
                     logged boolean := false;
                 BEGIN
                     \(event.body)
-                    IF logged THEN PERFORM pg_notify('\(PostgresSetup.channel)', ''); END IF;
+                    IF logged THEN PERFORM \(PostgresSetup.notify); END IF;
                     RETURN NULL;
                 END
                 $f$

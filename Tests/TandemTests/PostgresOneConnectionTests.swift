@@ -64,6 +64,28 @@ struct PostgresOneConnectionTests {
         #expect(try backend.waitForChanges(after: next, timeout: .zero) == nil, "the change wakes one wait")
     }
 
+    /// A notification read late, with a statement's answer, of a transaction the wait's cursor
+    /// already holds (a download saw the change) wakes no wait: Tandem's notifications name
+    /// their transaction.
+    @Test func aLateNotificationOfAChangeTheCursorHoldsWakesNoWait() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let backend = try PostgresBackend(conninfo: url)
+        backend.lookInterval = .seconds(60)
+        let start = try settledCursor(backend)
+        #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil, "nothing after the cursor yet")
+        try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
+        let downloaded = try backend.fetchChanges(after: start, limit: 100)
+        #expect(downloaded.changes.map(\.rowID) == ["by-psql"])
+        try waitUntil("a statement to read the notification") {
+            try backend.withConnection { _ = try $0.execute("SELECT 1") }
+            return try backend.withConnection { _ in backend.news == .change }
+        }
+        #expect(try backend.waitForChanges(after: downloaded.nextCursor, timeout: .milliseconds(300)) == nil, "the change was downloaded: no wait wakes for it")
+        // A later change still wakes it.
+        try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('later', 'x')")
+        #expect(try backend.waitForChanges(after: downloaded.nextCursor, timeout: .seconds(5)) != nil)
+    }
+
     /// A client that sees every change answers a notification of Tandem's from another session
     /// without looking at the feed (its pass reads the position with its first page); a
     /// notification with a payload (another application's, on the same channel) makes it look,
