@@ -85,10 +85,12 @@ struct ImportPlan {
         return true
     }
 
-    /// Equal values of the same storage class (2 and 2.0 differ; -0.0 and 0.0 differ).
+    /// Equal values of the same storage class (2 and 2.0 differ; -0.0 and 0.0 differ; text by
+    /// its bytes, so "é" and "e\u{301}", which Swift's `==` takes for equal, differ).
     static func exactlyEqual(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
         switch (a, b) {
         case (.real(let x), .real(let y)): return x.bitPattern == y.bitPattern
+        case (.text(let x), .text(let y)): return x.utf8.elementsEqual(y.utf8)
         default: return a == b
         }
     }
