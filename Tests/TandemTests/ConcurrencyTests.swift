@@ -89,9 +89,9 @@ import Testing
         #expect(throws: TandemError.readOnly(path: db.path)) { try db.read { try $0.execute("DELETE FROM ps_crud") } }
 
         var iterator = db.watch("SELECT count(*) AS n FROM notes").makeAsyncIterator()
-        #expect(try await iterator.next()?.first?["n"] == .integer(0))
+        #expect(try await iterator.next(within: 10, "the initial result")?.first?["n"] == .integer(0))
         #expect(try runTandem(["exec", db.path, "INSERT INTO notes(title) VALUES ('from another process')"]).status == 0)
-        #expect(try await iterator.next()?.first?["n"] == .integer(1))
+        #expect(try await iterator.next(within: 10, "the other process's insert")?.first?["n"] == .integer(1))
         #expect(try count(db, "SELECT count(*) FROM ps_crud") == 1)
         let cli = try runTandem(["query", db.path, "DELETE FROM notes"])
         #expect(cli.status == 1)
@@ -118,7 +118,7 @@ import Testing
         try db.execute("INSERT INTO other(x) VALUES ('sentinel')")
         let next = try changes.waitForLine("the sentinel commit") { $0.contains("other") || $0.contains("notes") }
         #expect(next.text == #"{"tables":["other","ps_crud"],"unknown":false}"#)
-        #expect(await local.next()?.tables == ["other", "ps_crud"])
+        #expect(try await local.next(within: 10, "the sentinel commit")?.tables == ["other", "ps_crud"])
         #expect(try count(db, "SELECT count(*) FROM ps_crud") == 1)
         #expect(try count(db, "SELECT count(*) FROM ps_crud WHERE data ->> '$.type' = 'notes'") == 0)
         // The next result the watcher shows is the next real commit's: nothing came in between.

@@ -186,14 +186,20 @@ let recordSchema: Schema = {
     /// A typed stream in this process settles on records another process writes.
     @Test func typedLiveQuerySeesOtherProcesses() async throws {
         var stream = db.watch(RecordQuery<TodoItem>(#Predicate { $0.count > 1 }, sortBy: [SortDescriptor(\.count, order: .reverse)])).makeAsyncIterator()
-        #expect(try await stream.next() == [])
+        #expect(try await stream.next(within: 10, "the initial result") == [])
         for n in 1...3 {
             #expect(
                 try runTandem(["exec", db.path, "INSERT INTO todo_item(id, title, count, score, done, priority) VALUES (?, 't', ?, 1.5, 0, 'high')", "p\(n)", "\(n)"]).status == 0)
         }
         var last: [TodoItem] = []
-        while last.map(\.id) != ["p3", "p2"] { last = try await stream.next() ?? [] }
+        while last.map(\.id) != ["p3", "p2"] {
+            guard let next = try await stream.next(within: 10, "the other process's records (last: \(last.map(\.id)))") else {
+                Issue.record("the stream ended at \(last.map(\.id))")
+                break
+            }
+            last = next
+        }
         var one = db.watch(TodoItem.self, id: "p2").makeAsyncIterator()
-        #expect(try await one.next()??.count == 2)
+        #expect(try await one.next(within: 10, "record p2")??.count == 2)
     }
 }

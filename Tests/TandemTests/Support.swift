@@ -422,3 +422,35 @@ func databaseFingerprint(_ path: String) throws -> [String] {
         return String(line.prefix(64))
     }
 }
+
+/// An iterator held by reference, so that a bounded wait's child task can advance it.
+/// `@unchecked Sendable`: one task uses it at a time (the waiting one, then its caller).
+final class IteratorBox<Iterator: AsyncIteratorProtocol>: @unchecked Sendable {
+    var iterator: Iterator
+    init(_ iterator: Iterator) { self.iterator = iterator }
+}
+
+extension AsyncIteratorProtocol where Element: Sendable {
+    /// The next element, waiting at most `seconds`; a test that waits for one that never comes
+    /// fails, naming `what`, instead of hanging.
+    mutating func next(within seconds: Double = 10, _ what: String) async throws -> Element? {
+        let box = IteratorBox(self)
+        defer { self = box.iterator }
+        return try await within(seconds, what) { try await box.iterator.next() }
+    }
+}
+
+/// `body`'s result, waiting at most `seconds` for it (it is cancelled then, and the wait fails
+/// naming `what`).
+func within<T: Sendable>(_ seconds: Double = 10, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw TestFailure("timed out after \(seconds) s waiting for \(what)") }
+        return value
+    }
+}

@@ -39,7 +39,7 @@ import Testing
         // Progress is reported before the status that says the backlog is gone is written.
         try waitUntil(timeout: 60, "the backlog to drain") { try db.uploadQueue.pendingCount() == 0 && db.sync.status().uploadLag == .zero }
         session.stop()
-        let reports = await collected.value
+        let reports = try await within(30, "the events to end after the stop") { await collected.value }
         #expect(!reports.isEmpty, "a backlog of \(count) transactions reports its progress")
         for report in reports {
             #expect(report.uploadedEntries > 0 && report.uploadedEntries + report.pendingEntries <= count && report.elapsed > .zero, "\(report)")

@@ -101,10 +101,13 @@ import Testing
         try sqliteShell(dir.path("server.db"), "INSERT INTO server_clients VALUES ('\(try db.clientID())', 100)")
         try db.execute("INSERT INTO notes(id, title) VALUES ('n', 'x')")
         let session = try db.sync.start(with: backend)
-        var events: [SyncEvent] = []
-        for await event in session.events {
-            events.append(event)
-            if case .uploaded = event { break }
+        let events = try await within(30, "the upload event") {
+            var events: [SyncEvent] = []
+            for await event in session.events {
+                events.append(event)
+                if case .uploaded = event { break }
+            }
+            return events
         }
         #expect(events.contains { if case .lostOwnership = $0 { return true } else { return false } }, "\(events)")
         #expect(events.contains(.becameOwner(epoch: 101)), "\(events)")

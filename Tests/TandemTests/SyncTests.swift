@@ -227,7 +227,7 @@ import Testing
         #expect(synced, "B's status after 10 s: \(String(describing: try? f.b.sync.status()))")
         #expect(try count(f.b, "SELECT count(*) FROM notes") == 1)
         var events = session.events.makeAsyncIterator()
-        let first = await events.next()
+        let first = try await events.next(within: 10, "the first sync event")
         guard case .becameOwner = first else { Issue.record("first event \(String(describing: first))"); return }
         session.stop()
         #expect(try f.b.sync.status().ownerPID == nil)

@@ -25,7 +25,7 @@ import Testing
         try db.execute("CREATE TABLE plain_kv(k TEXT PRIMARY KEY, v) WITHOUT ROWID")
         var changes = try db.changes().makeAsyncIterator()
         try db.execute("INSERT INTO plain_kv(k, v) VALUES ('a', 1); INSERT INTO notes(title) VALUES ('n')")
-        let change = try #require(await changes.next())
+        let change = try #require(try await changes.next(within: 10, "the mixed transaction's change"))
         #expect(change.tables == ["plain_kv", "notes", "ps_crud"])
     }
 }
