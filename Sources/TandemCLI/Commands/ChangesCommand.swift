@@ -33,11 +33,11 @@ enum ChangesCommand {
             if json {
                 Output.write(
                     Output.object([
-                        ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
+                        ("tables", Output.json(JSONValue.array(tables.map { .string($0) }))),
                         ("unknown", String(change.isUnknown)),
                     ]) + "\n")
             } else {
-                Output.write(change.isUnknown ? "unknown\n" : tables.joined(separator: " ") + "\n")
+                Output.write(change.isUnknown ? "unknown\n" : Output.escapingControlCharacters(tables.joined(separator: " ")) + "\n")
             }
         }
         return 0
