@@ -149,7 +149,7 @@ import Testing
         var elements = (0..<3000).map { JSONValue.object(["id": .string("n\($0)")]) }
         elements[2500] = .object(["id": .string("n10")])
         for round in 0..<2 {
-            #expect(throws: TandemError.invalidJSON("element [2500]: id 'n10' appears twice in the payload")) {
+            #expect(throws: TandemError.invalidPayload("element [2500]: id 'n10' appears twice in the payload")) {
                 try db.importJSON(Data(Self.arrayText(elements).utf8), into: "v")
             }
             #expect(try count(db, "SELECT count(*) FROM v") == Int64(round))

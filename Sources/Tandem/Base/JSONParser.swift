@@ -9,7 +9,16 @@ struct JSONParser {
     private var depth = 0
     private static let maximumDepth = 512
 
-    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>, exactNumbers: Bool = false) {
+        self.bytes = bytes
+        self.exactNumbers = exactNumbers
+    }
+
+    /// Whether a number no `Int64` or `Double` holds exactly ends the parse
+    /// (``JSONInexactNumber``) instead of becoming the nearest `Double`.
+    private let exactNumbers: Bool
+    /// The number that ended the parse, with exactNumbers set.
+    private(set) var inexactNumber: JSONInexactNumber?
 
     /// Set when an object held a key twice (keys compared as Swift compares strings); the
     /// value keeps the last, and ``JSONDuplicateKey`` then names it for the error.
@@ -65,7 +74,10 @@ struct JSONParser {
             skipSpace()
             guard current == UInt8(ascii: ":") else { return nil }
             position += 1
-            guard let value = value() else { return nil }
+            guard let value = value() else {
+                inexactNumber?.path.insert(key, at: 0)
+                return nil
+            }
             if members.updateValue(value, forKey: key) != nil { sawDuplicateKey = true }
             skipSpace()
             switch current {
@@ -85,7 +97,10 @@ struct JSONParser {
         skipSpace()
         if current == UInt8(ascii: "]") { position += 1; return .array(elements) }
         while true {
-            guard let value = value() else { return nil }
+            guard let value = value() else {
+                inexactNumber?.path.insert("[\(elements.count)]", at: 0)
+                return nil
+            }
             elements.append(value)
             skipSpace()
             switch current {
@@ -119,7 +134,12 @@ struct JSONParser {
         }
         let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if !isReal, let integer = Int64(literal) { return .integer(integer) }
-        return Double(literal).map(JSONValue.double)
+        guard let double = Double(literal) else { return nil }
+        if exactNumbers, let misfit = JSONInexactNumber(literal: literal, isInteger: !isReal, value: double) {
+            inexactNumber = misfit
+            return nil
+        }
+        return .double(double)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

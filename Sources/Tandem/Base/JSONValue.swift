@@ -28,18 +28,33 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         try self.init(parsing: text, refusingDuplicateKeys: true)
     }
 
+    /// ``init(parsing:)`` for JSON whose values are to be stored exactly (SQL arguments): a number
+    /// no `Int64` or `Double` holds exactly (`1e400`, `18446744073709551617`) is refused.
+    /// - Throws: ``JSONInexactNumber`` naming the number and where it stands; what
+    ///   ``init(parsing:)`` throws.
+    public init(parsingExactly text: String) throws {
+        try self.init(parsing: text, refusingDuplicateKeys: true, exactNumbers: true)
+    }
+
     /// ``init(parsing:)``; for JSON Tandem wrote itself (CRUD entries, whose keys are distinct
     /// column names) a key twice is not searched for, even where the parser saw one.
     /// - Parameter keyPath: where `text` stands in a larger document (`[3]`, an element of a
     ///   payload), for the message naming the object that holds a key twice.
-    init(parsing text: String, refusingDuplicateKeys: Bool, keyPath: String = "") throws {
+    /// - Parameter exactNumbers: refuse a number no `Int64` or `Double` holds exactly, throwing
+    ///   ``JSONInexactNumber``, rather than take the nearest `Double`.
+    init(parsing text: String, refusingDuplicateKeys: Bool, keyPath: String = "", exactNumbers: Bool = false) throws {
         var text = text
         var duplicateKey = false
+        var inexact: JSONInexactNumber?
         let parsed = text.withUTF8 { bytes -> JSONValue? in
-            var parser = JSONParser(bytes: bytes)
-            defer { duplicateKey = parser.sawDuplicateKey }
+            var parser = JSONParser(bytes: bytes, exactNumbers: exactNumbers)
+            defer {
+                duplicateKey = parser.sawDuplicateKey
+                inexact = parser.inexactNumber
+            }
             return parser.document()
         }
+        if let inexact { throw inexact }
         guard let parsed else { throw TandemError.invalidJSON("not valid JSON: \(text.prefix(200))") }
         if refusingDuplicateKeys, duplicateKey, let duplicate = JSONDuplicateKey.first(in: text, path: keyPath) { throw TandemError.invalidJSON(duplicate.description) }
         self = parsed

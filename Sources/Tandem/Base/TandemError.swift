@@ -27,6 +27,10 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     case staleEpoch(held: Int64, current: Int64)
     /// Another process owns sync.
     case notOwner(path: String, ownerPID: Int32?)
+    /// A JSON payload to import is JSON, but does not fit the table: an element that is not an
+    /// object or has no id, a key no column takes, a value its column cannot store exactly. The
+    /// message names the element (`[3]`, `[3] (line 4)`) and the key.
+    case invalidPayload(String)
     /// A backend URL or response is unusable.
     case invalidBackend(String)
     /// The backend already applied different entries under this (client id, transaction id):
@@ -34,8 +38,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// transaction id the backend has applied for the client; the sync engine renumbers its
     /// queue past it and uploads again.
     case transactionConflict(clientID: String, transactionID: Int64, highest: Int64)
-    /// The backend cannot apply an upload (a value the column's type cannot take, say): the
-    /// transaction stays queued. `reason` names the column and value.
+    /// The backend cannot apply an upload (a value the column's type cannot take, say): sync
+    /// sets the transaction aside (``UploadQueue/rejected()``). `reason` names the column and value.
     case uploadRejected(table: String, rowID: String, reason: String)
     /// The API was used in a way it cannot work: a write transaction started inside another
     /// on the same thread (it would wait for itself forever), say. The message says what to do
@@ -58,6 +62,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .invalidValue(let refusal): return "invalid value: \(refusal.message)"
         case .misuse(let m): return "misuse of Tandem's API: \(m)"
         case .invalidJSON(let m): return "invalid JSON: \(m)"
+        case .invalidPayload(let m): return "cannot import the payload: \(m)"
         case .invalidRecord(let m): return "invalid record: \(m)"
         case .notInitialized(let path): return "'\(path)' has no Tandem schema; give it one with \(Remedy.storeSchema.apiTerms)"
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
@@ -68,7 +73,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .damagedLayout(let path, let problems):
             return "'\(path)' is damaged in ways Tandem cannot repair safely: \(problems.joined(separator: "; "))"
         case .uploadRejected(let table, let rowID, let reason):
-            return "the backend rejected the upload of \(table) row '\(rowID)': \(reason); it stays queued"
+            return "the backend rejected the upload of \(table) row '\(rowID)': \(reason)"
         case .transactionConflict(let client, let tx, let highest):
             return
                 "the backend already applied different entries as transaction \(tx) of client \(client) (the client database was restored from a backup or copied); queued transactions are renumbered after \(highest)"

@@ -22,6 +22,11 @@ public struct DatabaseChange: Sendable, Hashable, CustomStringConvertible {
     /// their names (`ps_crud` when the upload queue changed, `ps_kv` for sync state).
     public var tables: Set<String> { Set(rawTables.map(DatabaseChange.publicName)) }
 
+    /// The user's tables among ``tables``: declared tables by their schema names, and names given
+    /// to ``SharedDatabase/notifyChanged(tables:)``; never one of Tandem's own (`ps_crud`, `ps_kv`).
+    /// Empty when ``isUnknown``, or when a commit changed only Tandem's bookkeeping.
+    public var userTables: Set<String> { tables.filter { !InternalTables.isInternal($0) } }
+
     static func publicName(_ raw: String) -> String {
         InternalTables.declaredTable(ofDataTable: raw) ?? raw
     }

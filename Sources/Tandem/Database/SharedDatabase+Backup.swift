@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 extension SharedDatabase {
@@ -15,7 +16,7 @@ extension SharedDatabase {
     /// Related SQLite documentation: https://www.sqlite.org/lang_vacuum.html#vacuuminto
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` when `destination` exists or its
     ///   directory does not; ``SystemError`` when it cannot be created; ``SQLiteError`` on a
-    ///   write failure (a partial copy is removed).
+    ///   write failure, naming `destination` as its path (a partial copy is removed).
     public func backup(to destination: String, progress: ((BackupProgress) -> Void)? = nil) throws {
         let target = URL(fileURLWithPath: destination).standardizedFileURL.path
         let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
@@ -51,10 +52,24 @@ extension SharedDatabase {
                 }
             }
             try syscall("fchmod(2)", path: target) { fchmod(fd, source.st_mode & 0o7777) }
+        } catch let error as SQLiteError where Self.isWriteFailure(error) {
+            // VACUUM INTO only reads the database: a full disk or a failed write is the copy's.
+            try? FileManager.default.removeItem(atPath: target)
+            let reason = error.code == .full ? "the file system it is on is full" : "writing it failed (\(error.message))"
+            throw SQLiteError(extendedCode: error.extendedCode, message: "cannot write the backup '\(target)': \(reason); nothing was copied", path: target)
         } catch {
             try? FileManager.default.removeItem(atPath: target)
             throw error
         }
+    }
+}
+
+extension SharedDatabase {
+    /// A failure to write the file SQLite writes to: a full file system, or a write, sync or
+    /// truncation that failed.
+    static func isWriteFailure(_ error: SQLiteError) -> Bool {
+        // SQLITE_IOERR_WRITE, _FSYNC and _TRUNCATE (SQLite's C macros Swift does not import).
+        error.code == .full || [3, 4, 6].map { SQLITE_IOERR | ($0 << 8) }.contains(error.extendedCode)
     }
 }
 

@@ -42,6 +42,11 @@ enum InternalTables {
         strncasecmp(name, "ps_", 3) == 0
     }
 
+    /// ``isInternal(_:)`` of a Swift string.
+    static func isInternal(_ name: String) -> Bool {
+        name.prefix(3).lowercased() == "ps_"
+    }
+
     /// True for the name of a view's INSTEAD OF trigger (``trigger(_:of:)``), the only triggers
     /// that may write Tandem's tables.
     static func isViewTrigger(_ name: UnsafePointer<CChar>) -> Bool {

@@ -168,7 +168,11 @@ struct FlatElement {
                 if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)) }
                 if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
             }
-            return FlatElement.double(UnsafeBufferPointer(rebasing: bytes[start..<position])).map(Value.double)
+            // A number no Int64 or Double holds exactly is for the general way to judge.
+            let literal = UnsafeBufferPointer(rebasing: bytes[start..<position])
+            guard let double = FlatElement.double(literal), double.isFinite else { return nil }
+            if !isReal, JSONInexactNumber(literal: String(decoding: literal, as: UTF8.self), isInteger: true, value: double) != nil { return nil }
+            return .double(double)
         }
 
         @inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

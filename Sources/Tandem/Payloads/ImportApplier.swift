@@ -110,7 +110,7 @@ final class ImportApplier {
     }
 
     private static func repeatError(_ repeated: (id: String, position: Int)) -> TandemError {
-        TandemError.invalidJSON("element [\(repeated.position)]: id '\(repeated.id)' appears twice in the payload")
+        TandemError.invalidPayload("element [\(repeated.position)]: id '\(repeated.id)' appears twice in the payload")
     }
 
     /// After the last element: the queued inserts, the check that no id came twice, then (with

@@ -47,7 +47,7 @@ struct ImportKeys {
         return options.strict ? .refused : .ignored
     }
 
-    /// - Throws: ``TandemError/invalidJSON(_:)`` naming the element (`at`) and the key: two keys
+    /// - Throws: ``TandemError/invalidPayload(_:)`` naming the element (`at`) and the key: two keys
     ///   for one column or the id, a mapped key whose column this table lacks, an unknown key
     ///   with ``ImportOptions/strict``.
     func resolve(_ object: [String: JSONValue], at: String) throws -> Element {
@@ -65,16 +65,16 @@ struct ImportKeys {
                 continue
             case .refused:
                 if let mapped = options.keyMap[key] {
-                    throw TandemError.invalidJSON("element \(at), key '\(key)': it is mapped to \(mapped), which is not a column of \(table.name)")
+                    throw TandemError.invalidPayload("element \(at), key '\(key)': it is mapped to \(mapped), which is not a column of \(table.name)")
                 }
-                throw TandemError.invalidJSON("element \(at), key '\(key)': no column of \(table.name) matches it")
+                throw TandemError.invalidPayload("element \(at), key '\(key)': no column of \(table.name) matches it")
             case .id:
                 name = "id"
             case .column(let index):
                 name = table.columns[index].name
             }
             if let other = claimed[name] {
-                throw TandemError.invalidJSON(
+                throw TandemError.invalidPayload(
                     "element \(at): the keys '\(other)' and '\(key)' both go to \(name == "id" ? "the id" : "column \(name)"); keep one, or map one of them to another column")
             }
             claimed[name] = key

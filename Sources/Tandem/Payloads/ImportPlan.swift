@@ -23,7 +23,7 @@ struct ImportPlan {
         for (index, element) in elements.enumerated() {
             let at = "\(path)[\(index)]"
             let row = try reader.row(from: element, at: at, path: at)
-            guard seen.insert(row.id).inserted else { throw TandemError.invalidJSON("element \(at): id '\(row.id)' appears twice in the payload") }
+            guard seen.insert(row.id).inserted else { throw TandemError.invalidPayload("element \(at): id '\(row.id)' appears twice in the payload") }
             rows.append(row)
         }
         self.rows = rows
@@ -111,11 +111,11 @@ struct ImportPlan {
         let tables = [table] + options.nested.values.sorted().compactMap { schema.table(named: $0) }
         for (key, target) in options.keyMap.sorted(by: { $0.key < $1.key }) {
             if let nested = options.nested[key] {
-                throw TandemError.invalidJSON("the key '\(key)' is both mapped (to \(target)) and nested (into \(nested)); give it one")
+                throw TandemError.invalidPayload("the key '\(key)' is both mapped (to \(target)) and nested (into \(nested)); give it one")
             }
             guard target == "id" || tables.contains(where: { $0.columns.contains { $0.name == target } }) else {
                 let columns = (["id"] + table.columns.map(\.name)).joined(separator: ", ")
-                throw TandemError.invalidJSON("the key map \(key)=\(target) names no column: \(table.name) has no column '\(target)' (its columns: \(columns))")
+                throw TandemError.invalidPayload("the key map \(key)=\(target) names no column: \(table.name) has no column '\(target)' (its columns: \(columns))")
             }
         }
     }
@@ -149,18 +149,18 @@ struct ImportPlan {
             } catch {
                 // Not a date: the text as SQL would store it (a number spelled as text, exactly).
                 if let stored = try? StoredValue.of(.text(s), column: column, table: table, on: connection) { return stored }
-                throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name): \(error.reason)")
+                throw TandemError.invalidPayload("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name): \(error.reason)")
             }
         case (.string(let s), _): sqlValue = .text(s)
         case (.integer(let i), _): sqlValue = .integer(i)
         case (.double(let d), _): sqlValue = .real(d)
         case (.bool(let b), .integer): sqlValue = .integer(b ? 1 : 0)
-        default: throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
+        default: throw TandemError.invalidPayload("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name)")
         }
         do {
             return try StoredValue.of(sqlValue, column: column, table: table, on: connection)
         } catch TandemError.invalidValue(let refusal) {
-            throw TandemError.invalidJSON("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name) (\(refusal.message))")
+            throw TandemError.invalidPayload("\(place): \(value.jsonText.prefix(60)) does not fit the \(column.type.rawValue) column \(column.name) (\(refusal.message))")
         }
     }
 }

@@ -56,17 +56,19 @@ struct ImportRowReader {
         }
         let value: JSONValue
         do {
-            value = try JSONValue(parsing: text, refusingDuplicateKeys: true, keyPath: path)
+            value = try JSONValue(parsing: text, refusingDuplicateKeys: true, keyPath: path, exactNumbers: true)
         } catch TandemError.invalidJSON(let message) where message.hasPrefix("not valid JSON") {
             throw TandemError.invalidJSON("element \(at) is not valid JSON: \(text.prefix(200))")
+        } catch let inexact as JSONInexactNumber {
+            throw TandemError.invalidPayload("element \(at), key '\(inexact.keyPath)': \(inexact.reason)")
         }
         return try row(from: value, at: at, path: path)
     }
 
     /// The element `element`.
-    /// - Throws: ``TandemError/invalidJSON(_:)`` naming the element (`at`) and the key.
+    /// - Throws: ``TandemError/invalidPayload(_:)`` naming the element (`at`) and the key.
     func row(from element: JSONValue, at: String, path: String) throws -> ImportRow {
-        guard case .object(let object) = element else { throw TandemError.invalidJSON("element \(at) is not an object") }
+        guard case .object(let object) = element else { throw TandemError.invalidPayload("element \(at) is not an object") }
         let resolved = try keys.resolve(object, at: at)
         let id: String
         switch resolved.id {
@@ -74,7 +76,7 @@ struct ImportRowReader {
         case (_, .integer(let number))?: id = String(number)
         default:
             let key = resolved.id?.key ?? "id"
-            throw TandemError.invalidJSON("element \(at) has no id (a non-empty text or an integer under the key '\(key)')")
+            throw TandemError.invalidPayload("element \(at) has no id (a non-empty text or an integer under the key '\(key)')")
         }
         var values = [DatabaseValue?](repeating: nil, count: table.columns.count)
         for (key, value, index) in resolved.columns {
@@ -82,7 +84,7 @@ struct ImportRowReader {
         }
         if let parent {
             if let given = resolved.columns.first(where: { $0.index == parent.index }), values[parent.index] != .text(parent.id) {
-                throw TandemError.invalidJSON(
+                throw TandemError.invalidPayload(
                     "element \(at), key '\(given.key)': \(given.value.jsonText.prefix(60)) is not the id of the element it is nested in ('\(parent.id)'), which \(parent.column) takes"
                 )
             }
@@ -92,7 +94,7 @@ struct ImportRowReader {
         let childOptions = ImportOptions(keyMap: options.keyMap, strict: options.strict)
         for (key, value) in resolved.nested {
             guard case .array(let childElements) = value, let childTable = options.nested[key], let reference = references[key] else {
-                throw TandemError.invalidJSON("element \(at), key '\(key)': a nested list must be an array of objects")
+                throw TandemError.invalidPayload("element \(at), key '\(key)': a nested list must be an array of objects")
             }
             row.children.append(
                 try ImportPlan(

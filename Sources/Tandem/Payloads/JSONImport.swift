@@ -48,7 +48,7 @@ extension SharedDatabase {
     /// - Parameters:
     ///   - source: a file, a file descriptor (standard input) or bytes in memory.
     ///   - progress: called on the importing thread every 1,024 elements and after the last.
-    /// - Throws: ``TandemError/invalidJSON(_:)`` for the payload; ``TandemError/invalidSchema(_:)``
+    /// - Throws: ``TandemError/invalidJSON(_:)`` for text that is not JSON, ``TandemError/invalidPayload(_:)`` for JSON that does not fit; ``TandemError/invalidSchema(_:)``
     ///   for a table that is not declared; ``SystemError`` when the source cannot be read; what a
     ///   write transaction throws.
     @discardableResult

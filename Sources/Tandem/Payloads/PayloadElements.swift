@@ -45,7 +45,7 @@ struct PayloadElements {
             if format == .array {
                 guard byte == UInt8(ascii: "[") else {
                     let hint = byte == UInt8(ascii: "{") ? " (newline-delimited objects, one per line, are read as NDJSON: --ndjson)" : ""
-                    throw TandemError.invalidJSON("the payload must be a JSON array of objects\(hint)")
+                    throw TandemError.invalidPayload("the payload must be a JSON array of objects\(hint)")
                 }
                 position += 1
                 if try skipSpace() == UInt8(ascii: "]") { return try finishArray() }
@@ -72,7 +72,7 @@ struct PayloadElements {
             throw TandemError.invalidJSON("the payload ends after the , that follows element [\(count - 1)]")
         }
         guard first == UInt8(ascii: "{") else {
-            throw TandemError.invalidJSON("element [\(count)]\(format == .ndjson ? " (line \(line))" : "") is not an object")
+            throw TandemError.invalidPayload("element [\(count)]\(format == .ndjson ? " (line \(line))" : "") is not an object")
         }
         let element = try scanObject(line: line)
         count += 1

@@ -36,6 +36,8 @@ final class Connection {
     var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
+    /// The table of the last entry queued since ``takeChangedTables()``, as its bytes.
+    private var lastQueuedTable: [UInt8] = []
     private var updateHookInstalled = false
     /// While set, statements prepared on this connection may not begin, commit or roll back a
     /// transaction (the caller owns the transaction; savepoints stay allowed).
@@ -343,10 +345,12 @@ final class Connection {
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_preupdate_hook(
             handle,
-            { context, _, operation, _, table, _, newRowid in
+            { context, db, operation, _, table, _, newRowid in
                 guard let context, let table else { return }
                 let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-                connection.noteChange(of: table, operation: operation)
+                if connection.noteChange(of: table, operation: operation) == .queue, operation == SQLITE_INSERT, let db {
+                    connection.noteQueuedEntry(db)
+                }
                 if connection.capture != nil, operation == SQLITE_INSERT { connection.noteInsert(into: table, rowid: newRowid) }
             }, context)
     }
@@ -365,7 +369,21 @@ final class Connection {
         capture?.rowids.append(rowid)
     }
 
-    private func noteChange(of table: UnsafePointer<CChar>, operation: Int32) {
+    /// Records the table an entry just queued is for (``ConnectionRules/changedTable(forQueued:)``):
+    /// an insert-only table changes no data table, so its entries are what say it changed.
+    private func noteQueuedEntry(_ db: OpaquePointer) {
+        var value: OpaquePointer?
+        guard sqlite3_preupdate_new(db, 2, &value) == SQLITE_OK, let value, let text = sqlite3_value_text(value) else { return }
+        let data = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
+        guard let range = rules?.queuedTableRange(in: data) else { return }
+        let name = UnsafeBufferPointer(rebasing: data[range])
+        if name.elementsEqual(lastQueuedTable) { return }
+        lastQueuedTable = Array(name)
+        changedTables.insert(rules!.changedTable(forQueued: String(decoding: name, as: UTF8.self)))
+    }
+
+    @discardableResult
+    private func noteChange(of table: UnsafePointer<CChar>, operation: Int32) -> ChangedTableKind? {
         let counts = operation != SQLITE_DELETE || !replacesRows
         // The same pointer may name another table after a schema change frees the first: the
         // copy of the name is compared too.
@@ -386,6 +404,7 @@ final class Connection {
         case .queue where operation == SQLITE_INSERT: queuedEntries += 1
         default: break
         }
+        return kind
     }
 
     private func forgetRecentlyChanged() {
@@ -396,6 +415,7 @@ final class Connection {
     func takeChangedTables() -> Set<String> {
         defer {
             changedTables.removeAll(keepingCapacity: true)
+            lastQueuedTable.removeAll(keepingCapacity: true)
             forgetRecentlyChanged()
         }
         return changedTables

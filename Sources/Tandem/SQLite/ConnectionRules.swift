@@ -13,6 +13,11 @@ protocol ConnectionRules: Sendable {
     func isOwnTrigger(_ trigger: UnsafePointer<CChar>) -> Bool
     /// What a row change in `table` counts for.
     func kind(ofTable table: String) -> ChangedTableKind
+    /// Where the name of the table an upload queue entry is for stands in the entry's `data`
+    /// (bytes of the JSON text), or nil when it cannot be read there.
+    func queuedTableRange(in data: UnsafeBufferPointer<UInt8>) -> Range<Int>?
+    /// The table to record as changed when an entry for `table` is queued.
+    func changedTable(forQueued table: String) -> String
     /// Why a statement the authorizer refused may not run, in the user's terms.
     func reason(for refusal: AuthorizerRefusal) -> String
     /// SQLite's message for a failed statement (`code`, an extended result code) in the user's

@@ -49,7 +49,8 @@ enum AppCommand {
             session = try db.sync.start(with: backend, backendName: backendURL.name)
         } catch  where SyncFailure(error, databasePath: db.path).kind == .backendUnavailable {
             // A server that is down (or not set up yet) is opened when it can be reached.
-            Output.error("tandem app: the backend is unavailable for now (\(CommandHints.inCommandTerms("\(error)"))); running locally, syncing once it can be reached\n")
+            Output.error(
+                "tandem app: the backend is unavailable for now (\(Output.line("\(error)"))); running locally, syncing once it can be reached\n")
             session = try db.sync.start(url: backendURL)
         }
         if state.withLock({ s -> Bool in
@@ -62,8 +63,8 @@ enum AppCommand {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
         }
         for await event in session.events {
-            if case .pollingForChanges(let reason) = event { Output.error("tandem app: \(reason)\n") }
-            emit(json ? jsonLine(event) : "[pid \(pid)] \(CommandHints.inCommandTerms("\(event)"))")
+            if case .pollingForChanges(let reason) = event { Output.error("tandem app: \(Output.line(reason))\n") }
+            emit(json ? jsonLine(event) : "[pid \(pid)] \(Output.line("\(event)"))")
         }
         // The session ends by itself only when sync could not go on (it says why above).
         return state.withLock { $0.stopping } ? 0 : 1
@@ -78,7 +79,7 @@ enum AppCommand {
         case .becameOwner(let epoch): return Output.object([("event", "\"became_owner\""), ("epoch", String(epoch)), ("pid", String(getpid()))])
         case .uploaded(let t, let e): return Output.object([("event", "\"uploaded\""), ("transactions", String(t)), ("entries", String(e))])
         case .downloaded(let n): return Output.object([("event", "\"downloaded\""), ("changes", String(n))])
-        case .fullSync(let reason): return Output.object([("event", "\"full_sync\""), ("reason", JSONValue.string(reason).jsonText)])
+        case .fullSync(let reason): return Output.object([("event", "\"full_sync\""), ("reason", Output.jsonString(reason))])
         case .progress(let p):
             return Output.object([
                 ("event", "\"progress\""), ("uploaded_entries", String(p.uploadedEntries)), ("pending_entries", String(p.pendingEntries)),
@@ -86,14 +87,14 @@ enum AppCommand {
             ])
         case .error(let failure):
             var pairs = [
-                ("event", "\"error\""), ("kind", JSONValue.string(failure.kind.rawValue).jsonText),
-                ("message", JSONValue.string(CommandHints.inCommandTerms(failure.message)).jsonText),
+                ("event", "\"error\""), ("kind", Output.jsonString(failure.kind.rawValue)),
+                ("message", Output.jsonString(CommandHints.inCommandTerms(failure.message))),
             ]
-            if let table = failure.table { pairs.append(("table", JSONValue.string(table).jsonText)) }
-            if let rowID = failure.rowID { pairs.append(("row_id", JSONValue.string(rowID).jsonText)) }
+            if let table = failure.table { pairs.append(("table", Output.jsonString(table))) }
+            if let rowID = failure.rowID { pairs.append(("row_id", Output.jsonString(rowID))) }
             return Output.object(pairs)
-        case .lostOwnership(let m): return Output.object([("event", "\"lost_ownership\""), ("message", JSONValue.string(m).jsonText)])
-        case .pollingForChanges(let m): return Output.object([("event", "\"polling_for_changes\""), ("message", JSONValue.string(m).jsonText)])
+        case .lostOwnership(let m): return Output.object([("event", "\"lost_ownership\""), ("message", Output.jsonString(m))])
+        case .pollingForChanges(let m): return Output.object([("event", "\"polling_for_changes\""), ("message", Output.jsonString(m))])
         case .stopped: return Output.object([("event", "\"stopped\"")])
         }
     }
@@ -139,8 +140,9 @@ enum SyncCommand {
         }
         for rejected in setAside {
             Output.error(
-                "tandem sync: set aside transaction \(rejected.transaction.transactionID), which the backend refused: \(rejected.error) (retry or discard it: tandem crud \(db.path) --retry|--discard \(rejected.transaction.transactionID))\n"
-            )
+                Output.line(
+                    "tandem sync: set aside transaction \(rejected.transaction.transactionID), which the backend refused: \(rejected.error) (retry or discard it: tandem crud \(db.path) --retry|--discard \(rejected.transaction.transactionID))"
+                ) + "\n")
         }
         return setAside.isEmpty ? 0 : 1
     }

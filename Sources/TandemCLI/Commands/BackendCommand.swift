@@ -128,12 +128,12 @@ enum BackendCommand {
 
     /// Prints `audit` of the server `name`; 1 when it flags a problem.
     private static func check(_ audit: PostgresAudit, name: String, json: Bool) -> Int32 {
-        func strings(_ list: [String]) -> String { "[" + list.map { JSONValue.string($0).jsonText }.joined(separator: ",") + "]" }
+        func strings(_ list: [String]) -> String { "[" + list.map { Output.jsonString($0) }.joined(separator: ",") + "]" }
         if json {
             let objects = audit.objects.map { object in
                 Output.object([
-                    ("kind", JSONValue.string(object.kind).jsonText), ("name", JSONValue.string(object.name).jsonText),
-                    ("owner", JSONValue.string(object.owner).jsonText), ("privileges", strings(object.privileges)),
+                    ("kind", Output.jsonString(object.kind)), ("name", Output.jsonString(object.name)),
+                    ("owner", Output.jsonString(object.owner)), ("privileges", strings(object.privileges)),
                     (object.kind == "function" ? "security_definer" : "row_level_security", String(object.guarded)),
                 ])
             }

@@ -9,7 +9,8 @@ enum ChangesCommand {
 
             Prints "ready", then one line per noticed commit naming the tables it changed (or
             "unknown" for a writer that does not record its changes, such as the sqlite3 shell),
-            until SIGINT or SIGTERM. --json prints {"tables":[…],"unknown":false} per line. If DB is
+            until SIGINT or SIGTERM. Commits noticed together share a line; a commit that changed
+            only Tandem's own bookkeeping (a sync's cursor, an upload) prints none. --json prints {"tables":[…],"unknown":false} per line. If DB is
             deleted or replaced by another file, it says so and exits 1.
 
             Example: tandem changes app.db --json
@@ -27,14 +28,16 @@ enum ChangesCommand {
         let json = args.has("json")
         Output.write(json ? "{\"ready\":true}\n" : "ready\n")
         for await change in changes {
+            let tables = change.userTables.sorted()
+            if !change.isUnknown && tables.isEmpty { continue }
             if json {
                 Output.write(
                     Output.object([
-                        ("tables", JSONValue.array(change.tables.sorted().map { .string($0) }).jsonText),
+                        ("tables", Output.json(JSONValue.array(tables.map { .string($0) }))),
                         ("unknown", String(change.isUnknown)),
                     ]) + "\n")
             } else {
-                Output.write(change.isUnknown ? "unknown\n" : change.tables.sorted().joined(separator: " ") + "\n")
+                Output.write(change.isUnknown ? "unknown\n" : Output.escapingControlCharacters(tables.joined(separator: " ")) + "\n")
             }
         }
         return 0

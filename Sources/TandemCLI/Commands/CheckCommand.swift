@@ -31,14 +31,14 @@ enum CheckCommand {
         let findings = try SharedDatabase.check(path: path, full: args.has("full"))
         if args.has("json") {
             let items = findings.map { finding in
-                Output.object([("problem", JSONValue.string(CommandHints.inCommandTerms(finding.problem)).jsonText), ("repairable", String(finding.isRepairable))])
+                Output.object([("problem", Output.jsonString(CommandHints.inCommandTerms(finding.problem))), ("repairable", String(finding.isRepairable))])
             }
             Output.write(Output.object([("ok", String(findings.isEmpty)), ("findings", "[" + items.joined(separator: ",") + "]")]) + "\n")
         } else if findings.isEmpty {
             Output.write("ok\n")
         } else {
             for finding in findings {
-                Output.write(CommandHints.inCommandTerms(finding.problem) + (finding.isRepairable ? " (repairable by `tandem init`)" : "") + "\n")
+                Output.write(Output.escapingControlCharactersInMessage(finding.problem) + (finding.isRepairable ? " (repairable by `tandem init`)" : "") + "\n")
             }
         }
         if !findings.isEmpty {

@@ -65,9 +65,9 @@ enum CrudCommand {
                 let row = row(entry)
                 var pairs = [
                     ("id", Output.json(row[0])), ("tx_id", Output.json(row[1])), ("op", Output.json(row[2])),
-                    ("type", Output.json(row[3])), ("row_id", Output.json(row[4])), ("data", row[5].stringValue ?? "null"),
+                    ("type", Output.json(row[3])), ("row_id", Output.json(row[4])), ("data", entry.data.map { Output.json(JSONValue.object($0)) } ?? "null"),
                 ]
-                if let rejected { pairs += [("rejected", "true"), ("error", JSONValue.string(rejected.error).jsonText)] }
+                if let rejected { pairs += [("rejected", "true"), ("error", Output.jsonString(rejected.error))] }
                 return Output.object(pairs)
             }
             let objects =
@@ -77,7 +77,8 @@ enum CrudCommand {
         } else {
             Output.write(Output.table(entries.map(row), columns: columns))
             for set in rejected {
-                Output.write("\nset aside at \(set.rejectedAt.ISO8601Format()), transaction \(set.transaction.transactionID): \(set.error)\n")
+                Output.write(
+                    "\nset aside at \(set.rejectedAt.ISO8601Format()), transaction \(set.transaction.transactionID): \(Output.line(set.error))\n")
                 Output.write(Output.table(set.transaction.entries.map(row), columns: columns))
             }
         }

@@ -49,13 +49,7 @@ enum ImportCommand {
             options.scope = (pair.key, pair.value)
         }
         let source = args.positionals.count == 3 ? args.positionals[2] : "-"
-        var isDirectory: ObjCBool = false
-        if source != "-",
-            !FileManager.default.isReadableFile(atPath: source)
-                || !FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) || isDirectory.boolValue
-        {
-            throw Arguments.UsageError(message: "cannot read the payload file '\(source)'")
-        }
+        if source != "-" { try checkPayloadFile(source) }
         let db = try openDatabase(args.positionals[0])
         let table = args.positionals[1]
         let line = ProgressLine("import \(table)", unit: .rows, quiet: args.has("json"))
@@ -81,6 +75,18 @@ enum ImportCommand {
             Output.write(result.description + "\n")
         }
         return 0
+    }
+
+    /// Refuses, before the database is opened, a payload file that cannot be read, saying why.
+    static func checkPayloadFile(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CommandFailure("cannot read the payload file '\(path)': no such file (give a file of JSON, or - for standard input)")
+        }
+        if isDirectory.boolValue { throw CommandFailure("cannot read the payload file '\(path)': it is a directory, not a file") }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw CommandFailure("cannot read the payload file '\(path)': \(String(cString: strerror(errno)))") }
+        close(fd)
     }
 
     /// `KEY=VALUE` words as a map.

@@ -82,13 +82,13 @@ enum InitCommand {
         if args.has("json") {
             Output.write(
                 Output.object([
-                    ("path", JSONValue.string(db.path).jsonText),
-                    ("tables", JSONValue.array(tables.map { .string($0) }).jsonText),
-                    ("journal_mode", JSONValue.string(try db.journalMode()).jsonText),
-                    ("type_changes", JSONValue.array(typeChanges.map { .string($0) }).jsonText),
-                    ("effects", JSONValue.array(upgrade.effects.map { .string($0.description) }).jsonText),
-                    ("adopted", JSONValue.array((adopted?.foreignObjects ?? []).map { .string($0.description) }).jsonText),
-                    ("repaired", JSONValue.array(repaired.map { .string($0) }).jsonText),
+                    ("path", Output.jsonString(db.path)),
+                    ("tables", Output.json(JSONValue.array(tables.map { .string($0) }))),
+                    ("journal_mode", Output.jsonString(try db.journalMode())),
+                    ("type_changes", Output.json(JSONValue.array(typeChanges.map { .string($0) }))),
+                    ("effects", Output.json(JSONValue.array(upgrade.effects.map { .string($0.description) }))),
+                    ("adopted", Output.json(JSONValue.array((adopted?.foreignObjects ?? []).map { .string($0.description) }))),
+                    ("repaired", Output.json(JSONValue.array(repaired.map { .string($0) }))),
                 ]) + "\n")
         } else {
             for repair in repaired { Output.write("repaired: \(repair)\n") }

@@ -25,7 +25,7 @@ enum StatusCommand {
         let mode = try db.journalMode()
         let lastSynced = status.lastSyncedAt.map { $0.ISO8601Format() }
         if args.has("json") {
-            func s(_ v: String?) -> String { v.map { JSONValue.string($0).jsonText } ?? "null" }
+            func s(_ v: String?) -> String { v.map { Output.jsonString($0) } ?? "null" }
             Output.write(
                 Output.object([
                     ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
@@ -62,12 +62,12 @@ enum StatusCommand {
 
     private static func refusalJSON(_ refusal: RejectedTransaction) -> String {
         let rows = refusal.transaction.entries.map {
-            Output.object([("table", JSONValue.string($0.table).jsonText), ("id", JSONValue.string($0.rowID).jsonText)])
+            Output.object([("table", Output.jsonString($0.table)), ("id", Output.jsonString($0.rowID))])
         }
         return Output.object([
             ("transaction_id", String(refusal.transaction.transactionID)), ("rows", "[" + rows.joined(separator: ",") + "]"),
-            ("error", JSONValue.string(CommandHints.inCommandTerms(refusal.error)).jsonText),
-            ("at", JSONValue.string(refusal.rejectedAt.ISO8601Format()).jsonText),
+            ("error", Output.jsonString(CommandHints.inCommandTerms(refusal.error))),
+            ("at", Output.jsonString(refusal.rejectedAt.ISO8601Format())),
         ])
     }
 

@@ -50,7 +50,7 @@ struct StressReport {
         }
         var pairs: [(String, String)] = [
             ("passed", String(passed)),
-            ("failed_checks", JSONValue.array(checks.filter { !$0.passed }.map { .string($0.name) }).jsonText),
+            ("failed_checks", Output.json(JSONValue.array(checks.filter { !$0.passed }.map { .string($0.name) }))),
             ("transactions", String(transactions)), ("seconds", String(format: "%.3f", seconds)),
             ("throughput_tps", String(format: "%.1f", throughput)), ("kills", String(kills)), ("owner_kills", String(ownerKills)),
             ("commit_latency_ms", ms(commitLatency)), ("notify_latency_ms", ms(notifyLatency)),
@@ -62,7 +62,7 @@ struct StressReport {
                 "checks",
                 "["
                     + checks.map {
-                        Output.object([("name", JSONValue.string($0.name).jsonText), ("passed", String($0.passed)), ("detail", JSONValue.string($0.detail).jsonText)])
+                        Output.object([("name", Output.jsonString($0.name)), ("passed", String($0.passed)), ("detail", Output.jsonString($0.detail))])
                     }.joined(separator: ",") + "]"
             ))
         return Output.object(pairs)

@@ -49,26 +49,38 @@ enum Output {
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? JSONValue.double(d).jsonText : "null"
         case .text(let s): return jsonString(s)
-        case .blob(let d): return JSONValue.string(d.base64EncodedString()).jsonText
+        case .blob(let d): return jsonString(d.base64EncodedString())
         }
     }
 
-    /// A JSON string literal with every control character escaped: C0 and DEL as JSON requires
-    /// (``JSONValue``), and C1 (U+0080–U+009F, which terminals may take as commands) as
-    /// `\u0080`…`\u009f`, which any JSON reader reads back as the same character.
+    /// A JSON string literal that reads back as `text`, safe on a terminal (``json(_:)-JSONValue``).
     static func jsonString(_ text: String) -> String {
-        let literal = JSONValue.string(text).jsonText
-        guard literal.unicodeScalars.contains(where: { (0x80...0x9f).contains($0.value) }) else { return literal }
+        json(JSONValue.string(text))
+    }
+
+    /// `value`'s JSON text with every character a terminal may act on escaped: C0 and DEL as
+    /// JSON requires (``JSONValue``), and C1 (U+0080–U+009F) and the bidirectional controls
+    /// (``isBidiControl(_:)``) as `\u0080`, `\u202e`, …, which any JSON reader reads back as the
+    /// same character. (Outside strings JSON text holds none of them, so escaping them wherever
+    /// they stand keeps it JSON.)
+    static func json(_ value: JSONValue) -> String {
+        let literal = value.jsonText
+        guard literal.unicodeScalars.contains(where: { $0.value >= 0x80 && isUnsafe($0) }) else { return literal }
         var escaped = ""
         for scalar in literal.unicodeScalars {
-            if (0x80...0x9f).contains(scalar.value) { escaped += "\\u00" + String(scalar.value, radix: 16) } else { escaped.unicodeScalars.append(scalar) }
+            if scalar.value >= 0x80 && isUnsafe(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
         }
         return escaped
     }
 
     /// `{"key":value,…}` from ordered pairs of already-encoded JSON values.
     static func object(_ pairs: [(String, String)]) -> String {
-        "{" + pairs.map { "\(JSONValue.string($0.0).jsonText):\($0.1)" }.joined(separator: ",") + "}"
+        "{" + pairs.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 
     /// An aligned table for a terminal. Control characters in names and values are shown as
@@ -90,10 +102,12 @@ enum Output {
         return text
     }
 
-    /// `text` with C0 control characters, DEL and C1 control characters written as escapes:
-    /// `\n`, `\t`, `\r`, and `\xHH` for the others (`\x1b` for ESC, `\x7f` for DEL).
+    /// `text` with every character a terminal may act on written as an escape: C0 control
+    /// characters, DEL and C1 control characters as `\n`, `\t`, `\r`, and `\xHH` for the others
+    /// (`\x1b` for ESC, `\x7f` for DEL); the bidirectional controls, which reorder what follows
+    /// them on the line, as `\uHHHH` (`\u202e`). The one function for data shown to people.
     static func escapingControlCharacters(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var escaped = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -103,6 +117,7 @@ enum Output {
             case _ where isControl(scalar):
                 let hex = String(scalar.value, radix: 16)
                 escaped += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            case _ where isBidiControl(scalar): escaped += String(format: "\\u%04x", scalar.value)
             default: escaped.unicodeScalars.append(scalar)
             }
         }
@@ -117,7 +132,28 @@ enum Output {
         }.joined(separator: "\n")
     }
 
+    /// A one-line message for a log or standard error (a set-aside upload, a sync event): in the
+    /// command's terms, with every character of the data it quotes that a terminal acts on
+    /// written as an escape, newlines and tabs too, so that data can neither forge a line nor
+    /// reorder one.
+    static func line(_ text: String) -> String {
+        escapingControlCharacters(CommandHints.inCommandTerms(text))
+    }
+
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
     }
+
+    /// The Unicode bidirectional formatting characters: embeddings and overrides (U+202A–U+202E),
+    /// isolates (U+2066–U+2069), the marks U+200E, U+200F and U+061C. Shown raw, they make a
+    /// line read otherwise than its bytes (CVE-2021-42574).
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: return true
+        default: return false
+        }
+    }
+
+    /// A control or a bidirectional control: what never reaches a terminal raw.
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool { isControl(scalar) || isBidiControl(scalar) }
 }

@@ -16,9 +16,10 @@ struct OutputMode {
         Output: --mode table|csv|tsv|json|ndjson|markdown|line (default table; --json is --mode json),
         --no-header, --null TEXT (how NULL shows; default NULL, JSON always null). Control
         characters (U+0000–U+001F, U+007F, U+0080–U+009F) never reach the terminal raw except
-        in csv: table, markdown and line show them as escapes (\n, \t, \r, \x1b); tsv writes
-        \\, \t, \n, \r and \xHH (U+00HH), so every field reads back exactly; json and ndjson
-        escape them as JSON does (\u001b). CSV follows RFC 4180 (CRLF, fields quoted when needed)
+        in csv: table, markdown and line show them as escapes (\n, \t, \r, \x1b), and the
+        bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) as \u202e;
+        tsv writes \\, \t, \n, \r and \xHH (U+00HH), so every field reads back exactly; json
+        and ndjson escape both as JSON does (\u001b, \u202e). CSV follows RFC 4180 (CRLF, fields quoted when needed)
         and keeps every character as it is.
         """#
 

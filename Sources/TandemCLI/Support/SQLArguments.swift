@@ -19,7 +19,13 @@ func sqlArguments(_ args: Arguments, from count: Int) throws -> [DatabaseValue] 
     guard words.isEmpty else {
         throw Arguments.UsageError(message: "give the SQL arguments either as ARGs or with --args-json, not both")
     }
-    guard case .array(let values) = try JSONValue(parsing: json) else {
+    let parsed: JSONValue
+    do {
+        parsed = try JSONValue(parsingExactly: json)
+    } catch let inexact as JSONInexactNumber {
+        throw Arguments.UsageError(message: "--args-json: element \(inexact.keyPath): \(inexact.reason)")
+    }
+    guard case .array(let values) = parsed else {
         throw Arguments.UsageError(message: "--args-json takes a JSON array, such as '[\"007\", 2.0, null]'")
     }
     return try values.enumerated().map { index, value in
