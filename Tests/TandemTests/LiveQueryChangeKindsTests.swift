@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Tandem
+@testable import TandemPostgres
 
 /// Every kind of change refreshes the live queries it changes, and only those: an insert, an
 /// update, a delete, an `INSERT OR REPLACE`, a delete-where, from this process, from another
@@ -33,6 +34,11 @@ import Testing
             let result = try runTandem(["exec", path, sql])
             #expect(result.status == 0, "\(sql): \(result.stderr)")
         }
+        // The sqlite3 shell under Tandem's write lock: a trigger of the user's own deletes through the view.
+        let shell: (String) throws -> Void = { sql in
+            let result = try runTandem(["run", path, "--", "/usr/bin/sqlite3", path, sql])
+            #expect(result.status == 0, "\(sql): \(result.stderr)")
+        }
         let downloaded: (String) throws -> Void = { sql in
             try peer.execute(sql)
             for client in [peer.path, path] { #expect(try runTandem(["sync", client, "--backend", server]).status == 0) }
@@ -49,6 +55,12 @@ import Testing
             ("replace elsewhere", elsewhere, "REPLACE INTO notes(id, title) VALUES ('c', 'two')", "b=-,c=two"),
             ("delete elsewhere", elsewhere, "DELETE FROM notes WHERE id = 'b'", "c=two"),
             ("delete-where elsewhere", elsewhere, "DELETE FROM notes WHERE title = 'two'", ""),
+            ("insert by the shell", shell, "INSERT INTO notes(id, title) VALUES ('t', 'one')", "t=one"),
+            (
+                "delete through a trigger", shell,
+                "CREATE TABLE IF NOT EXISTS plain(k); CREATE TRIGGER IF NOT EXISTS plain_gone AFTER DELETE ON plain BEGIN DELETE FROM notes WHERE id = OLD.k; END; INSERT INTO plain VALUES ('t'); DELETE FROM plain;",
+                ""
+            ),
             ("insert by a download", downloaded, "INSERT INTO notes(id, title) VALUES ('d', 'one')", "d=one"),
             ("update by a download", downloaded, "UPDATE notes SET title = 'two' WHERE id = 'd'", "d=two"),
             ("delete by a download", downloaded, "DELETE FROM notes WHERE id = 'd'", ""),
@@ -60,5 +72,23 @@ import Testing
             #expect(notes.withLock { $0.last } == expected, "\(what)")
         }
         #expect(others.withLock { $0 } == ["o=kept"], "no change of notes refreshed the query on other")
+    }
+
+    /// A TRUNCATE on the PostgreSQL server reaches the live query at the next sync.
+    @Test(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL")) func aTruncateFromTheServerRefreshesTheQuery() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'one'), ('b', 'two')")
+        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        let shown = Mutex<[String]>([])
+        let live = try db.observe("SELECT count(*) FROM notes") { result in
+            if case .success(let rows) = result { shown.withLock { $0.append(rows[0][0].description) } }
+        }
+        defer { withExtendedLifetime(live) {} }
+        try waitUntil("the first result") { shown.withLock { $0 } == ["2"] }
+        try PostgresConnection(url).execute("TRUNCATE notes")
+        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        try waitUntil("the live query to show the truncate") { shown.withLock { $0.last } == "0" }
     }
 }

@@ -87,4 +87,45 @@ import Testing
             #expect(r == expected, "\(db.path): \(r)")
         }
     }
+
+    /// A scope move takes a row out of a tenant's slice while its host has an edit of it queued:
+    /// the download keeps the row as edited (the edit is then refused and set aside, and the
+    /// full sync after that takes the row away).
+    @Test(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL")) func aScopeMoveKeepsAQueuedEdit() throws {
+        let fleet = try ScopedSyncTests.Fleet()
+        let admin = try PostgresConnection(fleet.admin)
+        try admin.execute("INSERT INTO folders(id, name, tenant) VALUES ('fa', 'A folder', 'A')")
+        try admin.execute("INSERT INTO notes(id, title, folder_id) VALUES ('r', 'base', 'fa')")
+        let a1 = try fleet.client("a1")
+        _ = try a1.sync.once(with: PostgresBackend(conninfo: fleet.url("a1")))
+        try admin.execute("UPDATE folders SET tenant = 'B' WHERE id = 'fa'")
+        let hooked = FetchHook(try PostgresBackend(conninfo: fleet.url("a1"))) { try a1.execute("UPDATE notes SET title = 'mine' WHERE id = 'r'") }
+        _ = try a1.sync.once(with: hooked)
+        #expect(try a1.fetchAll("SELECT title FROM notes WHERE id = 'r'").first?[0].stringValue == "mine", "the queued edit stays")
+        #expect(try a1.fetchAll("SELECT id FROM folders").isEmpty, "the folder, with nothing queued, left the slice")
+        _ = try? a1.sync.once(with: PostgresBackend(conninfo: fleet.url("a1")))
+        _ = try? a1.sync.once(with: PostgresBackend(conninfo: fleet.url("a1")))
+        #expect(try a1.uploadQueue.rejected().flatMap { $0.transaction.entries.map(\.rowID) } == ["r"], "refused, set aside")
+        #expect(try a1.fetchAll("SELECT id FROM notes").isEmpty, "then the row left the slice")
+    }
+
+    /// A server restored from a dump is a new history: the full sync it brings keeps a queued
+    /// edit and a queued insert the server never had.
+    @Test(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL")) func aNewHistoryKeepsQueuedEdits() throws {
+        let url = try TestPostgres.database(schema: notesSchema)
+        let dir = try TemporaryDirectory()
+        let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        try a.execute("INSERT INTO notes(id, title) VALUES ('r', 'base')")
+        _ = try a.sync.once(with: PostgresBackend(conninfo: url))
+        try PostgresConnection(url).execute("UPDATE notes SET title = 'theirs' WHERE id = 'r'")
+        let copy = try TestPostgres.restoredCopy(of: url)
+        let hooked = FetchHook(try PostgresBackend(conninfo: copy)) {
+            try a.execute("UPDATE notes SET title = 'mine' WHERE id = 'r'")
+            try a.execute("INSERT INTO notes(id, title) VALUES ('new', 'queued')")
+        }
+        _ = try a.sync.once(with: hooked)
+        #expect(try a.sync.status().lastFullSync?.reason.contains("history changed") == true, "a full sync of the new history")
+        let rows = try a.fetchAll("SELECT id, title FROM notes ORDER BY id").map { "\($0[0].stringValue ?? "")=\($0[1].stringValue ?? "")" }
+        #expect(rows == ["new=queued", "r=mine"], "\(rows)")
+    }
 }
