@@ -16,17 +16,18 @@ struct LayoutRules: ConnectionRules {
     /// An entry's `data` begins `{"op":"PUT","type":"notes",` (as every writer of the queue
     /// spells it): the range of `notes`. Nil for another shape, or a name with an escape (no
     /// declared name needs one).
-    private static let typeKey = Array(#","type":""#.utf8)
-
     func queuedTableRange(in data: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
-        let key = Self.typeKey
-        // `op` is PUT, PATCH or DELETE: the key stands within the first 24 bytes.
-        let candidates = 7..<max(7, min(24, data.count - key.count + 1))
-        guard let at = candidates.first(where: { data[$0..<($0 + key.count)].elementsEqual(key) }) else { return nil }
-        let start = at + key.count
+        // Called for every queued row: plain loops over the bytes, no collection algorithms.
+        guard let bytes = data.baseAddress, data.count > 7 else { return nil }
+        var index = 7  // past `{"op":"`; the op (PUT, PATCH, DELETE) ends at the next quote
+        while index < data.count && index < 16 && bytes[index] != 0x22 { index += 1 }
+        let key: StaticString = #"","type":""#  // from the op's closing quote
+        let keyLength = key.utf8CodeUnitCount
+        guard index + keyLength <= data.count, memcmp(bytes + index, key.utf8Start, keyLength) == 0 else { return nil }
+        let start = index + keyLength
         var end = start
-        while end < data.count, data[end] != UInt8(ascii: "\"") {
-            if data[end] == UInt8(ascii: "\\") { return nil }
+        while end < data.count && bytes[end] != 0x22 {
+            if bytes[end] == 0x5C { return nil }  // a backslash: an escape no declared name needs
             end += 1
         }
         return end < data.count && end > start ? start..<end : nil

@@ -361,11 +361,13 @@ final class Connection {
         var value: OpaquePointer?
         guard sqlite3_preupdate_new(db, 2, &value) == SQLITE_OK, let value, let text = sqlite3_value_text(value) else { return }
         let data = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
-        guard let range = rules?.queuedTableRange(in: data) else { return }
-        let name = UnsafeBufferPointer(rebasing: data[range])
-        if name.elementsEqual(lastQueuedTable) { return }
+        guard let rules, let range = rules.queuedTableRange(in: data) else { return }
+        let name = UnsafeBufferPointer(start: text + range.lowerBound, count: range.count)
+        // Rows of one table follow each other: most entries name the table the last one did.
+        let same = lastQueuedTable.count == name.count && lastQueuedTable.withUnsafeBufferPointer { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
+        if same { return }
         lastQueuedTable = Array(name)
-        changedTables.insert(rules!.changedTable(forQueued: String(decoding: name, as: UTF8.self)))
+        changedTables.insert(rules.changedTable(forQueued: String(decoding: name, as: UTF8.self)))
     }
 
     @discardableResult
