@@ -10,33 +10,15 @@ struct LayoutRules: ConnectionRules {
     func isOwnTrigger(_ trigger: UnsafePointer<CChar>) -> Bool { InternalTables.isViewTrigger(trigger) }
 
     func kind(ofTable table: String) -> ChangedTableKind {
-        InternalTables.declaredTable(ofDataTable: table) != nil ? .data : table == InternalTables.crud ? .queue : .other
+        if table.hasPrefix(InternalTables.localDataPrefix) { return .data }
+        return InternalTables.declaredTable(ofDataTable: table) != nil ? .syncedData : table == InternalTables.crud ? .queue : .other
     }
 
-    /// An entry's `data` begins `{"op":"PUT","type":"notes",` (as every writer of the queue
-    /// spells it): the range of `notes`. Nil for another shape, or a name with an escape (no
-    /// declared name needs one).
-    func queuedTableRange(in data: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
-        // Called for every queued row: plain loops over the bytes, no collection algorithms.
-        guard let bytes = data.baseAddress, data.count > 7 else { return nil }
-        var index = 7  // past `{"op":"`; the op (PUT, PATCH, DELETE) ends at the next quote
-        while index < data.count && index < 16 && bytes[index] != 0x22 { index += 1 }
-        let key: StaticString = #"","type":""#  // from the op's closing quote
-        let keyLength = key.utf8CodeUnitCount
-        guard index + keyLength <= data.count, memcmp(bytes + index, key.utf8Start, keyLength) == 0 else { return nil }
-        let start = index + keyLength
-        var end = start
-        while end < data.count && bytes[end] != 0x22 {
-            if bytes[end] == 0x5C { return nil }  // a backslash: an escape no declared name needs
-            end += 1
-        }
-        return end < data.count && end > start ? start..<end : nil
-    }
-
-    /// Its data table: an insert-only table has none with rows, so its queued entries are how its
-    /// changes are seen; for other tables the data table is recorded already.
-    func changedTable(forQueued table: String) -> String {
-        InternalTables.dataTable(of: table, localOnly: false)
+    /// `SELECT DISTINCT` over the entries the transaction queued: an insert-only table's data
+    /// table stands for it (no rows of its own are stored).
+    func tablesQueued(from rowid: Int64, on connection: Connection) throws -> Set<String> {
+        let rows = try connection.fetchAll("SELECT DISTINCT data ->> '$.type' FROM \(InternalTables.crud) WHERE id >= ?", [.integer(rowid)])
+        return Set(rows.compactMap { $0[0].stringValue.map { InternalTables.dataTable(of: $0, localOnly: false) } })
     }
 
     func reason(for refusal: AuthorizerRefusal) -> String {
