@@ -57,6 +57,16 @@ import Testing
         for (index, number) in Self.fittingReals.enumerated() {
             #expect(try db.fetchAll("SELECT r FROM t WHERE id = ?", ["r\(index)"]).first?[0] == .real(Double(number)!), "\(number)")
         }
+        // Int64's ends go into an integer column exactly; one past them does not fit it.
+        let integers = dir.path("i.ndjson")
+        try #"{"id":"max","i":9223372036854775807}"#.appending("\n" + #"{"id":"min","i":-9223372036854775808}"#).write(toFile: integers, atomically: true, encoding: .utf8)
+        #expect(try runTandem(["import", db.path, "t", integers, "--ndjson"]).status == 0)
+        #expect(try db.fetchAll("SELECT i FROM t WHERE id IN ('max', 'min') ORDER BY id").map { $0[0] } == [.integer(.max), .integer(.min)])
+        for past in ["9223372036854775808", "-9223372036854775809"] {
+            try #"[{"id":"past","i":\#(past)}]"#.write(toFile: payload, atomically: true, encoding: .utf8)
+            let refused = try runTandem(["import", db.path, "t", payload])
+            #expect(refused.status == 1 && refused.stderr.contains("element [0], key 'i'"), "\(past): \(refused.stderr)")
+        }
         for (index, number) in ["9223372036854775807", "-9223372036854775808"].enumerated() {
             let exec = try runTandem(["exec", db.path, "INSERT INTO t(id, i) VALUES (?, ?)", "--args-json", "[\"i\(index)\", \(number)]"])
             #expect(exec.status == 0, "\(exec.stderr)")

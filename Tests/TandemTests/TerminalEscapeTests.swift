@@ -96,16 +96,22 @@ struct PostgresTerminalEscapeTests {
         }
         #expect(try db.uploadQueue.rejected().count == TerminalEscapeTests.unsafe.count)
         for json in [false, true] {
-            let id = json ? "j\u{202E}\u{1B}[31m" : "p\u{202E}\u{1B}[31m"
-            try db.execute("INSERT INTO notes(id, title, done) VALUES (?, 'x', -1)", [id])
+            let prefix = json ? "j" : "p"
+            for c in TerminalEscapeTests.unsafe {
+                try db.execute("INSERT INTO notes(id, title, done) VALUES (?, 'x', -1)", [prefix + TerminalEscapeTests.value(c)])
+            }
             let app = try Spawned(["app", db.path, "--backend", url] + (json ? ["--json"] : []))
-            try app.waitForLine("the set-aside event") { $0.contains("set aside") }
+            try waitUntil("every set-aside event") { app.output.filter { $0.contains("set aside") }.count >= TerminalEscapeTests.unsafe.count }
             app.signal(SIGTERM)
             try app.wait()
             let log = app.output.joined(separator: "\n") + app.stderr
-            #expect(TerminalEscapeTests.raw(log).isEmpty, "tandem app\(json ? " --json" : "") printed \(TerminalEscapeTests.raw(log)) raw: \(log)")
-            let shown = json ? #"\u202e\u001b[31m"# : #"\u202e\x1b[31m"#
-            #expect(log.contains(String(id.prefix(1)) + shown), "\(log)")
+            #expect(TerminalEscapeTests.raw(log).isEmpty, "tandem app\(json ? " --json" : "") printed \(TerminalEscapeTests.raw(log)) raw")
+            for c in TerminalEscapeTests.unsafe {
+                // JSON escapes as JSON does; a plain log line as a message does.
+                let shown = json ? JSONValue.string(String(Character(c))).jsonText.dropFirst().dropLast().lowercased() : TerminalEscapeTests.shown(c)
+                let expected = json && c.value >= 0x80 ? String(format: "\\u%04x", c.value) : String(shown)
+                #expect(log.contains(prefix + "a" + expected + "b"), "U+\(String(format: "%04X", c.value)) in tandem app\(json ? " --json" : "")")
+            }
         }
     }
 }

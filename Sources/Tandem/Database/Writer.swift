@@ -200,7 +200,8 @@ final class Writer: @unchecked Sendable {
         rowsChanged: Bool, schemaAtBegin: Int64?, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
         marked: Set<String>
     ) throws -> Commit? {
-        var tables = connection.takeChangedTables().union(marked)
+        let queued = try connection.tablesOfUnexplainedEntries()
+        var tables = connection.takeChangedTables().union(marked).union(queued)
         tables.remove(InternalTables.state)  // Tandem's own counters (sealing writes them)
         if tables.isEmpty {
             // Rows changed that the preupdate hook did not report, or the schema changed (DDL

@@ -10,32 +10,15 @@ struct LayoutRules: ConnectionRules {
     func isOwnTrigger(_ trigger: UnsafePointer<CChar>) -> Bool { InternalTables.isViewTrigger(trigger) }
 
     func kind(ofTable table: String) -> ChangedTableKind {
-        InternalTables.declaredTable(ofDataTable: table) != nil ? .data : table == InternalTables.crud ? .queue : .other
+        if table.hasPrefix(InternalTables.localDataPrefix) { return .data }
+        return InternalTables.declaredTable(ofDataTable: table) != nil ? .syncedData : table == InternalTables.crud ? .queue : .other
     }
 
-    /// An entry's `data` begins `{"op":"PUT","type":"notes",` (as every writer of the queue
-    /// spells it): the range of `notes`. Nil for another shape, or a name with an escape (no
-    /// declared name needs one).
-    private static let typeKey = Array(#","type":""#.utf8)
-
-    func queuedTableRange(in data: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
-        let key = Self.typeKey
-        // `op` is PUT, PATCH or DELETE: the key stands within the first 24 bytes.
-        let candidates = 7..<max(7, min(24, data.count - key.count + 1))
-        guard let at = candidates.first(where: { data[$0..<($0 + key.count)].elementsEqual(key) }) else { return nil }
-        let start = at + key.count
-        var end = start
-        while end < data.count, data[end] != UInt8(ascii: "\"") {
-            if data[end] == UInt8(ascii: "\\") { return nil }
-            end += 1
-        }
-        return end < data.count && end > start ? start..<end : nil
-    }
-
-    /// Its data table: an insert-only table has none with rows, so its queued entries are how its
-    /// changes are seen; for other tables the data table is recorded already.
-    func changedTable(forQueued table: String) -> String {
-        InternalTables.dataTable(of: table, localOnly: false)
+    /// `SELECT DISTINCT` over the entries the transaction queued: an insert-only table's data
+    /// table stands for it (no rows of its own are stored).
+    func tablesQueued(from rowid: Int64, on connection: Connection) throws -> Set<String> {
+        let rows = try connection.fetchAll("SELECT DISTINCT data ->> '$.type' FROM \(InternalTables.crud) WHERE id >= ?", [.integer(rowid)])
+        return Set(rows.compactMap { $0[0].stringValue.map { InternalTables.dataTable(of: $0, localOnly: false) } })
     }
 
     func reason(for refusal: AuthorizerRefusal) -> String {

@@ -36,8 +36,11 @@ final class Connection {
     var controlStatements: [Control: Statement] = [:]
     /// Tables changed since the last ``takeChangedTables()`` (filled by the update hook).
     fileprivate(set) var changedTables: Set<String> = []
-    /// The table of the last entry queued since ``takeChangedTables()``, as its bytes.
-    private var lastQueuedTable: [UInt8] = []
+    /// Since ``takeChangedTables()``: entries queued, the first one's id, and changes of synced
+    /// tables' rows (see ``tablesOfUnexplainedEntries()``).
+    private var entriesInTransaction = 0
+    private var firstQueuedRowid: Int64?
+    private var syncedRowChanges = 0
     private var updateHookInstalled = false
     /// While set, statements prepared on this connection may not begin, commit or roll back a
     /// transaction (the caller owns the transaction; savepoints stay allowed).
@@ -345,11 +348,12 @@ final class Connection {
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_preupdate_hook(
             handle,
-            { context, db, operation, _, table, _, newRowid in
+            { context, _, operation, _, table, _, newRowid in
                 guard let context, let table else { return }
                 let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
-                if connection.noteChange(of: table, operation: operation) == .queue, operation == SQLITE_INSERT, let db {
-                    connection.noteQueuedEntry(db)
+                if connection.noteChange(of: table, operation: operation) == .queue, operation == SQLITE_INSERT {
+                    connection.entriesInTransaction += 1
+                    if connection.firstQueuedRowid == nil { connection.firstQueuedRowid = newRowid }
                 }
                 if connection.capture != nil, operation == SQLITE_INSERT { connection.noteInsert(into: table, rowid: newRowid) }
             }, context)
@@ -369,17 +373,13 @@ final class Connection {
         capture?.rowids.append(rowid)
     }
 
-    /// Records the table an entry just queued is for (``ConnectionRules/changedTable(forQueued:)``):
-    /// an insert-only table changes no data table, so its entries are what say it changed.
-    private func noteQueuedEntry(_ db: OpaquePointer) {
-        var value: OpaquePointer?
-        guard sqlite3_preupdate_new(db, 2, &value) == SQLITE_OK, let value, let text = sqlite3_value_text(value) else { return }
-        let data = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
-        guard let range = rules?.queuedTableRange(in: data) else { return }
-        let name = UnsafeBufferPointer(rebasing: data[range])
-        if name.elementsEqual(lastQueuedTable) { return }
-        lastQueuedTable = Array(name)
-        changedTables.insert(rules!.changedTable(forQueued: String(decoding: name, as: UTF8.self)))
+    /// The tables of the entries this transaction queued that no change of a synced table's row
+    /// explains (each such change queues one entry): an insert-only table's writes reach no data
+    /// table, so its entries are what say it changed. Empty, and no query, in the usual case.
+    /// Call before ``takeChangedTables()``.
+    func tablesOfUnexplainedEntries() throws -> Set<String> {
+        guard let first = firstQueuedRowid, entriesInTransaction > syncedRowChanges, let rules else { return [] }
+        return try rules.tablesQueued(from: first, on: self)
     }
 
     @discardableResult
@@ -401,6 +401,9 @@ final class Connection {
         }
         switch kind {
         case .data where counts: dataTableRowChanges += 1
+        case .syncedData where counts:
+            dataTableRowChanges += 1
+            syncedRowChanges += 1
         case .queue where operation == SQLITE_INSERT: queuedEntries += 1
         default: break
         }
@@ -415,7 +418,9 @@ final class Connection {
     func takeChangedTables() -> Set<String> {
         defer {
             changedTables.removeAll(keepingCapacity: true)
-            lastQueuedTable.removeAll(keepingCapacity: true)
+            entriesInTransaction = 0
+            syncedRowChanges = 0
+            firstQueuedRowid = nil
             forgetRecentlyChanged()
         }
         return changedTables

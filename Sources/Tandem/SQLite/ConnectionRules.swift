@@ -13,11 +13,10 @@ protocol ConnectionRules: Sendable {
     func isOwnTrigger(_ trigger: UnsafePointer<CChar>) -> Bool
     /// What a row change in `table` counts for.
     func kind(ofTable table: String) -> ChangedTableKind
-    /// Where the name of the table an upload queue entry is for stands in the entry's `data`
-    /// (bytes of the JSON text), or nil when it cannot be read there.
-    func queuedTableRange(in data: UnsafeBufferPointer<UInt8>) -> Range<Int>?
-    /// The table to record as changed when an entry for `table` is queued.
-    func changedTable(forQueued table: String) -> String
+    /// The tables the upload queue entries from `rowid` on are for, as tables to record as
+    /// changed: asked at the end of a transaction that queued entries no row change of a
+    /// synced table explains (an insert-only table's, which reach no data table).
+    func tablesQueued(from rowid: Int64, on connection: Connection) throws -> Set<String>
     /// Why a statement the authorizer refused may not run, in the user's terms.
     func reason(for refusal: AuthorizerRefusal) -> String
     /// SQLite's message for a failed statement (`code`, an extended result code) in the user's
@@ -36,8 +35,10 @@ protocol ConnectionRules: Sendable {
 
 /// What a row change in a table counts for (see ``RowCount``).
 enum ChangedTableKind {
-    /// A row of a declared table.
+    /// A row of a declared table that keeps its changes here (local-only).
     case data
+    /// A row of a declared table whose every change queues one upload entry.
+    case syncedData
     /// An entry of the upload queue.
     case queue
     case other

@@ -20,7 +20,9 @@ enum ImportCommand {
             given. --nested KEY=TABLE puts each element's KEY array into TABLE with its {parent}_id
             set. Real columns take numbers (Unix timestamps) and ISO 8601 dates and times, read whole
             (2024-01-02, 2024-01-02T03:04:05.25+02:00, 2024-W01-2; a time without a zone is UTC;
-            other text, such as 2024-01-02T25:00 or a date followed by anything, is refused). A
+            other text, such as 2024-01-02T25:00 or a date followed by anything, is refused); a
+            number no column stores exactly (1e400, an integer beyond 64 bits that a real would
+            round) is refused. A
             payload that does not fit (missing or duplicate ids, wrong types, unknown keys with
             --strict, text that is not JSON) is rejected whole, naming the bad element's index and
             key, and nothing is written; an import killed half way leaves nothing either (the one
