@@ -12,18 +12,6 @@ import Testing
 struct TenantOracleTests {
     typealias Fleet = ScopedSyncTests.Fleet
 
-    /// SplitMix64: a seeded generator, so that a failure names the seed that repeats it.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let columns = ["folders": ["name", "tenant"], "notes": ["title", "folder_id"], "settings": ["value"]]
 
     /// `table`'s rows as `id|column=value|…` lines, through `fetch` (a local or a server query).
@@ -41,7 +29,7 @@ struct TenantOracleTests {
 
     @Test(arguments: [UInt64(1), 2, 3])
     func everyHostHoldsWhatItsRoleSelectsAndNoEditVanishes(seed: UInt64) throws {
-        var random = SeededGenerator(state: seed)
+        var random = SeededRandom(seed: seed)
         let fleet = try Fleet()
         let admin = try PostgresConnection(fleet.admin)
         let hosts = ["a1", "b1", "b2"]
