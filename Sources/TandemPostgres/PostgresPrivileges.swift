@@ -44,7 +44,8 @@ enum PostgresPrivileges {
     static func grantClient(_ role: String, writeGlobal: Bool?, on connection: PostgresConnection) throws {
         let quoted = SQLText.identifier(role)
         for row in try connection.execute("SELECT table_name, scoped FROM tandem_tables ORDER BY table_name") {
-            guard let table = row[0].map({ SQLText.identifier($0 ?? "") }), row[0] != nil else { continue }
+            guard let name = row[0] else { continue }
+            let table = SQLText.identifier(name)
             if row[1] == "t" {
                 try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON \(table) TO \(quoted)")
                 continue
