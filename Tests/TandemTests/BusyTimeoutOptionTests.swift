@@ -30,7 +30,7 @@ import Testing
         try #"[{"id":"i1","title":"imported"}]"#.write(toFile: file, atomically: true, encoding: .utf8)
         let importer = try Spawned(["import", path, "notes", file, "--busy-timeout", "60s"])
         let writer = try Spawned(["exec", "--busy-timeout", "1m", path, "INSERT INTO notes(id, title) VALUES ('e1', 'executed')"])
-        FileManager.default.createFile(atPath: go, contents: Data())
+        #expect(FileManager.default.createFile(atPath: go, contents: Data()))
         #expect(try run.wait() == 0)
         #expect(try importer.wait() == 0, "\(importer.stderr)")
         #expect(try writer.wait() == 0, "\(writer.stderr)")

@@ -430,7 +430,7 @@ final class IteratorBox<Iterator: AsyncIteratorProtocol>: @unchecked Sendable {
     init(_ iterator: Iterator) { self.iterator = iterator }
 }
 
-extension AsyncIteratorProtocol where Element: Sendable {
+extension AsyncIteratorProtocol where Element: Sendable, Self: SendableMetatype {
     /// The next element, waiting at most `seconds`; a test that waits for one that never comes
     /// fails, naming `what`, instead of hanging.
     mutating func next(within seconds: Double = 10, _ what: String) async throws -> Element? {
