@@ -141,19 +141,24 @@ final class Writer: @unchecked Sendable {
         let schemaAtBegin = try connection.scalar("PRAGMA schema_version").int64Value
         let known = lastCommit.flatMap { $0.dataVersion == connection.dataVersion ? $0.counters : nil }
         lastCommit = nil
-        // Another connection committed since this process's last commit: it may have left the
-        // transaction counter at or behind the queue (the sqlite3 shell writes entries without
-        // moving it on, or set it back). Sealed first, so that no entry of this transaction
-        // joins a transaction queued before it. Before the changes are counted: the seal is no
-        // change of the caller's.
-        if known == nil {
-            let tx = Transaction(connection: connection, isReadOnly: false)
-            if !hasUploadQueue { hasUploadQueue = try UploadQueueRows.exists(in: tx) }
-            if hasUploadQueue { try UploadQueueRows.seal(in: tx) }
-        }
         // Stable: no one else can commit now. Read even when the counters are known: a restart
         // of the WAL by this process's last commit moved the salt.
         let commitsAtBegin = commitCounter.position
+        // Whether a writer that records nothing (the sqlite3 shell) committed since the last
+        // Tandem commit: then it may have left the transaction counter at or behind the queue
+        // (it writes entries without moving the counter on, or set it back), and the queue is
+        // sealed first, so that no entry of this transaction joins a transaction queued before
+        // it. Before the changes are counted: the seal is no change of the caller's.
+        // (A new file's first write makes the queue and the counters: nothing to seal before.)
+        var foreign: ForeignCommit?
+        if known == nil {
+            let tx = Transaction(connection: connection, isReadOnly: false)
+            if !hasUploadQueue { hasUploadQueue = try UploadQueueRows.exists(in: tx) }
+            if hasUploadQueue {
+                foreign = try foreignCommitSinceRecorded(commitsAtBegin)
+                if foreign?.happened == true { try UploadQueueRows.seal(in: tx) }
+            }
+        }
         _ = connection.takeChangedTables()
         let changesBefore = connection.totalChanges
         let value: T
@@ -163,7 +168,7 @@ final class Writer: @unchecked Sendable {
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges(
                 rowsChanged: connection.totalChanges != changesBefore, schemaAtBegin: schemaAtBegin, commitsAtBegin: commitsAtBegin,
-                known: known, marked: marked)
+                known: known, foreign: foreign, marked: marked)
             if let commit {
                 stamping(commit.sequence, false)
                 told = commit.sequence
@@ -186,6 +191,21 @@ final class Writer: @unchecked Sendable {
         return (value, commit)
     }
 
+    /// Whether a commit that recorded nothing came after the last recorded one.
+    struct ForeignCommit {
+        /// True also when there is no record yet, or no WAL counter to read.
+        var happened: Bool
+    }
+
+    /// Compares the WAL's commit counter at the start of this write (`position`) with the last
+    /// commit Tandem recorded (`ps_state.commits`); nil position: unknown, taken as a foreign commit.
+    private func foreignCommitSinceRecorded(_ position: WALCommitCounter.Position?) throws -> ForeignCommit {
+        guard let position else { return ForeignCommit(happened: true) }
+        let recorded = try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:))
+        let framesAfter = UInt32(truncatingIfNeeded: writeLock.record.walFramesCommitted)
+        return ForeignCommit(happened: recorded.map { position.follows($0, framesAfter: framesAfter) } != true)
+    }
+
     /// Closes the current upload transaction id if this transaction queued CRUD entries, and
     /// stamps every changed table with the next change sequence number (all in `ps_state`).
     ///
@@ -198,7 +218,7 @@ final class Writer: @unchecked Sendable {
     ///   connection has committed since: then the counters are known, and one statement sets them.
     private func recordChanges(
         rowsChanged: Bool, schemaAtBegin: Int64?, commitsAtBegin: WALCommitCounter.Position?, known: Commit.Counters?,
-        marked: Set<String>
+        foreign: ForeignCommit?, marked: Set<String>
     ) throws -> Commit? {
         let queued = try connection.tablesOfUnexplainedEntries()
         var tables = connection.takeChangedTables().union(marked).union(queued)
@@ -221,9 +241,7 @@ final class Writer: @unchecked Sendable {
         var commits: Int64?
         if let commitsAtBegin {
             let next = commitsAtBegin.next.recorded
-            let recorded = try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:))
-            let framesAfter = UInt32(truncatingIfNeeded: writeLock.record.walFramesCommitted)
-            if recorded.map({ commitsAtBegin.follows($0, framesAfter: framesAfter) }) != true {
+            if try (foreign ?? foreignCommitSinceRecorded(commitsAtBegin))?.happened != false {
                 tables.insert(InternalTables.anyTable)  // a foreign commit since, or no record yet
             }
             try connection.setCounter(.commits, next)
