@@ -9,7 +9,8 @@ import Testing
 /// (`tandem exec`) and by a download (`tandem sync` of another client's changes). A live query
 /// on another table sees none of them.
 @Suite struct LiveQueryChangeKindsTests {
-    static let schema = Schema(tables: notesSchema.tables + [TableSchema(name: "other", columns: [.text("v")])])
+    static let schema = Schema(
+        tables: notesSchema.tables + [TableSchema(name: "other", columns: [.text("v")]), TableSchema(name: "drafts", columns: [.text("title")], localOnly: true)])
 
     @Test func everyKindOfChangeRefreshesTheQueriesItChanges() throws {
         let dir = try TemporaryDirectory()
@@ -65,6 +66,30 @@ import Testing
             ("update by a download", downloaded, "UPDATE notes SET title = 'two' WHERE id = 'd'", "d=two"),
             ("delete by a download", downloaded, "DELETE FROM notes WHERE id = 'd'", ""),
         ]
+        // A local-only table queues nothing: only the row change itself says what changed, and
+        // the commit names the table (no commit of an unknown kind, which would refresh every query).
+        let drafts = Mutex<[String]>([])
+        let seen = Mutex<[DatabaseChange]>([])
+        let handler = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
+        defer { withExtendedLifetime(handler) {} }
+        let draftQuery = try db.observe("SELECT coalesce(group_concat(id || '=' || title, ','), '') FROM (SELECT * FROM drafts ORDER BY id)") { result in
+            if case .success(let rows) = result { drafts.withLock { $0.append(rows[0][0].stringValue ?? "") } }
+        }
+        defer { withExtendedLifetime(draftQuery) {} }
+        try waitUntil("the drafts' first result") { drafts.withLock { $0 } == [""] }
+        for (what, run, sql, expected) in [
+            ("a local-only insert here", here, "INSERT INTO drafts(id, title) VALUES ('d', 'one')", "d=one"),
+            ("a local-only delete here", here, "DELETE FROM drafts WHERE id = 'd'", ""),
+            ("a local-only insert elsewhere", elsewhere, "INSERT INTO drafts(id, title) VALUES ('e', 'one')", "e=one"),
+            ("a local-only delete elsewhere", elsewhere, "DELETE FROM drafts", ""),
+        ] {
+            let before = drafts.withLock { $0.count }
+            seen.withLock { $0 = [] }
+            try run(sql)
+            try waitUntil("the drafts' live query to show \(what): \(expected)") { drafts.withLock { $0.count > before && $0.last == expected } }
+            try waitUntil("the commit of \(what) to be seen") { seen.withLock { $0.contains { $0.tables.contains("drafts") } } }
+            #expect(seen.withLock { $0.allSatisfy { !$0.isUnknown } }, "\(what): a commit of an unknown kind")
+        }
         for (what, run, sql, expected) in steps {
             let before = notes.withLock { $0.count }
             try run(sql)
