@@ -14,13 +14,14 @@ public enum CommandLineTool {
     }
 
     static let commands: [Command] = [
-        InitCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command, RestoreCommand.command,
+        InitCommand.command, MigrateCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command,
+        RestoreCommand.command,
         ImportCommand.command,
         ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
-        PredicateBenchCommand.command,
+        PredicateBenchCommand.command, SchemaWriterCommand.command,
     ]
 
     static var overview: String {

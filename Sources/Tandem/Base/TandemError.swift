@@ -51,6 +51,14 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// Other processes have the file open, so it cannot be replaced (a restore): `users` names
     /// each (`process 1234 (tandem watch app.db)`).
     case inUse(path: String, users: [String])
+    /// The file's schema version (how many ``Migration``s it applied, the last one `lastMigration`)
+    /// is past this program's (`programVersion`, the length of its declared list): a newer program
+    /// migrated it, before this one opened it or while this one had it open. This program does
+    /// not write to it: its tables no longer have the shape it declares.
+    case schemaMigrated(path: String, fileVersion: Int, lastMigration: String, programVersion: Int)
+    /// A migration failed; nothing it did is kept and the file stays at its version. `step` is
+    /// the step in words, `reason` what went wrong (naming the row where one was at fault).
+    case migrationFailed(migration: String, step: String, reason: String)
 
     public var description: String {
         switch self {
@@ -68,6 +76,11 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
+        case .schemaMigrated(let path, let file, let last, let program):
+            return
+                "'\(path)' is at schema version \(file) (last migration '\(last)'), past this program's version \(program): a newer program migrated it, so this one does not write to it; open it with the newer schema"
+        case .migrationFailed(let migration, let step, let reason):
+            return "migration '\(migration)' failed at step '\(step)': \(reason); nothing was changed and the file stays at its schema version"
         case .inUse(let path, let users):
             return "'\(path)' is open in \(users.joined(separator: ", ")): a file in use cannot be replaced safely; close it there first"
         case .damagedLayout(let path, let problems):

@@ -64,27 +64,32 @@ public final class SharedDatabase: Sendable {
         let probe: (Transaction) throws -> Void = { tx in
             let stored = try SchemaInstaller.storedSchema(tx)
             if let schema {
-                if let stored, stored != schema, !configuration.upgradesSchema { throw SharedDatabase.schemaKept(tx.connection.path) }
-                if schema != stored { try SchemaInstaller.checkCollisions(schema, stored: stored, in: tx) }
+                // An older program, or a list that lost or reordered a migration: refused before anything changes.
+                let pending = try MigrationRunner.pending(schema.migrations, applied: try MigrationRunner.appliedIDs(in: tx), path: tx.connection.path)
+                let differs = schema.tables != stored?.tables || (stored != nil && !pending.isEmpty)
+                if stored != nil, differs, !configuration.upgradesSchema { throw SharedDatabase.schemaKept(tx.connection.path) }
+                if differs, pending.isEmpty || stored == nil { try SchemaInstaller.checkCollisions(schema, stored: stored, in: tx) }
             } else if stored == nil {
                 throw TandemError.notInitialized(path: tx.connection.path)
             }
         }
         try self.init(path: path, configuration: configuration, requireStoredSchema: schema == nil, probe: probe) { writer, readers, path in
-            let (stored, current) = try readers.read { connection -> (Schema?, Bool) in
+            let (stored, current, applied) = try readers.read { connection -> (Schema?, Bool, [String]) in
                 let tx = Transaction(connection: connection, isReadOnly: true)
                 let stored = try SchemaInstaller.storedSchema(tx)
-                return (stored, stored == nil ? true : try SchemaInstaller.layoutIsCurrent(tx))
+                return (stored, stored == nil ? true : try SchemaInstaller.layoutIsCurrent(tx), try MigrationRunner.appliedIDs(in: tx))
             }
-            if let schema, schema != stored {
+            let pending = try schema.map { try MigrationRunner.pending($0.migrations, applied: applied, path: path) } ?? []
+            if let schema, schema.tables != stored?.tables || !pending.isEmpty {
                 guard let writer else {
                     throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
                 }
                 _ = try writer.write { tx in
-                    if !configuration.upgradesSchema, let current = try SchemaInstaller.storedSchema(tx), current != schema {
-                        throw SharedDatabase.schemaKept(path)
+                    if !configuration.upgradesSchema, let current = try SchemaInstaller.storedSchema(tx) {
+                        let applied = try MigrationRunner.appliedIDs(in: tx)
+                        if current.tables != schema.tables || applied.count < schema.migrations.count { throw SharedDatabase.schemaKept(path) }
                     }
-                    try SchemaInstaller.install(schema, in: tx)
+                    try MigrationRunner.migrate(to: schema, in: tx)
                 }
             } else if let stored, !current, let writer {
                 _ = try writer.write { try SchemaInstaller.install(stored, in: $0) }  // views and triggers of an older Tandem
@@ -93,6 +98,7 @@ public final class SharedDatabase: Sendable {
                 _ = try writer.write { try UploadQueueRows.seedLastID(on: $0.connection) }
             }
             guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
+            writer?.declareSchemaVersion(schema?.migrations.count ?? applied.count)
             return resolved
         }
     }

@@ -27,6 +27,12 @@ final class Writer: @unchecked Sendable {
     /// True once the file holds the upload queue (a new file's first write creates it), guarded
     /// by `mutex`.
     private var hasUploadQueue = false
+    /// The schema version (migrations applied) this process declares, guarded by `mutex`; nil
+    /// until the open set it. A write finds a file migrated past it refused.
+    private var declaredSchemaVersion: Int?
+    /// SQLite's `schema_version` when the file was last found at or below that version, guarded
+    /// by `mutex`: a migration changes it, so the file is read again only after a schema change.
+    private var schemaVersionChecked: Int64?
     let checkpointing: Checkpointing
 
     /// What a commit left in `ps_state`, and SQLite's data version right after it. While the data
@@ -74,6 +80,25 @@ final class Writer: @unchecked Sendable {
     deinit {
         checkpointing.drain()
         Glibc.close(notifyFD)
+    }
+
+    /// Sets the schema version this process declares: later writes refuse a file migrated past it.
+    func declareSchemaVersion(_ version: Int) {
+        mutex.lock()
+        defer { mutex.unlock() }
+        declaredSchemaVersion = version
+        schemaVersionChecked = nil
+    }
+
+    /// Refuses to write a file another process migrated past this process's declared schema
+    /// version: its views may no longer have the shape this process writes.
+    private func checkSchemaVersion(_ schemaVersion: Int64?) throws {
+        guard let declared = declaredSchemaVersion, schemaVersion == nil || schemaVersion != schemaVersionChecked else { return }
+        let (version, last) = try MigrationRunner.version(on: connection)
+        if version > declared {
+            throw TandemError.schemaMigrated(path: path, fileVersion: version, lastMigration: last, programVersion: declared)
+        }
+        schemaVersionChecked = schemaVersion
     }
 
     /// Runs `body` with the connection and the cross-process lock held, outside any transaction.
@@ -165,6 +190,7 @@ final class Writer: @unchecked Sendable {
         let commit: Commit?
         var told: Int64?
         do {
+            try checkSchemaVersion(schemaAtBegin)
             value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
             commit = try recordChanges(
                 rowsChanged: connection.totalChanges != changesBefore, schemaAtBegin: schemaAtBegin, commitsAtBegin: commitsAtBegin,

@@ -16,6 +16,12 @@ enum InternalTables {
     static let download = "ps_download"
     /// Transactions the backend refused for good, set aside (made at the first one).
     static let rejected = "ps_crud_rejected"
+    /// `ps_migrations(version, id, applied_at, uploads, ran)`: the migrations the file applied,
+    /// one row each (made at the first one).
+    static let migrations = "ps_migrations"
+    static let createMigrations = """
+        CREATE TABLE IF NOT EXISTS ps_migrations(version INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL, uploads TEXT NOT NULL, ran INTEGER NOT NULL)
+        """
 
     /// The stamp for a commit whose changed tables are not known: every live query refreshes.
     static let anyTable = "*"
@@ -62,6 +68,7 @@ enum InternalTables {
         case state: return "Tandem's counters"
         case untyped, download: return "Tandem's store of downloaded rows"
         case rejected: return "Tandem's set-aside uploads (transactions the backend refused)"
+        case migrations: return "Tandem's record of the migrations the file applied"
         default:
             let lowered = name.lowercased()
             if let table = declaredTable(ofDataTable: lowered) { return "the stored rows of table \(table)" }

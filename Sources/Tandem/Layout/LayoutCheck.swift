@@ -32,6 +32,13 @@ enum LayoutCheck {
             ["id/INTEGER/1", "tx_id/INTEGER/0", "data/TEXT/0", "error/TEXT/0", "rejected_at/REAL/0"],
             "id INTEGER PRIMARY KEY, tx_id INTEGER, data TEXT, error TEXT, rejected_at REAL", false
         ),
+        (
+            InternalTables.migrations, "Tandem's record of applied migrations (ps_migrations)",
+            ["version/INTEGER/1", "id/TEXT/0", "applied_at/REAL/0", "uploads/TEXT/0", "ran/INTEGER/0"],
+            "version INTEGER PRIMARY KEY, id TEXT, applied_at REAL, uploads TEXT, ran INTEGER", false
+        ),
+        // A temporary table (never in the file) while a migration fills a column.
+        (MigrationValues.table, "Tandem's values of a migration in progress (ps_migration_values)", ["id/TEXT/1", "v//0"], "id TEXT PRIMARY KEY, v", false),
     ]
 
     /// Everything wrong with the layout, in the order found. Reads only. `declared`: the schema

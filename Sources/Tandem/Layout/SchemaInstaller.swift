@@ -37,14 +37,15 @@ enum SchemaInstaller {
         }
     }
 
-    /// Creates Tandem's tables and brings views, triggers and indexes to `schema`.
+    /// Creates Tandem's tables and brings views, triggers and indexes to `schema`'s tables (its
+    /// migrations are ``MigrationRunner``'s), regenerating them even when they are current with `force`.
     /// - Throws: ``TandemError/invalidSchema(_:)`` on a name collision with an object Tandem did not create.
-    static func install(_ schema: Schema, in tx: Transaction) throws {
+    static func install(_ schema: Schema, in tx: Transaction, force: Bool = false) throws {
         try schema.validate()
         try tx.executeOwn(InternalTables.ddl)
         try UploadQueueRows.seedLastID(on: tx.connection)
         let stored = try storedSchema(tx)
-        if stored == schema, try layoutIsCurrent(tx) { return }
+        if !force, stored?.tables == schema.tables, try layoutIsCurrent(tx) { return }
         try checkCollisions(schema, stored: stored, in: tx)
 
         for old in stored?.tables ?? [] {
@@ -86,7 +87,7 @@ enum SchemaInstaller {
             }
             try createObjects(of: table, in: tx)
         }
-        try tx.store(.schema, String(decoding: schema.jsonData(), as: UTF8.self))
+        try tx.store(.schema, String(decoding: Schema(tables: schema.tables).jsonData(), as: UTF8.self))  // migrations: ps_migrations
         try tx.store(.layout, layoutVersion)
     }
 
@@ -133,7 +134,7 @@ enum SchemaInstaller {
         for sql in table.createTriggers + table.createIndexes { try tx.executeOwn(sql) }
     }
 
-    private static func dropObjects(of table: TableSchema, in tx: Transaction) throws {
+    static func dropObjects(of table: TableSchema, in tx: Transaction) throws {
         for kind in ["insert", "update", "delete"] {
             try tx.executeOwn("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
         }

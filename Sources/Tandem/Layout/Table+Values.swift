@@ -89,7 +89,7 @@ extension TableSchema {
 
     /// True when `stored` (an UPDATE's new value as `column` stores it) changes the stored `old`
     /// value: by value, and for reals by sign too (`-0.0` replaces `0.0`).
-    private func storedDiffers(_ stored: String, from old: String, _ column: ColumnSchema) -> String {
+    func storedDiffers(_ stored: String, from old: String, _ column: ColumnSchema) -> String {
         let differs = "\(old) IS NOT \(stored)"
         guard column.type == .real else { return differs }
         return "(\(differs) OR (\(old) = 0 AND atan2(\(old), -1) <> atan2(\(stored), -1)))"
@@ -124,10 +124,10 @@ extension TableSchema {
     /// when those read back as the same double (`2.5`, `0.1`), else with 18 (always exact);
     /// -0.0 as `-0.0`. An infinite real, which JSON cannot hold, aborts the statement with a
     /// message naming the column. Used in triggers only (`RAISE` needs one).
-    func realLiteral(_ e: String, column: ColumnSchema) -> String {
+    func realLiteral(_ e: String, column: ColumnSchema, in context: ExpressionContext = .trigger) -> String {
         """
         (CASE WHEN \(e) = 0 THEN (CASE WHEN atan2(\(e), -1) < 0 THEN '-0.0' ELSE '0.0' END) \
-        WHEN abs(\(e)) > \(Self.largestReal) THEN \(infiniteRefusal(column, .trigger)) \
+        WHEN abs(\(e)) > \(Self.largestReal) THEN \(infiniteRefusal(column, context)) \
         WHEN json_extract(printf('%!.15g', \(e)), '$') = \(e) THEN printf('%!.15g', \(e)) ELSE printf('%!.18g', \(e)) END)
         """
     }

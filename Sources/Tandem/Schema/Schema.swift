@@ -13,27 +13,44 @@ import Foundation
 /// ])
 /// ```
 ///
-/// As JSON: `{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"}],"indexes":[…],"localOnly":false,"insertOnly":false}]}`.
+/// As JSON: `{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"}],"indexes":[…],"localOnly":false,"insertOnly":false}],
+/// "migrations":[…]}` (``Migration``; the list may be left out).
 public struct Schema: Codable, Sendable, Equatable {
     /// The declared tables, each a view over its data table.
     public var tables: [TableSchema]
+    /// The migrations that bring a file stored by an earlier declaration to these tables, in
+    /// the order they run (``Migration``). Only ever appended to between versions of a program.
+    public var migrations: [Migration]
 
-    /// A schema of `tables`; ``validate()`` checks it (opening a database does).
-    public init(tables: [TableSchema]) { self.tables = tables }
+    /// A schema of `tables`, reached by `migrations`; ``validate()`` checks it (opening a database does).
+    public init(tables: [TableSchema], migrations: [Migration] = []) {
+        self.tables = tables
+        self.migrations = migrations
+    }
 
-    enum CodingKeys: String, CodingKey { case tables }
+    enum CodingKeys: String, CodingKey { case tables, migrations }
 
     public init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(["tables"], in: "the schema")
-        tables = try decoder.container(keyedBy: CodingKeys.self).decode([TableSchema].self, forKey: .tables)
+        try decoder.rejectUnknownKeys(["tables", "migrations"], in: "the schema")
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        tables = try c.decode([TableSchema].self, forKey: .tables)
+        migrations = try c.decodeIfPresent([Migration].self, forKey: .migrations) ?? []
         try resolveScopes()
     }
 
-    /// The schema as JSON (sorted keys).
+    /// Encodes `tables`, and `migrations` when there are any.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(tables, forKey: .tables)
+        if !migrations.isEmpty { try c.encode(migrations, forKey: .migrations) }
+    }
+
+    /// The schema as JSON (sorted keys). A ``Migration/Step/swift(name:run:)`` step has no JSON
+    /// form: a schema with one gives its tables only.
     public func jsonData() -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(self)) ?? Data("{}".utf8)
+        return (try? encoder.encode(self)) ?? (try? encoder.encode(Schema(tables: tables))) ?? Data("{}".utf8)
     }
 
     /// The table with this exact name, or nil.

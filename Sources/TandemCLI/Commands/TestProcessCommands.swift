@@ -135,3 +135,42 @@ enum BulkRecordsCommand {
         return 0
     }
 }
+
+/// A program of one version: opens DB with a schema file (its tables and migrations) and writes
+/// in a loop until a write fails (tests of version skew).
+enum SchemaWriterCommand {
+    static let command = CommandLineTool.Command(
+        name: "schema-writer", summary: "(internal) write with a declared schema until refused",
+        usage: """
+            Usage: tandem schema-writer DB --schema FILE SQL
+
+            Opens DB with FILE's schema (migrating it when FILE's list is longer), prints "open",
+            then runs SQL (`?` is the write's number) in its own write transaction again and again,
+            printing "wrote N" after each, until one fails: prints the error and exits with 3 for
+            a file migrated past FILE's version, 1 otherwise.
+
+            """, hidden: true, run: run)
+
+    static func run(_ words: [String]) throws -> Int32 {
+        let args = try Arguments(words, options: ["schema"])
+        try args.require(["DB", "SQL"])
+        guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
+        var configuration = Configuration()
+        BusyTimeoutOption.apply(to: &configuration)
+        let db = try SharedDatabase(path: args.positionals[0], schema: try Schema(contentsOf: URL(fileURLWithPath: schemaPath)), configuration: configuration)
+        defer { db.close() }
+        Output.write("open\n")
+        var count: Int64 = 0
+        while true {
+            do {
+                try db.write { tx in try tx.execute(args.positionals[1], [count + 1]) }
+            } catch let error as TandemError {
+                Output.write("refused: \(error)\n")
+                if case .schemaMigrated = error { return 3 }
+                return 1
+            }
+            count += 1
+            Output.write("wrote \(count)\n")
+        }
+    }
+}

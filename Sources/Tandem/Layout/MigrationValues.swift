@@ -1,0 +1,124 @@
+import Foundation
+
+/// The values a migration writes into one column: computed from the user's SQL over a view
+/// (``compute(_:where:over:into:of:onlyChanged:in:)``), or converted from the stored values of
+/// a column whose type changed, and written into the stored JSON by the write rule of the
+/// column's type (``TableSchema/storedValue(_:_:in:checkingText:)``): a value the column would
+/// refuse refuses the migration, naming its row.
+enum MigrationValues {
+    /// The temporary table holding computed values until ``write(_:of:queue:in:)``.
+    static let table = "ps_migration_values"
+    private static let values = "temp." + table
+
+    /// Evaluates `expression` for each row of `source`'s view matching `condition`, as
+    /// `column` of `table` stores it, into the temporary table; with `onlyChanged`, only rows
+    /// whose value differs from the view's current one.
+    /// - Throws: ``TandemError/invalidSQL(sql:reason:)`` for an expression or condition that is
+    ///   not one SQL expression; ``TandemError/invalidValue(_:)`` naming the first row whose
+    ///   value the column refuses.
+    static func compute(
+        _ expression: String, where condition: String?, over source: TableSchema, into column: ColumnSchema, of table: TableSchema,
+        onlyChanged: Bool, in tx: Transaction
+    ) throws {
+        let filter = "(\(condition ?? "1"))"
+        let select = "SELECT id, (\(expression)) FROM \(source.quotedName) WHERE \(filter)"
+        // The user's SQL, checked as the user's (one statement, Tandem's tables protected)
+        // before it is spliced into Tandem's own statement in the same place.
+        _ = try tx.connection.asUser { try tx.connection.prepare(select) }
+        let old = source.columns.contains { $0.name == column.name } ? SQLText.identifier(column.name) : "NULL"
+        let stored = table.storedValue("tandem_value", column, in: .query)
+        let changed = onlyChanged ? " WHERE \(table.storedDiffers("tandem_new", from: "tandem_old", column))" : ""
+        try tx.executeOwn("DROP TABLE IF EXISTS \(values); CREATE TEMP TABLE ps_migration_values(id TEXT PRIMARY KEY, v)")
+        do {
+            try tx.executeOwn(
+                """
+                WITH src(id, tandem_value, tandem_old) AS MATERIALIZED (SELECT id, (\(expression)), \(old) FROM \(source.quotedName) WHERE \(filter))
+                INSERT INTO \(values)(id, v) SELECT id, tandem_new FROM (SELECT id, \(stored) AS tandem_new, tandem_old FROM src)\(changed)
+                """)
+        } catch let error as SQLiteError where error.refusal != nil {
+            try refusedRow(select, column: column, of: table, in: tx)
+            throw error
+        }
+    }
+
+    /// Throws the refusal of the first row of `select` (id, value) whose value `column` refuses, naming the row.
+    private static func refusedRow(_ select: String, column: ColumnSchema, of table: TableSchema, in tx: Transaction) throws {
+        for row in try tx.connection.asUser({ try tx.fetchAll(select) }) {
+            do {
+                _ = try StoredValue.of(row[1], column: column, table: table, on: tx.connection)
+            } catch TandemError.invalidValue(var refusal) {
+                refusal.rowID = row[0].stringValue
+                refusal.message += " (row \(SQLText.literal(row[0].stringValue ?? "\(row[0])")))"
+                throw TandemError.invalidValue(refusal)
+            }
+        }
+    }
+
+    /// Writes the computed values into `table`'s stored rows (and, with `queue`, a PATCH entry
+    /// per row into the upload queue); returns how many rows.
+    static func write(_ column: ColumnSchema, of table: TableSchema, queue: Bool, in tx: Transaction) throws -> Int {
+        defer { try? tx.executeOwn("DROP TABLE IF EXISTS \(values)") }
+        let path = SQLText.literal("$." + column.name)
+        let json = jsonValue("f.v", column, of: table)
+        try tx.executeOwn(
+            "UPDATE \(table.quotedDataTable) AS d SET data = json_set(coalesce(d.data, '{}'), \(path), \(json)) FROM \(values) AS f WHERE d.id = f.id")
+        let written = Int(try tx.scalar("SELECT changes()").int64Value ?? 0)
+        if queue {
+            try tx.executeOwn(
+                """
+                INSERT INTO ps_crud(id, tx_id, data) SELECT \(InternalTables.nextCrudID) - 1 + row_number() OVER (ORDER BY f.id), \(InternalTables.nextTransactionID),
+                json_object('op', 'PATCH', 'type', ?, 'id', f.id, 'data', json_object(?, \(json))) FROM \(values) AS f ORDER BY f.id;
+                \(InternalTables.seedLastCrudID)
+                """, [table.name, column.name])
+        }
+        return written
+    }
+
+    /// Converts the stored values of `column` (of `table`, declared with its new type) that are
+    /// of another type, by the write rule; returns how many rows changed.
+    /// - Throws: ``TandemError/invalidValue(_:)`` naming the first row whose value does not convert exactly.
+    static func convertStored(_ column: ColumnSchema, of table: TableSchema, in tx: Transaction) throws -> Int {
+        let values = try StoredRowCheck.otherTypedValues(of: column, in: table, tx: tx)
+        let update = "UPDATE \(table.quotedDataTable) SET data = json_set(data, ?2, \(jsonValue("?1", column, of: table))) WHERE id = ?3"
+        for value in values {
+            guard let converted = value.converted else {
+                throw TandemError.invalidSchema(
+                    "\(table.name).\(column.name): \(value.shown) does not convert to \(column.type.rawValue) exactly (give the conversion with using, or rewrite the row first)")
+            }
+            try tx.executeOwn(update, [converted, "$." + column.name, value.id])
+        }
+        return values.count
+    }
+
+    /// Converts the values of `column` in pending uploads of `table` (queued or set aside) that
+    /// convert exactly by the write rule, and leaves the others as written; returns how many
+    /// entries changed.
+    static func convertPending(_ column: ColumnSchema, of table: TableSchema, in tx: Transaction) throws -> Int {
+        let path = SQLText.literal("$.data." + column.name)
+        var count = 0
+        for queue in [InternalTables.crud, InternalTables.rejected] {
+            guard try tx.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [queue]).int64Value == 1 else { continue }
+            let rows = try tx.fetchAll(
+                """
+                SELECT id, \(TableSchema.text("data", path: path)) FROM \(queue)
+                WHERE json_valid(data) AND data ->> '$.type' = ? AND json_type(data, \(path)) NOT IN ('null', ?)
+                """, [table.name, column.type.rawValue])
+            for row in rows {
+                // A value that does not convert uploads as it was written: the server decides, and
+                // a refusal sets it aside with the server's reason, as for any upload.
+                guard let converted = try? StoredValue.of(row[1], column: column, table: table, on: tx.connection) else { continue }
+                try tx.executeOwn(
+                    "UPDATE \(queue) SET data = json_set(data, ?2, \(jsonValue("?1", column, of: table))) WHERE id = ?3", [converted, "$.data." + column.name, row[0]])
+                count += 1
+            }
+        }
+        return count
+    }
+
+    /// The JSON `json_set` stores for `x` (a value of `column`'s type, or NULL): a real as its
+    /// exact literal (SQLite's JSON functions print 15 digits).
+    private static func jsonValue(_ x: String, _ column: ColumnSchema, of table: TableSchema) -> String {
+        guard column.type == .real else { return x }
+        return "(CASE WHEN \(x) IS NULL THEN NULL ELSE json(\(table.realLiteral(x, column: column, in: .query))) END)"
+    }
+}

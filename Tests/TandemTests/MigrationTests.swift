@@ -1,0 +1,348 @@
+import Foundation
+import Testing
+@testable import Tandem
+
+/// Versioned migrations: each runs once per file, in order, in one write transaction; renames,
+/// type changes, fills, drops, splits and merges keep every other value exactly; upload
+/// semantics are the migration's; a list that lost or reordered a migration, or an older
+/// program, is refused before anything changes; a running older program stops writing.
+@Suite struct MigrationTests {
+    static func notes(_ title: String = "title", extra: [ColumnSchema] = [], indexOn: String? = nil) -> TableSchema {
+        TableSchema(
+            name: "notes", columns: [.text(title), .integer("n"), .real("r")] + extra,
+            indexes: [IndexSchema(name: "by_text", columns: [indexOn ?? title])])
+    }
+
+    static let v1 = Schema(tables: [notes()])
+    static let rename = Migration("rename-title", uploads: .none, steps: [.renameColumn(table: "notes", from: "title", to: "heading")])
+    static let v2 = Schema(tables: [notes("heading")], migrations: [rename])
+
+    /// The data promise's adversarial values: one row per value, in every column.
+    static let texts: [String?] = [
+        "", "a\u{0}b", "\u{0}", "\u{1}\u{1f}\t\r\n", "{\"a\":1}", "[1,2]", "null", "true", "12", "-0.0", "é e\u{301}", "\\u0000", "\u{e000}1", "🙂", nil,
+    ]
+    static let ints: [Int64?] = [Int64.min, Int64.max, 0, -1, 9_007_199_254_740_993, nil]
+    static let reals: [Double?] = [-0.0, 2.0, 0.1, 0.30000000000000004, 1.7976931348623157e308, 5e-324, -1.5, 123456789.12345679, 1e-7, nil]
+
+    static func seed(_ db: SharedDatabase) throws {
+        let count = max(texts.count, ints.count, reals.count)
+        try db.write { tx in
+            for i in 0..<count {
+                try tx.execute(
+                    "INSERT INTO notes(id, title, n, r) VALUES (?, ?, ?, ?)",
+                    [
+                        DatabaseValue.text("row\(i)"), texts[i % texts.count].map(DatabaseValue.text) ?? .null,
+                        ints[i % ints.count].map(DatabaseValue.integer) ?? .null, reals[i % reals.count].map(DatabaseValue.real) ?? .null,
+                    ])
+            }
+        }
+    }
+
+    /// Every row as the view reads it, reals by their bits, so that -0.0 differs from 0.0.
+    static func rows(_ db: SharedDatabase, columns: String) throws -> [[String]] {
+        try db.read { tx in
+            try tx.fetchAll("SELECT id, \(columns) FROM notes ORDER BY id").map { row in
+                row.values.map { value in
+                    switch value {
+                    case .real(let real): "real \(real.bitPattern)"
+                    case .text(let text): "text \(Array(text.utf8))"
+                    default: "\(value)"
+                    }
+                }
+            }
+        }
+    }
+
+    static func pendingEntries(_ db: SharedDatabase) throws -> [String] {
+        try db.read { tx in try tx.fetchAll("SELECT data FROM ps_crud ORDER BY id").map { $0[0].stringValue ?? "" } }
+    }
+
+    @Test func aRenameMovesEveryValueExactlyAndRewritesPendingUploads() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try Self.seed(db)
+        try db.write { tx in try tx.execute("UPDATE notes SET title = 'pending edit' WHERE id = 'row3'") }
+        let before = try Self.rows(db, columns: "title, n, r")
+        let queuedBefore = try Self.pendingEntries(db)
+        db.close()
+
+        db = try SharedDatabase(path: path, schema: Self.v2)
+        defer { db.close() }
+        #expect(try Self.rows(db, columns: "heading, n, r") == before)
+        #expect(try db.schemaVersion() == 1)
+        #expect(try db.migrationHistory().map(\.id) == ["rename-title"])
+        #expect(try db.migrationHistory().first?.ran == true)
+        // The queued PATCH of the renamed column now names it by its new name, with its value.
+        let queued = try Self.pendingEntries(db)
+        #expect(queued.count == queuedBefore.count)
+        let patch = try #require(queued.last)
+        #expect(patch.contains("\"heading\":\"pending edit\""), "\(patch)")
+        #expect(!patch.contains("\"title\""), "\(patch)")
+        // The index follows; the old column is gone from the view.
+        #expect(throws: SQLiteError.self) { try db.read { tx in try tx.fetchAll("SELECT title FROM notes") } }
+        let plan = try db.read { tx in try tx.fetchAll("EXPLAIN QUERY PLAN SELECT id FROM notes WHERE heading = 'x'").map { $0[3].stringValue ?? "" } }
+        #expect(plan.joined().contains("ps_index__notes__by_text"), "\(plan)")
+    }
+
+    @Test func aMigrationRunsOncePerFileEvenWhenManyProcessesOpenItAtOnce() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in
+            for i in 0..<200 { try tx.execute("INSERT INTO notes(id, title, n) VALUES (?, ?, ?)", ["r\(i)", "Title \(i)", i]) }
+        }
+        let queued = try db.uploadQueue.pendingCount()
+        db.close()
+        let fix = Migration("lowercase", uploads: .changes, steps: [.fill(table: "notes", column: "title", value: "lower(title)", where: "n % 2 = 0")])
+        let file = try dir.schemaFile(Schema(tables: [Self.notes()], migrations: [fix]), name: "v2.json")
+        let opens = try (0..<4).map { _ in try Spawned(["init", path, "--schema", file]) }
+        for open in opens { #expect(try open.wait(timeout: 60) == 0, "\(open.stderr)") }
+
+        let after = try SharedDatabase(path: path)
+        defer { after.close() }
+        #expect(try after.migrationHistory().map(\.id) == ["lowercase"])
+        // One PATCH per row the fix changed, from one process only.
+        #expect(try after.uploadQueue.pendingCount() == queued + 100)
+        #expect(try after.read { tx in try tx.scalar("SELECT count(*) FROM notes WHERE title = lower(title)").int64Value } == 100)
+    }
+
+    @Test func uploadsFollowTheMigrationsDeclaration() throws {
+        for uploads in [Migration.Uploads.none, .changes] {
+            let dir = try TemporaryDirectory()
+            let path = dir.path("a.db")
+            var db = try SharedDatabase(path: path, schema: Self.v1)
+            try Self.seed(db)
+            let queuedBefore = try db.uploadQueue.pendingCount()
+            db.close()
+            let backfill = Migration(
+                "slug", uploads: uploads,
+                steps: [
+                    .fill(table: "notes", column: "slug", value: "upper(title)", where: "title IS NOT NULL"),
+                    .sql("UPDATE notes SET n = 7 WHERE id = 'row1'"),
+                ])
+            db = try SharedDatabase(path: path, schema: Schema(tables: [Self.notes(extra: [.text("slug")])], migrations: [backfill]))
+            defer { db.close() }
+            let filled = try db.read { tx in try tx.scalar("SELECT count(*) FROM notes WHERE slug IS NOT NULL").int64Value ?? 0 }
+            #expect(filled == Int64(Self.texts.compactMap { $0 }.count))
+            #expect(try db.read { tx in try tx.scalar("SELECT n FROM notes WHERE id = 'row1'").int64Value } == 7)
+            let queued = try db.uploadQueue.pendingCount() - queuedBefore
+            #expect(queued == (uploads == .none ? 0 : Int(filled) + 1), "uploads \(uploads)")
+            // NUL survives the fill into the stored JSON and the PATCH.
+            #expect(try db.read { tx in try tx.scalar("SELECT slug FROM notes WHERE id = 'row1'").stringValue } == "A\u{0}B")
+        }
+    }
+
+    @Test func aTypeChangeConvertsExactlyOrRefusesNamingTheRowAndChangesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in
+            try tx.execute("INSERT INTO notes(id, title) VALUES ('a', '12'), ('b', ' 7 '), ('c', '1e3'), ('d', NULL), ('bad', '2.5')")
+            try tx.execute("UPDATE notes SET title = '-3' WHERE id = 'a'")
+        }
+        db.close()
+        let retype = Migration("title-int", uploads: .none, steps: [.changeType(table: "notes", column: "title", to: .integer)])
+        let v2 = Schema(tables: [TableSchema(name: "notes", columns: [.integer("title"), .integer("n"), .real("r")])], migrations: [retype])
+        let refusal = #expect(throws: TandemError.self) { try SharedDatabase(path: path, schema: v2) }
+        let message = "\(refusal.map { "\($0)" } ?? "")"
+        #expect(message.contains("title-int") && message.contains("row 'bad'") && message.contains("2.5"), "\(message)")
+        db = try SharedDatabase(path: path)
+        #expect(try db.schemaVersion() == 0)
+        #expect(try db.read { tx in try tx.scalar("SELECT typeof(title) FROM notes WHERE id = 'a'").stringValue } == "text")
+        try db.write { tx in try tx.execute("DELETE FROM notes WHERE id = 'bad'") }
+        db.close()
+
+        db = try SharedDatabase(path: path, schema: v2)
+        defer { db.close() }
+        let values = try db.read { tx in try tx.fetchAll("SELECT id, title, typeof(title) FROM notes ORDER BY id").map { "\($0[0]) \($0[1]) \($0[2])" } }
+        #expect(values == ["a -3 integer", "b 7 integer", "c 1000 integer", "d NULL null"].map { $0.replacingOccurrences(of: "NULL", with: "\(DatabaseValue.null)") })
+        // The pending PATCH of 'a' carries the converted value.
+        #expect(try Self.pendingEntries(db).contains { $0.contains("\"title\":-3") })
+    }
+
+    @Test func aConversionWithUsingReadsTheOldValues() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('a', 'x12'), ('b', 'x-9007199254740993')") }
+        db.close()
+        let retype = Migration("code", uploads: .none, steps: [.changeType(table: "notes", column: "title", to: .integer, using: "CAST(substr(title, 2) AS INTEGER)")])
+        db = try SharedDatabase(path: path, schema: Schema(tables: [TableSchema(name: "notes", columns: [.integer("title"), .integer("n"), .real("r")])], migrations: [retype]))
+        defer { db.close() }
+        #expect(try db.read { tx in try tx.fetchAll("SELECT title FROM notes ORDER BY id").map(\.[0]) } == [.integer(12), .integer(-9_007_199_254_740_993)])
+    }
+
+    @Test func dropsNeedTheirFlagAndRemoveOnlyWhatTheyName() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Schema(tables: [Self.notes(), TableSchema(name: "old", columns: [.text("v")])]))
+        try Self.seed(db)
+        try db.write { tx in try tx.execute("INSERT INTO old(id, v) VALUES ('o', 'gone')") }
+        let before = try Self.rows(db, columns: "title, n")
+        db.close()
+        let after = Schema(tables: [TableSchema(name: "notes", columns: [.text("title"), .integer("n")], indexes: [IndexSchema(name: "by_text", columns: ["title"])])])
+        for (flag, step) in [
+            ("discardValues", Migration.Step.dropColumn(table: "notes", column: "r", discardValues: false)), ("discardRows", .dropTable(table: "old", discardRows: false)),
+        ] {
+            var withoutFlag = after
+            withoutFlag.migrations = [Migration("drop", uploads: .none, steps: [step])]
+            let refusal = #expect(throws: TandemError.self) { try SharedDatabase(path: path, schema: withoutFlag) }
+            #expect("\(refusal.map { "\($0)" } ?? "")".contains(flag))
+        }
+        var dropping = after
+        dropping.migrations = [
+            Migration("drop", uploads: .none, steps: [.dropColumn(table: "notes", column: "r", discardValues: true), .dropTable(table: "old", discardRows: true)])
+        ]
+        db = try SharedDatabase(path: path, schema: dropping)
+        defer { db.close() }
+        #expect(try Self.rows(db, columns: "title, n") == before)
+        #expect(try db.read { tx in try tx.scalar("SELECT count(*) FROM ps_data__notes WHERE json_type(data, '$.r') IS NOT NULL").int64Value } == 0)
+        #expect(try db.read { tx in try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'ps_data__old'").int64Value } == 0)
+    }
+
+    @Test func aTableRenameCarriesRowsIndexesAndPendingUploads() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try Self.seed(db)
+        let before = try Self.rows(db, columns: "title, n, r")
+        let queued = try Self.pendingEntries(db).count
+        db.close()
+        let renamed = TableSchema(name: "memos", columns: [.text("title"), .integer("n"), .real("r")], indexes: [IndexSchema(name: "by_text", columns: ["title"])])
+        db = try SharedDatabase(path: path, schema: Schema(tables: [renamed], migrations: [Migration("memos", uploads: .none, steps: [.renameTable(from: "notes", to: "memos")])]))
+        defer { db.close() }
+        let after = try db.read { tx in try tx.fetchAll("SELECT count(*) FROM memos").first?[0].int64Value }
+        #expect(after == Int64(before.count))
+        let entries = try Self.pendingEntries(db)
+        #expect(entries.count == queued && entries.allSatisfy { $0.contains("\"type\":\"memos\"") })
+        #expect(throws: SQLiteError.self) { try db.read { tx in try tx.fetchAll("SELECT * FROM notes") } }
+    }
+
+    @Test func aSplitAndAMergeMoveRowsWithTheirIDs() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try Self.seed(db)
+        let before = try Self.rows(db, columns: "title, n")
+        db.close()
+        // Split: n moves into its own table, keyed by the same id.
+        let counts = TableSchema(name: "counts", columns: [.integer("n")])
+        let split = Migration(
+            "split", uploads: .none,
+            steps: [.copyRows(from: "notes", into: "counts", columns: ["n": "n"]), .dropColumn(table: "notes", column: "n", discardValues: true)])
+        let v2 = Schema(tables: [TableSchema(name: "notes", columns: [.text("title"), .real("r")]), counts], migrations: [split])
+        db = try SharedDatabase(path: path, schema: v2)
+        let joined = try db.read { tx in
+            try tx.fetchAll("SELECT notes.id, notes.title, counts.n FROM notes JOIN counts USING (id) ORDER BY notes.id").map { row in
+                [row[0], row[1], row[2]].map { value -> String in
+                    if case .text(let text) = value { return "text \(Array(text.utf8))" }
+                    return "\(value)"
+                }
+            }
+        }
+        #expect(joined == before)
+        db.close()
+        // Merge back: n returns to notes, counts leaves.
+        let merge = Migration(
+            "merge", uploads: .none,
+            steps: [
+                .fill(table: "notes", column: "n", value: "(SELECT n FROM counts WHERE counts.id = notes.id)"),
+                .dropTable(table: "counts", discardRows: true),
+            ])
+        db = try SharedDatabase(path: path, schema: Schema(tables: [Self.notes()], migrations: [split, merge]))
+        defer { db.close() }
+        #expect(try Self.rows(db, columns: "title, n") == before)
+    }
+
+    @Test func listsThatLostOrReorderedAMigrationAndOlderProgramsAreRefusedBeforeAnythingChanges() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let a = Migration("a", uploads: .none, steps: [.sql("UPDATE notes SET n = 1")])
+        let b = Migration("b", uploads: .none, steps: [.sql("UPDATE notes SET n = 2")])
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('x', 'y')") }
+        db.close()
+        db = try SharedDatabase(path: path, schema: Schema(tables: Self.v1.tables, migrations: [a, b]))
+        #expect(try db.read { tx in try tx.scalar("SELECT n FROM notes").int64Value } == 2)
+        db.close()
+        let c = Migration("c", uploads: .none, steps: [.sql("UPDATE notes SET n = 3")])
+        let cases: [([Migration], String)] = [
+            ([b, a, c], "only ever appended"),
+            ([a, c], "no longer lists 'b'"),
+            ([a, b, c, c], "two migrations have the id 'c'"),
+            ([a], "schema version 2"),
+            ([], "schema version 2"),
+        ]
+        for (list, expected) in cases {
+            let refusal = #expect(throws: TandemError.self) { try SharedDatabase(path: path, schema: Schema(tables: Self.v1.tables, migrations: list)) }
+            #expect("\(refusal.map { "\($0)" } ?? "")".contains(expected), "\(list.map(\.id)): \(refusal.map { "\($0)" } ?? "")")
+        }
+        db = try SharedDatabase(path: path)
+        defer { db.close() }
+        #expect(try db.migrationHistory().map(\.id) == ["a", "b"])
+        #expect(try db.read { tx in try tx.scalar("SELECT n FROM notes").int64Value } == 2)
+    }
+
+    @Test func aMigrationThatFailsHalfWayChangesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try Self.seed(db)
+        let before = try Self.rows(db, columns: "title, n, r")
+        let queued = try Self.pendingEntries(db)
+        db.close()
+        let failing = Migration(
+            "half", uploads: .changes,
+            steps: [
+                .renameColumn(table: "notes", from: "title", to: "heading"),
+                .fill(table: "notes", column: "n", value: "CASE WHEN id = 'row4' THEN 'not a number' ELSE 5 END"),
+            ])
+        let refusal = #expect(throws: TandemError.self) { try SharedDatabase(path: path, schema: Schema(tables: [Self.notes("heading")], migrations: [failing])) }
+        let message = "\(refusal.map { "\($0)" } ?? "")"
+        #expect(message.contains("'half'") && message.contains("fill notes.n") && message.contains("row 'row4'") && message.contains("not a number"), "\(message)")
+        db = try SharedDatabase(path: path)
+        defer { db.close() }
+        #expect(try db.schemaVersion() == 0)
+        #expect(try Self.rows(db, columns: "title, n, r") == before)
+        #expect(try Self.pendingEntries(db) == queued)
+    }
+
+    @Test func aNewFileRecordsItsMigrationsWithoutRunningThem() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: Self.v2)
+        defer { db.close() }
+        let history = try db.migrationHistory()
+        #expect(history.map(\.id) == ["rename-title"] && history.allSatisfy { !$0.ran })
+        #expect(try db.read { tx in try tx.fetchAll("SELECT heading FROM notes") }.isEmpty)
+    }
+
+    @Test func aRunningOlderProgramIsToldOnItsNextWrite() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let old = try SharedDatabase(path: path, schema: Self.v1)
+        defer { old.close() }
+        try old.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('x', 'y')") }
+        let new = try SharedDatabase(path: path, schema: Self.v2)
+        defer { new.close() }
+        let refusal = #expect(throws: TandemError.self) { try old.write { tx in try tx.execute("INSERT INTO notes(id, heading) VALUES ('z', 'w')") } }
+        #expect(refusal == .schemaMigrated(path: path, fileVersion: 1, lastMigration: "rename-title", programVersion: 0))
+        try new.write { tx in try tx.execute("INSERT INTO notes(id, heading) VALUES ('z', 'w')") }
+        #expect(try new.read { tx in try tx.scalar("SELECT count(*) FROM notes").int64Value } == 2)
+    }
+
+    @Test func aDryRunReportsThePlanAndLeavesTheFileAsItWas() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try Self.seed(db)
+        db.close()
+        db = try SharedDatabase(path: path)
+        defer { db.close() }
+        let report = try db.migrate(to: Self.v2, dryRun: true)
+        #expect(report.fromVersion == 0 && report.toVersion == 1 && report.ran == ["rename-title"])
+        #expect(report.steps.first?.rowsChanged == Self.texts.count, "\(report)")
+        #expect(try db.schemaVersion() == 0)
+        #expect(try db.read { tx in try tx.fetchAll("SELECT title FROM notes") }.count == Self.texts.count)
+    }
+}
