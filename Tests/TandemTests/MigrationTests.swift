@@ -133,6 +133,63 @@ import Testing
         }
     }
 
+    /// Generated values of every type, copied by a fill into new columns of the same types and
+    /// renamed: each reads back identically, and each PATCH the fill queued carries it exactly.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func generatedValuesSurviveFillsAndRenamesExactly(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let pieces = ["a", "\u{0}", "\u{1}", "\\", "\"", "{", "}", "[", ":", ",", "null", "é", "🙂", "\u{e000}", "\u{7f}", " ", "\n", "0", "-"]
+        func text() -> String { (0..<Int.random(in: 0...8, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        func real() -> Double {
+            switch Int.random(in: 0...3, using: &random) {
+            case 0: Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random) & ~(0x7FF << 52) | (UInt64.random(in: 1...2046, using: &random) << 52))
+            case 1: [-0.0, 2.0, 0.1, 5e-324, 1.7976931348623157e308][Int.random(in: 0...4, using: &random)]
+            default: Double(Int64.random(in: -1_000_000...1_000_000, using: &random)) / 7
+            }
+        }
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in
+            for i in 0..<300 {
+                try tx.execute(
+                    "INSERT INTO notes(id, title, n, r) VALUES (?, ?, ?, ?)",
+                    [
+                        DatabaseValue.text("g\(i)"), i % 11 == 0 ? .null : .text(text()),
+                        i % 13 == 0 ? .null : .integer(Int64.random(in: Int64.min...Int64.max, using: &random)), i % 17 == 0 ? .null : .real(real()),
+                    ])
+            }
+        }
+        let before = try Self.rows(db, columns: "title, n, r")
+        let queued = try Self.pendingEntries(db).count
+        db.close()
+        let copy = Migration(
+            "copy", uploads: .changes,
+            steps: [
+                .fill(table: "notes", column: "t2", value: "title"), .fill(table: "notes", column: "n2", value: "n"), .fill(table: "notes", column: "r2", value: "r"),
+                .renameColumn(table: "notes", from: "title", to: "heading"),
+            ])
+        let v2 = Schema(tables: [Self.notes("heading", extra: [.text("t2"), .integer("n2"), .real("r2")])], migrations: [copy])
+        db = try SharedDatabase(path: path, schema: v2)
+        defer { db.close() }
+        #expect(try Self.rows(db, columns: "heading, n, r") == before)
+        #expect(try Self.rows(db, columns: "t2, n2, r2") == before)
+        // The PATCH entries hold the same values (NULLs write nothing: the row reads NULL already).
+        let (keys, differing) = try db.read { tx in
+            let keys = try tx.scalar("SELECT count(*) FROM ps_crud AS c, json_each(c.data, '$.data') AS e WHERE c.id > ?", [queued]).int64Value
+            let differing = try tx.scalar(
+                """
+                SELECT count(*) FROM ps_crud AS c, json_each(c.data, '$.data') AS e JOIN ps_data__notes AS d ON d.id = c.data ->> '$.id'
+                WHERE c.id > ? AND (c.data -> ('$.data.' || e.key)) IS NOT (d.data -> ('$.' || e.key))
+                """, [queued]
+            ).int64Value
+            return (keys, differing)
+        }
+        let expected = before.reduce(0) { total, row in total + row.dropFirst().filter { $0 != "\(DatabaseValue.null)" }.count }
+        #expect(keys == Int64(expected))
+        #expect(differing == 0)
+    }
+
     @Test func aTypeChangeConvertsExactlyOrRefusesNamingTheRowAndChangesNothing() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")

@@ -98,7 +98,9 @@ public final class SharedDatabase: Sendable {
                 _ = try writer.write { try UploadQueueRows.seedLastID(on: $0.connection) }
             }
             guard let resolved = schema ?? stored else { throw TandemError.notInitialized(path: path) }
-            writer?.declareSchemaVersion(schema?.migrations.count ?? applied.count)
+            // A program that declares a schema writes its layout: a file migrated past it is refused.
+            // One that opened with the stored schema runs SQL through whatever views the file has.
+            if let schema { writer?.declareSchemaVersion(schema.migrations.count) }
             return resolved
         }
     }

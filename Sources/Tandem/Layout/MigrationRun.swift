@@ -301,8 +301,9 @@ struct MigrationRun {
     /// removed where `from` is absent.
     private static func renamedKey(from: String, to: String, in json: String) -> String {
         let old = SQLText.literal("$." + from), new = SQLText.literal("$." + to)
-        return "(CASE WHEN json_type(\(json), \(old)) IS NULL THEN json_remove(\(json), \(new)) "
-            + "ELSE json_set(json_remove(\(json), \(old)), \(new), json(\(json) -> \(old))) END)"
+        // `->` gives the value's JSON text with JSON's subtype, which json_set takes as JSON.
+        return "(CASE WHEN \(json) -> \(old) IS NULL THEN json_remove(\(json), \(new)) "
+            + "ELSE json_set(json_remove(\(json), \(old)), \(new), \(json) -> \(old)) END)"
     }
 
     /// True when the JSON object `json` has the key `key` (or `other`).

@@ -9,10 +9,17 @@ enum MigrationValues {
     /// The temporary table holding computed values until ``write(_:of:queue:in:)``.
     static let table = "ps_migration_values"
     private static let values = "temp." + table
+    /// The temporary view a computation reads, `source`'s columns with the data table's rowid.
+    private static let sourceViewName = "ps_migration_source"
+    private static let sourceView = "temp." + sourceViewName
 
     /// Evaluates `expression` for each row of `source`'s view matching `condition`, as
-    /// `column` of `table` stores it, into the temporary table; with `onlyChanged`, only rows
-    /// whose value differs from the view's current one.
+    /// `column` of `table` stores it, into the temporary table (by the data table's rowid); with
+    /// `onlyChanged`, only rows whose value differs from the view's current one.
+    ///
+    /// The expression is evaluated once per row, over a temporary view that reads like
+    /// `source`'s with the data table's rowid beside (the write rule, which reads its argument
+    /// up to four times, runs over the stored result); the rows are then written in rowid order.
     /// - Throws: ``TandemError/invalidSQL(sql:reason:)`` for an expression or condition that is
     ///   not one SQL expression; ``TandemError/invalidValue(_:)`` naming the first row whose
     ///   value the column refuses.
@@ -25,19 +32,24 @@ enum MigrationValues {
         // The user's SQL, checked as the user's (one statement, Tandem's tables protected)
         // before it is spliced into Tandem's own statement in the same place.
         _ = try tx.connection.asUser { try tx.connection.prepare(select) }
+        let names = (["id"] + source.columns.map(\.name)).map(SQLText.identifier).joined(separator: ", ")
+        let extracts = (["d.id"] + source.columns.map { source.extract($0, from: "d.data") }).joined(separator: ", ")
         let old = source.columns.contains { $0.name == column.name } ? SQLText.identifier(column.name) : "NULL"
-        let stored = table.storedValue("tandem_value", column, in: .query)
-        let changed = onlyChanged ? " WHERE \(table.storedDiffers("tandem_new", from: "tandem_old", column))" : ""
-        try tx.executeOwn("DROP TABLE IF EXISTS \(values); CREATE TEMP TABLE ps_migration_values(id TEXT PRIMARY KEY, v)")
+        try tx.executeOwn(
+            """
+            DROP VIEW IF EXISTS \(sourceView); CREATE TEMP VIEW \(sourceViewName)(ps_rowid, \(names)) AS SELECT d.rowid, \(extracts) FROM \(source.quotedDataTable) AS d;
+            DROP TABLE IF EXISTS \(values); CREATE TEMP TABLE \(Self.table)(rid INTEGER PRIMARY KEY, v, o);
+            INSERT INTO \(values)(rid, v, o) SELECT ps_rowid, (\(expression)), \(old) FROM \(sourceView) AS \(source.quotedName) WHERE \(filter);
+            DROP VIEW \(sourceView)
+            """)
         do {
-            try tx.executeOwn(
-                """
-                WITH src(id, tandem_value, tandem_old) AS MATERIALIZED (SELECT id, (\(expression)), \(old) FROM \(source.quotedName) WHERE \(filter))
-                INSERT INTO \(values)(id, v) SELECT id, tandem_new FROM (SELECT id, \(stored) AS tandem_new, tandem_old FROM src)\(changed)
-                """)
+            try tx.executeOwn("UPDATE \(values) SET v = \(table.storedValue("v", column, in: .query))")
         } catch let error as SQLiteError where error.refusal != nil {
             try refusedRow(select, column: column, of: table, in: tx)
             throw error
+        }
+        if onlyChanged {
+            try tx.executeOwn("DELETE FROM \(values) WHERE (\(table.storedDiffers("v", from: "o", column))) IS NOT 1")
         }
     }
 
@@ -59,15 +71,16 @@ enum MigrationValues {
     static func write(_ column: ColumnSchema, of table: TableSchema, queue: Bool, in tx: Transaction) throws -> Int {
         defer { try? tx.executeOwn("DROP TABLE IF EXISTS \(values)") }
         let path = SQLText.literal("$." + column.name)
-        let json = jsonValue("f.v", column, of: table)
+        let value = { (row: String) in jsonValue("(SELECT \(jsonText("f.v", column, of: table)) FROM \(values) AS f WHERE f.rid = \(row))", column) }
         try tx.executeOwn(
-            "UPDATE \(table.quotedDataTable) AS d SET data = json_set(coalesce(d.data, '{}'), \(path), \(json)) FROM \(values) AS f WHERE d.id = f.id")
+            "UPDATE \(table.quotedDataTable) SET data = json_set(coalesce(data, '{}'), \(path), \(value("\(table.quotedDataTable).rowid"))) WHERE rowid IN (SELECT rid FROM \(values))"
+        )
         let written = Int(try tx.scalar("SELECT changes()").int64Value ?? 0)
         if queue {
             try tx.executeOwn(
                 """
-                INSERT INTO ps_crud(id, tx_id, data) SELECT \(InternalTables.nextCrudID) - 1 + row_number() OVER (ORDER BY f.id), \(InternalTables.nextTransactionID),
-                json_object('op', 'PATCH', 'type', ?, 'id', f.id, 'data', json_object(?, \(json))) FROM \(values) AS f ORDER BY f.id;
+                INSERT INTO ps_crud(id, tx_id, data) SELECT \(InternalTables.nextCrudID) - 1 + row_number() OVER (ORDER BY d.id), \(InternalTables.nextTransactionID),
+                json_object('op', 'PATCH', 'type', ?, 'id', d.id, 'data', json_object(?, \(value("d.rowid")))) FROM \(values) AS g JOIN \(table.quotedDataTable) AS d ON d.rowid = g.rid ORDER BY d.id;
                 \(InternalTables.seedLastCrudID)
                 """, [table.name, column.name])
         }
@@ -79,7 +92,7 @@ enum MigrationValues {
     /// - Throws: ``TandemError/invalidValue(_:)`` naming the first row whose value does not convert exactly.
     static func convertStored(_ column: ColumnSchema, of table: TableSchema, in tx: Transaction) throws -> Int {
         let values = try StoredRowCheck.otherTypedValues(of: column, in: table, tx: tx)
-        let update = "UPDATE \(table.quotedDataTable) SET data = json_set(data, ?2, \(jsonValue("?1", column, of: table))) WHERE id = ?3"
+        let update = "UPDATE \(table.quotedDataTable) SET data = json_set(data, ?2, \(jsonValue(jsonText("?1", column, of: table), column))) WHERE id = ?3"
         for value in values {
             guard let converted = value.converted else {
                 throw TandemError.invalidSchema(
@@ -108,17 +121,23 @@ enum MigrationValues {
                 // a refusal sets it aside with the server's reason, as for any upload.
                 guard let converted = try? StoredValue.of(row[1], column: column, table: table, on: tx.connection) else { continue }
                 try tx.executeOwn(
-                    "UPDATE \(queue) SET data = json_set(data, ?2, \(jsonValue("?1", column, of: table))) WHERE id = ?3", [converted, "$.data." + column.name, row[0]])
+                    "UPDATE \(queue) SET data = json_set(data, ?2, \(jsonValue(jsonText("?1", column, of: table), column))) WHERE id = ?3",
+                    [converted, "$.data." + column.name, row[0]])
                 count += 1
             }
         }
         return count
     }
 
-    /// The JSON `json_set` stores for `x` (a value of `column`'s type, or NULL): a real as its
-    /// exact literal (SQLite's JSON functions print 15 digits).
-    private static func jsonValue(_ x: String, _ column: ColumnSchema, of table: TableSchema) -> String {
+    /// `x` as the JSON text of the value `column` stores (a real as its exact literal: SQLite's
+    /// JSON functions print 15 digits), or as it is for the other types.
+    private static func jsonText(_ x: String, _ column: ColumnSchema, of table: TableSchema) -> String {
         guard column.type == .real else { return x }
-        return "(CASE WHEN \(x) IS NULL THEN NULL ELSE json(\(table.realLiteral(x, column: column, in: .query))) END)"
+        return "(CASE WHEN \(x) IS NULL THEN 'null' ELSE \(table.realLiteral(x, column: column, in: .query)) END)"
+    }
+
+    /// What `json_set` is given for a ``jsonText(_:_:of:)``: a real's text read as JSON.
+    private static func jsonValue(_ text: String, _ column: ColumnSchema) -> String {
+        column.type == .real ? "json(\(text))" : text
     }
 }
