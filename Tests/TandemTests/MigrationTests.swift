@@ -388,6 +388,26 @@ import Testing
         #expect(try new.read { tx in try tx.scalar("SELECT count(*) FROM notes").int64Value } == 2)
     }
 
+    /// A live query of the older program whose column the migration renamed ends with the
+    /// typed error; one that still reads (every column) gets the new schema's rows.
+    @Test func liveQueriesOfARunningOlderProgramEndWithTheTypedError() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let old = try SharedDatabase(path: path, schema: Self.v1)
+        defer { old.close() }
+        try await old.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('x', 'y')") }
+        var byName = old.watch("SELECT title FROM notes").makeAsyncIterator()
+        var everything = old.watch("SELECT * FROM notes").makeAsyncIterator()
+        #expect(try await byName.next(within: 10, "the first result")?.first?["title"] == .text("y"))
+        #expect(try await everything.next(within: 10, "the first result")?.first?["title"] == .text("y"))
+        let new = try SharedDatabase(path: path, schema: Self.v2)
+        defer { new.close() }
+        await #expect(throws: TandemError.schemaMigrated(path: path, fileVersion: 1, lastMigration: "rename-title", programVersion: 0)) {
+            _ = try await byName.next(within: 10, "the end of the renamed column's query")
+        }
+        #expect(try await everything.next(within: 10, "the rows after the migration")?.first?["heading"] == .text("y"))
+    }
+
     @Test func aDryRunReportsThePlanAndLeavesTheFileAsItWas() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")

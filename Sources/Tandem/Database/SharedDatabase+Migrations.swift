@@ -49,5 +49,17 @@ extension SharedDatabase {
     }
 }
 
+extension SharedDatabase {
+    /// ``TandemError/schemaMigrated(path:fileVersion:lastMigration:programVersion:)`` when another
+    /// program migrated the file past the schema this one declared, else nil: what a read that
+    /// failed (a live query whose column was renamed) ends with instead of SQLite's message.
+    func migratedPastDeclaredSchema() -> TandemError? {
+        guard let declared = writer?.declaredSchemaVersion.load(ordering: .relaxed), declared >= 0,
+            let (version, last) = try? readers.read({ try MigrationRunner.version(on: $0) }), version > declared
+        else { return nil }
+        return .schemaMigrated(path: path, fileVersion: version, lastMigration: last, programVersion: declared)
+    }
+}
+
 /// Rolls a dry run's transaction back.
 private struct DryRun: Error {}

@@ -27,9 +27,9 @@ final class Writer: @unchecked Sendable {
     /// True once the file holds the upload queue (a new file's first write creates it), guarded
     /// by `mutex`.
     private var hasUploadQueue = false
-    /// The schema version (migrations applied) this process declares, guarded by `mutex`; nil
-    /// until the open set it. A write finds a file migrated past it refused.
-    private var declaredSchemaVersion: Int?
+    /// The schema version (migrations applied) this process declares, -1 until the open set it
+    /// (or when it opened without a schema). A write finds a file migrated past it refused.
+    let declaredSchemaVersion = Atomic<Int>(-1)
     /// SQLite's `schema_version` when the file was last found at or below that version, guarded
     /// by `mutex`: a migration changes it, so the file is read again only after a schema change.
     private var schemaVersionChecked: Int64?
@@ -86,14 +86,15 @@ final class Writer: @unchecked Sendable {
     func declareSchemaVersion(_ version: Int) {
         mutex.lock()
         defer { mutex.unlock() }
-        declaredSchemaVersion = version
+        declaredSchemaVersion.store(version, ordering: .relaxed)
         schemaVersionChecked = nil
     }
 
     /// Refuses to write a file another process migrated past this process's declared schema
     /// version: its views may no longer have the shape this process writes.
     private func checkSchemaVersion(_ schemaVersion: Int64?) throws {
-        guard let declared = declaredSchemaVersion, schemaVersion == nil || schemaVersion != schemaVersionChecked else { return }
+        let declared = declaredSchemaVersion.load(ordering: .relaxed)
+        guard declared >= 0, schemaVersion == nil || schemaVersion != schemaVersionChecked else { return }
         let (version, last) = try MigrationRunner.version(on: connection)
         if version > declared {
             throw TandemError.schemaMigrated(path: path, fileVersion: version, lastMigration: last, programVersion: declared)

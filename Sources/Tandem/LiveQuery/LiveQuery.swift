@@ -74,7 +74,8 @@ final class LiveQuery<Value: Equatable & Sendable>: Sendable {
                     defer { s.finished = true }
                     return !s.finished
                 }
-                if first { deliver(.failure(error)) }
+                // A query an older program reads after a newer one migrated the file says so.
+                if first { deliver(.failure(database.migratedPastDeclaredSchema() ?? error)) }
                 return
             }
             let again = state.withLock { s -> Bool in

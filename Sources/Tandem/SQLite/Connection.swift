@@ -216,7 +216,8 @@ final class Connection {
             replacesRows = statement.writeTarget?.action == SQLITE_INSERT
             defer { replacesRows = false }
             if let results, statement.columnCount > 0 {
-                results(ResultSet(columns: statement.columnNames, rows: try rows?(statement, arguments) ?? statement.fetchAll(arguments)))
+                let fetched = try rows?(statement, arguments) ?? statement.fetchAll(arguments)
+                results(ResultSet(columns: statement.columnNames, rows: fetched))  // the names after the steps (a schema change prepares again)
             } else {
                 try statement.run(arguments)
             }
@@ -312,9 +313,11 @@ final class Connection {
         try withCachedStatement(sql) { statement in
             try statement.bind(arguments)
             defer { sqlite3_reset(statement.handle) }
-            let names = statement.columnNames
+            var names: [String]?
             while try statement.step() {
-                let row = Row(columns: names, values: (0..<Int32(names.count)).map(statement.value(at:)))
+                let columns = names ?? statement.columnNames  // after the first step (see ``Statement/columnNames``)
+                names = columns
+                let row = Row(columns: columns, values: (0..<Int32(columns.count)).map(statement.value(at:)))
                 if try !body(row) { return }
             }
         }

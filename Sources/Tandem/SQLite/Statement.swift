@@ -46,9 +46,17 @@ final class Statement {
     var columnCount: Int { Int(sqlite3_column_count(handle)) }
     var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
-    lazy var columnNames: [String] = (0..<Int32(columnCount)).map {
-        String(cString: sqlite3_column_name(handle, $0))
+    /// The result's column names as the statement was last prepared: SQLite prepares a
+    /// statement again at its next step after a schema change (a view another process
+    /// regenerated with a renamed or added column), so the names are read again after that.
+    var columnNames: [String] {
+        let prepared = sqlite3_stmt_status(handle, Int32(SQLITE_STMTSTATUS_REPREPARE), 0)
+        if let names, names.prepared == prepared { return names.names }
+        let read = (0..<Int32(columnCount)).map { String(cString: sqlite3_column_name(handle, $0)) }
+        names = (prepared, read)
+        return read
     }
+    private var names: (prepared: Int32, names: [String])?
 
     /// Resets the statement and binds `arguments` to its `?` parameters, in order.
     /// - Throws: ``TandemError/invalidArguments`` when the count does not match the SQL; for a
@@ -118,10 +126,12 @@ final class Statement {
     func fetchAll(_ arguments: [DatabaseValue]) throws -> [Row] {
         try bind(arguments)
         defer { sqlite3_reset(handle); self.arguments = [] }
-        let names = columnNames
         var rows: [Row] = []
+        var names: [String]?
         while try step() {
-            rows.append(Row(columns: names, values: (0..<Int32(names.count)).map(value(at:))))
+            let columns = names ?? columnNames  // after the first step, which prepares again after a schema change
+            names = columns
+            rows.append(Row(columns: columns, values: (0..<Int32(columns.count)).map(value(at:))))
         }
         return rows
     }
