@@ -190,6 +190,42 @@ import Testing
         #expect(differing == 0)
     }
 
+    /// Renames wait for the table's next fill and are written in the same pass: a chain, a
+    /// swap and a fill of some rows keep every value where its new name says, exactly.
+    @Test func renamesWrittenWithAFillKeepEveryValue() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let v1 = Schema(tables: [TableSchema(name: "notes", columns: [.text("title"), .integer("n"), .real("r"), .text("other")])])
+        var db = try SharedDatabase(path: path, schema: v1)
+        try Self.seed(db)
+        try db.write { tx in try tx.execute("UPDATE notes SET other = 'o-' || id WHERE id <> 'row2'") }
+        let before = try Self.rows(db, columns: "title, n, r, other")
+        db.close()
+        let moves = Migration(
+            "moves", uploads: .none,
+            steps: [
+                .renameColumn(table: "notes", from: "title", to: "heading"),
+                .renameColumn(table: "notes", from: "heading", to: "caption"),  // a chain
+                .renameColumn(table: "notes", from: "r", to: "tmp"),  // a swap of r and other
+                .renameColumn(table: "notes", from: "other", to: "r2"),
+                .renameColumn(table: "notes", from: "tmp", to: "other"),
+                .fill(table: "notes", column: "slug", value: "upper(caption) || other", where: "n > 0"),
+            ])
+        let v2 = Schema(
+            tables: [TableSchema(name: "notes", columns: [.text("caption"), .integer("n"), .text("r2"), .real("other"), .text("slug")])], migrations: [moves])
+        db = try SharedDatabase(path: path, schema: v2)
+        defer { db.close() }
+        #expect(try Self.rows(db, columns: "caption, n, other, r2") == before)
+        let filled = try db.read { tx in try tx.fetchAll("SELECT id FROM notes WHERE slug IS NOT NULL ORDER BY id").map { $0[0].stringValue ?? "" } }
+        let expected = try db.read { tx in
+            try tx.fetchAll("SELECT id FROM notes WHERE n > 0 AND upper(caption) || other IS NOT NULL ORDER BY id").map { $0[0].stringValue ?? "" }
+        }
+        #expect(filled == expected && !filled.isEmpty)
+        #expect(
+            try db.read { tx in try tx.scalar("SELECT count(*) FROM ps_data__notes WHERE json_type(data, '$.title') IS NOT NULL OR json_type(data, '$.tmp') IS NOT NULL").int64Value
+            } == 0)
+    }
+
     @Test func aTypeChangeConvertsExactlyOrRefusesNamingTheRowAndChangesNothing() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")

@@ -16,6 +16,8 @@ struct MigrationRun {
     let target: Schema
     /// The views and triggers in the file are `working`'s.
     private var viewsCurrent = true
+    /// Column renames not yet written to the stored rows, by table (its name now).
+    private var moves: [String: StoredKeyMoves] = [:]
 
     init(tx: Transaction, working: Schema, target: Schema) {
         self.tx = tx
@@ -42,6 +44,7 @@ struct MigrationRun {
             report.steps.append(done)
             progress?(done)
         }
+        try writeMoves()
         if migration.uploads == .none {
             try tx.executeOwn("DELETE FROM ps_crud WHERE id > ?", [queueBefore])
         }
@@ -56,6 +59,13 @@ struct MigrationRun {
     // MARK: - Steps
 
     private mutating func apply(_ step: Migration.Step, uploads: Migration.Uploads, _ done: inout MigrationReport.Step) throws {
+        // Renames wait for the table's next fill; every other step reads or writes the rows as they are.
+        switch step {
+        case .renameColumn, .fill: break
+        case .changeType(let table, _, _, _), .dropColumn(let table, _, _), .renameTable(let table, _): try writeMoves(of: table)
+        case .dropTable(let table, _): moves[table] = nil
+        case .copyRows, .sql, .swift: try writeMoves()
+        }
         switch step {
         case .renameColumn(let tableName, let from, let to):
             let index = try tableIndex(tableName)
@@ -67,8 +77,10 @@ struct MigrationRun {
             }
             try dropViews(of: table)
             let moved = { (json: String) in Self.renamedKey(from: column.name, to: to, in: json) }
-            done.rowsChanged = try changes(
-                "UPDATE \(table.quotedDataTable) SET data = \(moved("data")) WHERE json_valid(data) AND \(Self.holds("data", column.name, or: to))")
+            let stored = moves[table.name, default: StoredKeyMoves()].key(of: column.name)
+            done.rowsChanged = Int(
+                try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable) WHERE json_valid(data) AND \(Self.holds("data", stored))").int64Value ?? 0)
+            moves[table.name, default: StoredKeyMoves()].rename(column.name, to: to)
             try rewriteStaged(of: table.name) {
                 moved($0)
             } where: {
@@ -143,8 +155,9 @@ struct MigrationRun {
             guard !table.insertOnly else { throw TandemError.invalidSchema("table '\(tableName)' is insert-only: it keeps no rows to fill") }
             try installViewsIfNeeded()
             let column = table.columns.first { $0.name == columnName }!
-            try MigrationValues.compute(value, where: condition, over: table, into: column, of: table, onlyChanged: true, in: tx)
-            done.rowsChanged = try MigrationValues.write(column, of: table, queue: uploads == .changes && !table.localOnly, in: tx)
+            let moving = moves.removeValue(forKey: table.name) ?? StoredKeyMoves()
+            try MigrationValues.compute(value, where: condition, over: table, into: column, of: table, onlyChanged: true, storedKey: moving.key(of:), in: tx)
+            done.rowsChanged = try MigrationValues.write(column, of: table, queue: uploads == .changes && !table.localOnly, moving: moving, in: tx)
 
         case .dropColumn(let tableName, let columnName, let discard):
             let index = try tableIndex(tableName)
@@ -216,6 +229,15 @@ struct MigrationRun {
     }
 
     // MARK: - Helpers
+
+    /// Writes the renames waiting for `table` (every table's when nil) to its stored rows.
+    private mutating func writeMoves(of table: String? = nil) throws {
+        for (name, pending) in moves where table == nil || name == table {
+            moves[name] = nil
+            guard !pending.isEmpty, let declared = working.table(named: name) else { continue }
+            try tx.executeOwn("UPDATE \(declared.quotedDataTable) SET data = \(pending.applied(to: "data")) WHERE json_valid(data)")
+        }
+    }
 
     private func tableIndex(_ name: String) throws -> Int {
         guard let index = working.tables.firstIndex(where: { $0.name == name }) else {

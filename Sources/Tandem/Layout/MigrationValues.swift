@@ -25,7 +25,7 @@ enum MigrationValues {
     ///   value the column refuses.
     static func compute(
         _ expression: String, where condition: String?, over source: TableSchema, into column: ColumnSchema, of table: TableSchema,
-        onlyChanged: Bool, in tx: Transaction
+        onlyChanged: Bool, storedKey: (String) -> String = { $0 }, in tx: Transaction
     ) throws {
         let filter = "(\(condition ?? "1"))"
         let select = "SELECT id, (\(expression)) FROM \(source.quotedName) WHERE \(filter)"
@@ -33,7 +33,8 @@ enum MigrationValues {
         // before it is spliced into Tandem's own statement in the same place.
         _ = try tx.connection.asUser { try tx.connection.prepare(select) }
         let names = (["id"] + source.columns.map(\.name)).map(SQLText.identifier).joined(separator: ", ")
-        let extracts = (["d.id"] + source.columns.map { source.extract($0, from: "d.data") }).joined(separator: ", ")
+        let extracts = (["d.id"] + source.columns.map { source.extract(ColumnSchema(name: storedKey($0.name), type: $0.type), from: "d.data") })
+            .joined(separator: ", ")
         let old = source.columns.contains { $0.name == column.name } ? SQLText.identifier(column.name) : "NULL"
         try tx.executeOwn(
             """
@@ -68,14 +69,22 @@ enum MigrationValues {
 
     /// Writes the computed values into `table`'s stored rows (and, with `queue`, a PATCH entry
     /// per row into the upload queue); returns how many rows.
-    static func write(_ column: ColumnSchema, of table: TableSchema, queue: Bool, in tx: Transaction) throws -> Int {
+    static func write(_ column: ColumnSchema, of table: TableSchema, queue: Bool, moving: StoredKeyMoves = StoredKeyMoves(), in tx: Transaction) throws -> Int {
         defer { try? tx.executeOwn("DROP TABLE IF EXISTS \(values)") }
         let path = SQLText.literal("$." + column.name)
         let value = { (row: String) in jsonValue("(SELECT \(jsonText("f.v", column, of: table)) FROM \(values) AS f WHERE f.rid = \(row))", column) }
-        try tx.executeOwn(
-            "UPDATE \(table.quotedDataTable) SET data = json_set(coalesce(data, '{}'), \(path), \(value("\(table.quotedDataTable).rowid"))) WHERE rowid IN (SELECT rid FROM \(values))"
-        )
-        let written = Int(try tx.scalar("SELECT changes()").int64Value ?? 0)
+        let rowid = "\(table.quotedDataTable).rowid"
+        let written: Int
+        if moving.isEmpty {
+            try tx.executeOwn(
+                "UPDATE \(table.quotedDataTable) SET data = json_set(coalesce(data, '{}'), \(path), \(value(rowid))) WHERE rowid IN (SELECT rid FROM \(values))")
+            written = Int(try tx.scalar("SELECT changes()").int64Value ?? 0)
+        } else {
+            // The renames waiting for the table and the fill, in one pass over every row.
+            let filled = "CASE WHEN rowid IN (SELECT rid FROM \(values)) THEN json_object(\(SQLText.literal(column.name)), \(value(rowid))) ELSE '{}' END"
+            try tx.executeOwn("UPDATE \(table.quotedDataTable) SET data = json_patch(\(moving.applied(to: "data")), \(filled)) WHERE json_valid(data)")
+            written = Int(try tx.scalar("SELECT count(*) FROM \(values)").int64Value ?? 0)
+        }
         if queue {
             try tx.executeOwn(
                 """
