@@ -304,10 +304,10 @@ import Testing
     @Test func theSharedRecordKeepsItsLayout() {
         let fields: [(WritableKeyPath<WriteLockRecord, Int64>, Int)] = [
             (\.holder, 0), (\.streak, 8), (\.tickets, 16), (\.checkpointedFrames, 24), (\.catchUpPending, 32),
-            (\.ticketsServed, 40), (\.walFramesCommitted, 48), (\.checkpointWaitFrames, 56),
+            (\.ticketsServed, 40), (\.walFramesCommitted, 48), (\.checkpointWaitFrames, 56), (\.migrating, 64),
         ]
         for (field, offset) in fields { #expect(MemoryLayout<WriteLockRecord>.offset(of: field) == offset, "\(field)") }
-        #expect(MemoryLayout<WriteLockRecord>.size == 64)
+        #expect(MemoryLayout<WriteLockRecord>.size == 72)
         #expect(MemoryLayout<WriteLockRecord>.size <= WriteLockRecord.mappedSize)
     }
 

@@ -33,6 +33,29 @@ import Testing
         #expect(try db.read { tx in try tx.scalar("SELECT count(*) FROM ps_data__notes WHERE json_type(data, '$.title') IS NOT NULL").int64Value } == 0)
     }
 
+    /// A writer whose busy timeout runs out while another process migrates waits for the
+    /// migration to end, saying so, instead of failing with SQLITE_BUSY.
+    @Test func aWriterWaitsForAMigrationInsteadOfFailingBusy() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
+        // A migration that takes a few seconds: a long recursive count in an SQL step.
+        let slow = Migration(
+            "slow", uploads: .none,
+            steps: [.sql("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000000) SELECT count(*) FROM c")])
+        let migrate = try Spawned(["migrate", path, "--schema", try dir.schemaFile(Schema(tables: MigrationTests.v1.tables, migrations: [slow]), name: "v2.json")])
+        let lockFile = try FileLock(path: path + "-write.lock", mode: 0o600)
+        let record = try WriteLockRecord.Shared.map(fd: lockFile.fd, path: path + "-write.lock")
+        defer { record.unmap() }
+        try waitUntil(timeout: 30, "the migration to hold the write lock") { record[\.migrating] == Int64(migrate.pid) || !migrate.isRunning }
+        #expect(migrate.isRunning, "the migration ended before a writer could wait for it; make it slower")
+        let writer = try runTandem(["exec", path, "--busy-timeout", "200ms", "INSERT INTO notes(id, title) VALUES ('late', 'x')"])
+        #expect(writer.status == 0, "\(writer.stderr)")
+        #expect(writer.stderr.contains("waiting for process \(migrate.pid), which is migrating the schema"), "\(writer.stderr)")
+        #expect(try migrate.wait(timeout: 60) == 0, "\(migrate.stderr)")
+        #expect(record[\.migrating] == 0)
+    }
+
     @Test func migratePrintsThePlanRunsItAndSchemaListsTheHistory() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")

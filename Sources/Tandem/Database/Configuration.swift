@@ -17,6 +17,11 @@ public struct Configuration: Sendable {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/c3ref/busy_timeout.html
     public var busyTimeout: Duration = .seconds(5)
+    /// Told, once per wait, the pid of a process migrating the file's schema (``Migration``)
+    /// when the busy timeout runs out while that process holds the write lock: the wait goes on
+    /// until the migration ends (one write transaction, however long), instead of failing with
+    /// `SQLITE_BUSY`. Called on the waiting thread; nil says nothing.
+    public var onWaitForMigration: (@Sendable (_ pid: Int32) -> Void)?
     /// Default `.normal`: a commit is durable across process crashes, and across power loss once the WAL is checkpointed.
     public var synchronous: Synchronous = .normal
     /// File mode for the database and its sidecar files. Default 0600; use 0660 for a group-shared database.

@@ -27,7 +27,7 @@ extension SharedDatabase {
         guard let writer else { throw TandemError.readOnly(path: path) }
         var report: MigrationReport?
         do {
-            _ = try writer.write { tx in
+            _ = try writer.write(migrating: true) { tx in
                 report = try MigrationRunner.migrate(to: schema, in: tx, progress: progress)
                 if dryRun { throw DryRun() }
             }

@@ -84,7 +84,7 @@ public final class SharedDatabase: Sendable {
                 guard let writer else {
                     throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
                 }
-                _ = try writer.write { tx in
+                _ = try writer.write(migrating: !pending.isEmpty) { tx in
                     if !configuration.upgradesSchema, let current = try SchemaInstaller.storedSchema(tx) {
                         let applied = try MigrationRunner.appliedIDs(in: tx)
                         if current.tables != schema.tables || applied.count < schema.migrations.count { throw SharedDatabase.schemaKept(path) }
@@ -179,7 +179,7 @@ public final class SharedDatabase: Sendable {
                 path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
                 streakLimit: configuration.writeLockStreakLimit,
                 timeoutMilliseconds: configuration.busyTimeoutMilliseconds,
-                interruptible: configuration.interruptsLockWaits)
+                interruptible: configuration.interruptsLockWaits, onWaitForMigration: configuration.onWaitForMigration)
             // Openers that find the write lock free hold it while switching to WAL, so that
             // processes starting together mostly take turns; when a writer holds it, opening
             // goes ahead and the busy-retry loop covers the rest.

@@ -49,7 +49,11 @@ final class WriteLock: @unchecked Sendable {
     private let interruptible: Bool
     private let databasePath: String
 
-    init(path: String, databasePath: String, mode: mode_t, streakLimit: Int, timeoutMilliseconds: Int32, interruptible: Bool = true) throws {
+    init(
+        path: String, databasePath: String, mode: mode_t, streakLimit: Int, timeoutMilliseconds: Int32, interruptible: Bool = true,
+        onWaitForMigration: (@Sendable (Int32) -> Void)? = nil
+    ) throws {
+        self.onWaitForMigration = onWaitForMigration
         self.timeoutMilliseconds = timeoutMilliseconds
         self.interruptible = interruptible
         self.databasePath = databasePath
@@ -106,7 +110,9 @@ final class WriteLock: @unchecked Sendable {
             try lock.lock()
             return
         }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, timeoutMilliseconds)) * 1_000_000
+        let timeout = UInt64(max(0, timeoutMilliseconds)) * 1_000_000
+        var deadline = DispatchTime.now().uptimeNanoseconds + timeout
+        var toldOfMigration = false
         let ticket = record.drawTicket()
         let own = WriteLock.slot(ticket), previous = WriteLock.slot(ticket &- 1)
         var step = 0  // 0: taking its own place, 1: waiting for the previous one, 2: for the flock
@@ -115,7 +121,14 @@ final class WriteLock: @unchecked Sendable {
         do {
             while !done {
                 let now = DispatchTime.now().uptimeNanoseconds
-                if now >= deadline || cancellation?.isCancelled == true { break }
+                if cancellation?.isCancelled == true { break }
+                if now >= deadline {
+                    // A migration holds the lock for as long as it takes: wait for it to end.
+                    guard let migrating = migrationInProgress() else { break }
+                    if !toldOfMigration { onWaitForMigration?(migrating) }
+                    toldOfMigration = true
+                    deadline = now + timeout
+                }
                 done = try lock.wait(until: min(deadline, now + WriteLock.stallCheck), cancellation: cancellation, interruptible: true) {
                     if step == 0 {
                         // Free unless a waiter a whole queue length ahead still holds it.
@@ -156,6 +169,19 @@ final class WriteLock: @unchecked Sendable {
         }
         heldSlot = own
         ticketsServed = ticket &+ 1
+    }
+
+    /// Told of a migration that a wait goes on for (see ``Configuration/onWaitForMigration``).
+    private let onWaitForMigration: (@Sendable (Int32) -> Void)?
+
+    /// Marks (or clears) this process, which holds the lock, as running a schema migration.
+    func markMigrating(_ running: Bool) { record[\.migrating] = running ? pid : 0 }
+
+    /// The pid of another live process marked as migrating, or nil.
+    private func migrationInProgress() -> Int32? {
+        let marked = record[\.migrating]
+        guard marked > 0, marked <= Int64(Int32.max), marked != pid else { return nil }
+        return kill(Int32(marked), 0) == 0 || errno == EPERM ? Int32(marked) : nil
     }
 
     /// How many tickets waiters have drawn from the queue so far (wrapping).

@@ -4,7 +4,7 @@ import Synchronization
 /// The shared record at the start of `<db>-write.lock`: what the write lock and the checkpoints
 /// of every Tandem process that maps the file tell each other.
 ///
-/// The stored properties are the file's layout: eight 64-bit words in declaration order at
+/// The stored properties are the file's layout: nine 64-bit words in declaration order at
 /// offset 0 (`CheckpointPolicyTests` pins the offsets; processes running other builds of Tandem
 /// map the same file, so never reorder, resize or remove a field, only append). A new lock file
 /// is all zeros, which is every field's "nothing yet".
@@ -12,7 +12,7 @@ import Synchronization
 /// Invariants (and the limits of what they promise):
 /// - Every word is read and written with relaxed atomics through ``Shared``; none is read and
 ///   then written as one step except ``tickets`` (an atomic add).
-/// - Who writes what: ``holder``, ``streak`` and ``ticketsServed`` only the process holding the
+/// - Who writes what: ``holder``, ``streak``, ``ticketsServed`` and ``migrating`` only the process holding the
 ///   `flock`; ``tickets`` every waiter, by atomic add only; ``walFramesCommitted`` and
 ///   ``checkpointWaitFrames`` the holder; ``checkpointedFrames`` and ``catchUpPending`` the
 ///   holder and also checkpoint passes running outside the lock (see ``Checkpointing``).
@@ -44,6 +44,9 @@ struct WriteLockRecord: Equatable, Sendable {
     /// The WAL's frames from which the holder waits for a running checkpoint, after a wait ran
     /// out (0: the default limit, ``CheckpointPolicy/limitFrames``).
     var checkpointWaitFrames: Int64 = 0
+    /// The pid of the holder while it runs a schema migration (0: none): a waiter whose busy
+    /// timeout runs out while that process lives keeps waiting (``WriteLock``).
+    var migrating: Int64 = 0
 
     /// Bytes the record may grow to: the first page of the lock file, mapped by every process.
     static let mappedSize = 4096

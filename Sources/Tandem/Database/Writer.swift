@@ -149,14 +149,21 @@ final class Writer: @unchecked Sendable {
     ///   COMMIT, and again (`failed` true) when that COMMIT fails, both while the write lock is
     ///   held: before any process, this one's observer among them, can read the stamps.
     func write<T>(
-        marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil,
+        marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil, migrating: Bool = false,
         stamping: (_ sequence: Int64, _ failed: Bool) -> Void = { _, _ in }, _ body: (Transaction) throws -> T
     ) throws -> (T, Commit?) {
         try enter()
         defer { leave() }
         try writeLock.acquire(cancellation: cancellation)
         var locked = true
-        defer { if locked { writeLock.release() } }
+        // A migration says so in the lock's record while it holds the lock: waiters wait it out.
+        if migrating { writeLock.markMigrating(true) }
+        defer {
+            if locked {
+                if migrating { writeLock.markMigrating(false) }
+                writeLock.release()
+            }
+        }
 
         checkpointing.beforeTransaction(on: connection)
         try connection.control(.beginImmediate)
@@ -209,6 +216,7 @@ final class Writer: @unchecked Sendable {
             if let told { stamping(told, true) }
             throw error
         }
+        if migrating { writeLock.markMigrating(false) }
         writeLock.release()
         locked = false
         if commit != nil {

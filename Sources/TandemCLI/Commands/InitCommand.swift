@@ -8,7 +8,8 @@ enum InitCommand {
             Usage: tandem init DB --schema FILE [--upload-local-rows] [--adopt] [--json]
 
             Creates DB (WAL mode, mode 0600) with the tables of the JSON schema FILE, or validates an
-            existing DB and upgrades its views to FILE (new columns read NULL; no data is migrated).
+            existing DB and upgrades its views to FILE (new columns read NULL). FILE's migrations
+            that DB has not applied run first, and are printed as `tandem migrate` prints them.
 
             An upgrade prints what it does to stored rows: a table no longer declared keeps its rows,
             unread; a dropped column keeps its values; a column with a new type keeps its values and
@@ -56,7 +57,16 @@ enum InitCommand {
         // An existing Tandem file's layout is checked first, read-only: damage that cannot be
         // repaired safely refuses the command before anything changes.
         let exists = FileManager.default.fileExists(atPath: path)
-        let existing = exists ? try? readOnlyDatabase(path) : nil
+        var existing = exists ? try? readOnlyDatabase(path) : nil
+        // Migrations the file has not applied run first (as `tandem migrate` runs them), so that
+        // what the upgrade says below is about the migrated rows (a renamed column is not "dropped").
+        var migrated: MigrationReport?
+        if let current = existing, try current.schemaVersion() < schema.migrations.count, try current.checkLayout().allSatisfy(\.isRepairable) {
+            let db = try openDatabase(path)
+            migrated = try db.migrate(to: schema)
+            db.close()
+            existing = try readOnlyDatabase(path)
+        }
         // A file whose stored schema was deleted is checked against the one given.
         let findings = try existing?.checkLayout() ?? (exists ? SharedDatabase.checkLayout(path: path, schema: schema) : [])
         let unrepairable = findings.filter { !$0.isRepairable }
@@ -74,6 +84,7 @@ enum InitCommand {
         }
         var configuration = Configuration()
         BusyTimeoutOption.apply(to: &configuration)
+        reportWaitsForMigrations(&configuration, path: path)
         let db = try SharedDatabase(path: path, schema: schema, configuration: configuration)  // refuses a collision before changing anything
         // An upgrade regenerates every view and trigger; the repair does the rest.
         let rowRepairs = exists ? try db.repairLayout(storedRows: true).filter { finding in !findings.contains(finding) } : []
@@ -89,9 +100,11 @@ enum InitCommand {
                     ("effects", Output.json(JSONValue.array(upgrade.effects.map { .string($0.description) }))),
                     ("adopted", Output.json(JSONValue.array((adopted?.foreignObjects ?? []).map { .string($0.description) }))),
                     ("repaired", Output.json(JSONValue.array(repaired.map { .string($0) }))),
+                    ("migrations_ran", Output.json(JSONValue.array((migrated?.ran ?? []).map { .string($0) }))),
                 ]) + "\n")
         } else {
             for repair in repaired { Output.write("repaired: \(repair)\n") }
+            if let migrated, !migrated.ran.isEmpty { Output.write(migrated.description + "\n") }
             Output.write("initialised \(db.path): \(tables.isEmpty ? "no tables" : tables.joined(separator: ", ")) (journal_mode \(try db.journalMode()))\n")
             for effect in upgrade.effects { Output.write("\(effect)\n") }
             if let adopted {

@@ -157,6 +157,7 @@ enum SchemaWriterCommand {
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         var configuration = Configuration()
         BusyTimeoutOption.apply(to: &configuration)
+        reportWaitsForMigrations(&configuration, path: args.positionals[0])
         let db = try SharedDatabase(path: args.positionals[0], schema: try Schema(contentsOf: URL(fileURLWithPath: schemaPath)), configuration: configuration)
         defer { db.close() }
         Output.write("open\n")

@@ -25,6 +25,7 @@ func openDatabase(
     configuration.readOnly = readOnly
     configuration.synchronous = synchronous
     BusyTimeoutOption.apply(to: &configuration)
+    reportWaitsForMigrations(&configuration, path: path)
     configure(&configuration)
     if !FileManager.default.fileExists(atPath: path) {
         throw TandemError.cannotOpen(path: path, reason: "the file does not exist (create it with `tandem init \(path) --schema FILE`)")
@@ -66,4 +67,12 @@ func monotonicMicroseconds() -> Int64 {
 struct CommandFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Says on standard error when a wait for the write lock goes on past the busy timeout because
+/// another process is migrating the file's schema.
+func reportWaitsForMigrations(_ configuration: inout Configuration, path: String) {
+    configuration.onWaitForMigration = { pid in
+        Output.error("tandem: waiting for process \(pid), which is migrating the schema of '\(path)' (it holds the write lock until it ends)\n")
+    }
 }
