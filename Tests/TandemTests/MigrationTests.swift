@@ -401,6 +401,34 @@ import Testing
         #expect(try Self.pendingEntries(db) == queued)
     }
 
+    /// Swift code runs in the migration's transaction: what it writes is kept with the
+    /// migration, and when it throws nothing of the migration is.
+    @Test func swiftStepsRunInTheMigrationsTransaction() throws {
+        struct Refused: Error {}
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('a', 'one')") }
+        db.close()
+        let failing = Migration(
+            "tidy", uploads: .changes,
+            steps: [
+                .swift(name: "upper") { tx in try tx.execute("UPDATE notes SET title = upper(title)") },
+                .swift(name: "refuse") { _ in throw Refused() },
+            ])
+        let refusal = #expect(throws: TandemError.self) { try SharedDatabase(path: path, schema: Schema(tables: Self.v1.tables, migrations: [failing])) }
+        #expect("\(refusal.map { "\($0)" } ?? "")".contains("run Swift code 'refuse'"))
+        db = try SharedDatabase(path: path)
+        #expect(try db.read { tx in try tx.scalar("SELECT title FROM notes").stringValue } == "one")
+        let queued = try db.uploadQueue.pendingCount()
+        db.close()
+        let working = Migration("tidy", uploads: .changes, steps: [.swift(name: "upper") { tx in try tx.execute("UPDATE notes SET title = upper(title)") }])
+        db = try SharedDatabase(path: path, schema: Schema(tables: Self.v1.tables, migrations: [working]))
+        defer { db.close() }
+        #expect(try db.read { tx in try tx.scalar("SELECT title FROM notes").stringValue } == "ONE")
+        #expect(try db.uploadQueue.pendingCount() == queued + 1)
+    }
+
     @Test func aNewFileRecordsItsMigrationsWithoutRunningThem() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: Self.v2)
