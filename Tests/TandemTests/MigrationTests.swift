@@ -226,6 +226,40 @@ import Testing
             } == 0)
     }
 
+    /// A fill that reads renamed columns through other views (another table's, or its own in a
+    /// subquery) reads them under their new names, with their values.
+    @Test func aFillReadsRenamedColumnsThroughEveryView() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let counts = TableSchema(name: "counts", columns: [.integer("n")])
+        var db = try SharedDatabase(path: path, schema: Schema(tables: [Self.notes(), counts]))
+        try db.write { tx in
+            try tx.execute("INSERT INTO notes(id, title, n) VALUES ('a', 'A', 1), ('b', 'B', 5)")
+            try tx.execute("INSERT INTO counts(id, n) VALUES ('a', 10), ('b', 20)")
+        }
+        db.close()
+        let migration = Migration(
+            "reads", uploads: .none,
+            steps: [
+                .renameColumn(table: "notes", from: "n", to: "m"),
+                .fill(table: "notes", column: "top", value: "(SELECT max(m) FROM notes) - m"),
+                .renameColumn(table: "counts", from: "n", to: "cnt"),
+                .fill(table: "notes", column: "other", value: "(SELECT cnt FROM counts WHERE counts.id = notes.id)"),
+            ])
+        let v2 = Schema(
+            tables: [Self.notes(extra: [.integer("other"), .integer("top")]), TableSchema(name: "counts", columns: [.integer("cnt")])]
+                .map { table in
+                    var table = table
+                    if table.name == "notes" { table.columns[1].name = "m" }
+                    return table
+                },
+            migrations: [migration])
+        db = try SharedDatabase(path: path, schema: v2)
+        defer { db.close() }
+        let rows = try db.read { tx in try tx.fetchAll("SELECT id, m, other, top FROM notes ORDER BY id").map { $0.values } }
+        #expect(rows == [[.text("a"), .integer(1), .integer(10), .integer(4)], [.text("b"), .integer(5), .integer(20), .integer(0)]])
+    }
+
     @Test func aTypeChangeConvertsExactlyOrRefusesNamingTheRowAndChangesNothing() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")

@@ -61,7 +61,12 @@ struct MigrationRun {
     private mutating func apply(_ step: Migration.Step, uploads: Migration.Uploads, _ done: inout MigrationReport.Step) throws {
         // Renames wait for the table's next fill; every other step reads or writes the rows as they are.
         switch step {
-        case .renameColumn, .fill: break
+        case .renameColumn: break
+        case .fill(let table, _, let value, let condition):
+            // The fill reads its own table's rows through a view that knows the renames; any
+            // other view it reads (a subquery, its own table's included) reads the rows as written.
+            try writeMoves(except: table)
+            if Self.names(table, in: value + " " + (condition ?? "")) { try writeMoves(of: table) }
         case .changeType(let table, _, _, _), .dropColumn(let table, _, _), .renameTable(let table, _): try writeMoves(of: table)
         case .dropTable(let table, _): moves[table] = nil
         case .copyRows, .sql, .swift: try writeMoves()
@@ -230,9 +235,10 @@ struct MigrationRun {
 
     // MARK: - Helpers
 
-    /// Writes the renames waiting for `table` (every table's when nil) to its stored rows.
-    private mutating func writeMoves(of table: String? = nil) throws {
-        for (name, pending) in moves where table == nil || name == table {
+    /// Writes the renames waiting for `table` (every table's when nil; every other one's with
+    /// `except`) to its stored rows.
+    private mutating func writeMoves(of table: String? = nil, except: String? = nil) throws {
+        for (name, pending) in moves where (table == nil || name == table) && name != except {
             moves[name] = nil
             guard !pending.isEmpty, let declared = working.table(named: name) else { continue }
             try tx.executeOwn("UPDATE \(declared.quotedDataTable) SET data = \(pending.applied(to: "data")) WHERE json_valid(data)")
@@ -326,6 +332,20 @@ struct MigrationRun {
         // `->` gives the value's JSON text with JSON's subtype, which json_set takes as JSON.
         return "(CASE WHEN \(json) -> \(old) IS NULL THEN json_remove(\(json), \(new)) "
             + "ELSE json_set(json_remove(\(json), \(old)), \(new), \(json) -> \(old)) END)"
+    }
+
+    /// True when the SQL `text` holds `name` as a word (an identifier, quoted or not).
+    private static func names(_ name: String, in text: String) -> Bool {
+        let word = { (c: Character) in c.isLetter || c.isNumber || c == "_" }
+        var rest = Substring(text.lowercased())
+        let name = name.lowercased()
+        while let found = rest.range(of: name) {
+            let before = found.lowerBound == rest.startIndex ? nil : rest[rest.index(before: found.lowerBound)]
+            let after = found.upperBound == rest.endIndex ? nil : rest[found.upperBound]
+            if !(before.map(word) ?? false) && !(after.map(word) ?? false) { return true }
+            rest = rest[found.upperBound...]
+        }
+        return false
     }
 
     /// True when the JSON object `json` has the key `key` (or `other`).
