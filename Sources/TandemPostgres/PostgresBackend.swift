@@ -132,15 +132,19 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     ///   compacted past its cursor (it then does a full sync); nil keeps the setting (7 days at
     ///   first). At least ``minimumRetention``: running clients report their positions every
     ///   minute, and a shorter retention would compact past clients that are running.
+    /// - Parameter contract: the schema's column renames (``Migration/Step/renameColumn(table:from:to:)``)
+    ///   are expanded without it (the new column added, filled, and kept equal to the old one by a
+    ///   trigger, both synced, so hosts of both versions sync through the server); with it, once
+    ///   every host runs the new schema, the old columns and the trigger are dropped.
     /// - Throws: ``PostgresError`` naming the table and column of what can never sync, or a
     ///   retention shorter than ``minimumRetention``.
-    public static func setup(conninfo: String, schema: Schema, retention: Duration? = nil) throws {
+    public static func setup(conninfo: String, schema: Schema, retention: Duration? = nil, contract: Bool = false) throws {
         if let retention, !(retention.seconds >= PostgresHistory.minimumRetention) {
             throw PostgresError(
                 "a retention of \(retention.seconds.formatted()) s is shorter than the least Tandem supports, \(minimumRetention.seconds.formatted()) s (10 minutes): running clients report their positions every minute, and the change log must keep what a running client has yet to apply"
             )
         }
-        try PostgresSetup.install(schema, retention: retention?.seconds, on: PostgresConnection(conninfo))
+        try PostgresSetup.install(schema, retention: retention?.seconds, contract: contract, on: PostgresConnection(conninfo))
     }
 
     /// The shortest retention ``setup(conninfo:schema:retention:)`` takes: 10 minutes.

@@ -108,7 +108,9 @@ enum PostgresSetup {
 
     /// Creates or adopts every synced table of `schema` and the log machinery, in one transaction.
     /// - Throws: ``PostgresError`` naming the table and column of what can never sync (see the type).
-    static func install(_ schema: Schema, retention: Double? = nil, on connection: PostgresConnection) throws {
+    /// - Parameter contract: drop the old columns of the schema's renames and the triggers that
+    ///   kept them equal to the new ones (``PostgresRenames``); without it, renames are expanded.
+    static func install(_ schema: Schema, retention: Double? = nil, contract: Bool = false, on connection: PostgresConnection) throws {
         try connection.transaction {
             try connection.execute("SELECT pg_advisory_xact_lock(7340977)")  // setups one at a time
             // Every function that names a table runs with this search path (`SET search_path FROM
@@ -123,7 +125,9 @@ enum PostgresSetup {
             }
             let schema = try schema.resolvingScopes()
             for table in schema.tables where !table.localOnly {
-                try installTable(table, in: schema, on: connection)
+                let served = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
+                try installTable(served, in: schema, on: connection)
+                if !contract { try PostgresRenames.keepEqual(table, in: schema, served: served, on: connection) }
             }
             try PostgresPrivileges.install(on: connection)
         }

@@ -28,6 +28,8 @@ enum PostgresValues {
     static func unknownColumn(_ column: String, entry: CrudEntry) throws -> Never {
         throw TandemError.uploadRejected(
             table: entry.table, rowID: entry.rowID,
-            reason: "column \(column) is not in the server's table; run \(Remedy.setUpServer.apiTerms) with the current schema")
+            reason:
+                "column \(column) is not in the server's table: when the server's schema is newer (a rename contracted), migrate this host to it; else run \(Remedy.setUpServer.apiTerms) with the current schema"
+        )
     }
 }

@@ -6,7 +6,7 @@ enum BackendCommand {
     static let command = CommandLineTool.Command(
         name: "backend", summary: "set up or compact a PostgreSQL backend, or unbind a database from its backend",
         usage: """
-            Usage: tandem backend setup [URL] --schema FILE [--retention DURATION]
+            Usage: tandem backend setup [URL] --schema FILE [--retention DURATION] [--contract]
                    tandem backend compact URL
                    tandem backend check URL [--json]
                    tandem backend grant URL --role ROLE [--scope VALUE]… [--write-global]
@@ -23,6 +23,10 @@ enum BackendCommand {
             (say 7d, 12h, 30m; 7d unless given, 10m at least) is how long a client may stay away
             before the change log is compacted past it (it then does a full sync, keeping its
             pending uploads); a running client reports its position every minute, idle or not.
+            FILE's column renames (renameColumn migrations) are expanded: the new column is added,
+            filled from the old one and kept equal to it by a trigger, both synced, so hosts of the
+            old and the new schema sync through the server while the rename rolls out; once every
+            host runs the new schema, setup with --contract drops the old columns and the trigger.
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
             check: lists each of Tandem's server objects (its tables, the synced tables, its
@@ -58,7 +62,7 @@ enum BackendCommand {
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(
-            words, flags: ["discard-pending", "write-global", "json"], options: ["schema", "retention", "role", BackendURLSource.fileOption], repeatable: ["scope"])
+            words, flags: ["discard-pending", "write-global", "json", "contract"], options: ["schema", "retention", "role", BackendURLSource.fileOption], repeatable: ["scope"])
         /// The URL after the action, or from --backend-file or TANDEM_BACKEND_URL.
         func backendURL(_ action: String) throws -> BackendURL {
             try args.require([action], more: true)
@@ -77,7 +81,7 @@ enum BackendCommand {
                 throw Arguments.UsageError(
                     message: "--retention \(args.options["retention"] ?? "") is shorter than the least Tandem supports, 10m: running clients report their positions every minute")
             }
-            try PostgresBackend.setup(conninfo: url.location, schema: schema, retention: retention)
+            try PostgresBackend.setup(conninfo: url.location, schema: schema, retention: retention, contract: args.has("contract"))
             Output.write("set up \(url.name): \(schema.tables.filter { !$0.localOnly }.map(\.name).joined(separator: ", "))\n")
         case "compact":
             let url = try backendURL("compact")

@@ -1,0 +1,92 @@
+import Foundation
+import Tandem
+
+/// The server side of the schema's column renames (``Migration/Step/renameColumn(table:from:to:)``),
+/// in expand and contract steps, so that hosts of both versions sync through one server while a
+/// rename rolls through a fleet.
+///
+/// - **Expand** (`tandem backend setup` with the new schema): the new column is added and filled
+///   from the old one, both are synced columns (each change logs both, so a host of either
+///   version reads its own), and a `BEFORE` trigger keeps them equal: a write that changes one
+///   sets the other; a write that changes both (a PUT, which sets every column its host
+///   declares, the other one NULL) keeps the one it did not leave NULL.
+/// - **Contract** (setup with `--contract`, once every host runs the new schema): the trigger and
+///   the old column are dropped; a host still on the old schema then has its uploads of the old
+///   column refused and set aside, naming it.
+///
+/// Related documentation: https://www.postgresql.org/docs/current/plpgsql-trigger.html
+enum PostgresRenames {
+    /// Each renamed column of `table` as (the name the server may still have, the declared
+    /// name), following chains (`a` to `b`, then `b` to `c`: `a` to `c`).
+    static func pairs(of table: TableSchema, in schema: Schema) -> [(from: String, to: String)] {
+        var origin: [String: String] = [:]  // name now → first name
+        for migration in schema.migrations {
+            for case .renameColumn(let name, let from, let to) in migration.steps where name == table.name {
+                origin[to] = origin.removeValue(forKey: from) ?? from
+            }
+        }
+        return table.columns.compactMap { column in origin[column.name].flatMap { $0 == column.name ? nil : ($0, column.name) } }
+    }
+
+    /// `table` as the server syncs it while expanding: its columns, and the old name of each
+    /// renamed column the server still has. Contracting drops those first.
+    static func serverTable(_ table: TableSchema, in schema: Schema, contract: Bool, on connection: PostgresConnection) throws -> TableSchema {
+        let pairs = pairs(of: table, in: schema)
+        guard !pairs.isEmpty else { return table }
+        let existing = Set(
+            try connection.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped", [SQLText.identifier(table.name)]
+            ).compactMap { $0[0] ?? nil })
+        let name = SQLText.identifier(table.name)
+        let function = SQLText.identifier(PostgresSetup.objectName("tandem_rename_", table.name))
+        var served = table
+        if contract {
+            try connection.execute("DROP TRIGGER IF EXISTS \(function) ON \(name)")
+            try connection.execute("DROP FUNCTION IF EXISTS \(function)()")
+            for pair in pairs where existing.contains(pair.from) {
+                try connection.execute("ALTER TABLE \(name) DROP COLUMN \(SQLText.identifier(pair.from))")
+            }
+            return served
+        }
+        for pair in pairs where existing.contains(pair.from) {
+            let type = table.columns.first { $0.name == pair.to }!.type
+            served.columns.append(ColumnSchema(name: pair.from, type: type))
+        }
+        return served
+    }
+
+    /// After the table's columns and log triggers are in place (expanding): the trigger that
+    /// keeps each old and new column equal, and the new columns filled from the old ones (each
+    /// row filled is logged, so hosts download the new column's values).
+    static func keepEqual(_ table: TableSchema, in schema: Schema, served: TableSchema, on connection: PostgresConnection) throws {
+        let pairs = pairs(of: table, in: schema).filter { pair in served.columns.contains { $0.name == pair.from } }
+        guard !pairs.isEmpty else { return }
+        let name = SQLText.identifier(table.name)
+        let function = SQLText.identifier(PostgresSetup.objectName("tandem_rename_", table.name))
+        let blocks = pairs.map { pair in
+            let (o, n) = (SQLText.identifier(pair.from), SQLText.identifier(pair.to))
+            return """
+                IF TG_OP = 'INSERT' THEN
+                    IF NEW.\(n) IS NULL THEN NEW.\(n) := NEW.\(o); ELSIF NEW.\(o) IS NULL THEN NEW.\(o) := NEW.\(n); END IF;
+                ELSIF NEW.\(n) IS DISTINCT FROM OLD.\(n) AND NEW.\(o) IS NOT DISTINCT FROM OLD.\(o) THEN NEW.\(o) := NEW.\(n);
+                ELSIF NEW.\(o) IS DISTINCT FROM OLD.\(o) AND NEW.\(n) IS NOT DISTINCT FROM OLD.\(n) THEN NEW.\(n) := NEW.\(o);
+                ELSIF NEW.\(o) IS DISTINCT FROM NEW.\(n) THEN
+                    IF NEW.\(n) IS NULL THEN NEW.\(n) := NEW.\(o); ELSE NEW.\(o) := NEW.\(n); END IF;
+                END IF;
+                """
+        }
+        try connection.execute(
+            """
+            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $f$
+            BEGIN
+            \(blocks.joined(separator: "\n"))
+                RETURN NEW;
+            END
+            $f$
+            """)
+        try connection.execute("CREATE OR REPLACE TRIGGER \(function) BEFORE INSERT OR UPDATE ON \(name) FOR EACH ROW EXECUTE FUNCTION \(function)()")
+        let differs = pairs.map { "\(SQLText.identifier($0.to)) IS DISTINCT FROM \(SQLText.identifier($0.from))" }.joined(separator: " OR ")
+        let sets = pairs.map { "\(SQLText.identifier($0.to)) = \(SQLText.identifier($0.from))" }.joined(separator: ", ")
+        try connection.execute("UPDATE \(name) SET \(sets) WHERE \(differs)")
+    }
+}
