@@ -112,3 +112,37 @@ struct RollingRenameTests {
         #expect(try oldC.uploadQueue.rejected().count == 1)
     }
 }
+
+/// Rows a server sends under a column's old name (the embedded backend's server keeps the names
+/// rows were uploaded with) are stored under its new one: a host migrated, or made new with the
+/// new schema, reads them in the renamed column, through a full download too.
+@Suite struct RenamedDownloadTests {
+    @Test func rowsDownloadedUnderAnOldNameReadInTheRenamedColumn() throws {
+        let dir = try TemporaryDirectory()
+        let server = "sqlite:" + dir.path("server.db")
+        let (a, b) = (dir.path("a.db"), dir.path("b.db"))
+        let v1 = MigrationTests.v1, v2 = MigrationTests.v2
+        do {
+            let db = try SharedDatabase(path: a, schema: v1)
+            try db.execute("INSERT INTO notes(id, title, n) VALUES ('r1', 'one', 1), ('r2', ?, 2)", ["a\u{0}b"])
+            db.close()
+        }
+        #expect(try runTandem(["sync", a, "--backend", server]).status == 0)
+        // A new host of the new release downloads rows the server holds under the old name.
+        try SharedDatabase(path: b, schema: v2).close()
+        #expect(try runTandem(["sync", b, "--backend", server]).status == 0)
+        let expected: [[DatabaseValue]] = [[.text("r1"), .text("one"), .integer(1)], [.text("r2"), .text("a\u{0}b"), .integer(2)]]
+        do {
+            let db = try SharedDatabase(path: b, schema: v2)
+            #expect(try db.fetchAll("SELECT id, heading, n FROM notes ORDER BY id").map(\.values) == expected)
+            db.close()
+        }
+        // The first host migrates, then downloads everything again.
+        try SharedDatabase(path: a, schema: v2).close()
+        #expect(try runTandem(["backend", "reset", a]).status == 0)
+        #expect(try runTandem(["sync", a, "--backend", server]).status == 0)
+        let db = try SharedDatabase(path: a, schema: v2)
+        defer { db.close() }
+        #expect(try db.fetchAll("SELECT id, heading, n FROM notes ORDER BY id").map(\.values) == expected)
+    }
+}

@@ -86,6 +86,7 @@ struct MigrationRun {
             done.rowsChanged = Int(
                 try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable) WHERE json_valid(data) AND \(Self.holds("data", stored))").int64Value ?? 0)
             moves[table.name, default: StoredKeyMoves()].rename(column.name, to: to)
+            if !table.localOnly { try RenamedColumns.record(table: table.name, from: column.name, to: to, in: tx) }
             try rewriteStaged(of: table.name) {
                 moved($0)
             } where: {
@@ -128,6 +129,7 @@ struct MigrationRun {
             }
             done.pendingRewritten = try rewritePending(of: from, where: "1") { "json_set(\($0), '$.type', \(SQLText.literal(to)))" }
             working.tables[index] = renamed
+            try RenamedColumns.renameTable(from: from, to: to, in: tx)
             for i in working.tables.indices {
                 if case .parent(let parent, let via) = working.tables[i].scope, parent == from { working.tables[i].scope = .parent(table: to, via: via) }
             }

@@ -82,7 +82,13 @@ enum MigrationRunner {
                 }
                 try run.installWorking()
             } else {
-                for migration in pending { try record(migration, ran: false, in: tx) }
+                for migration in pending {
+                    try record(migration, ran: false, in: tx)
+                    // Rows downloaded from a server that has not renamed a column come under its old name.
+                    for case .renameColumn(let table, let from, let to) in migration.steps {
+                        try RenamedColumns.record(table: table, from: from, to: to, in: tx)
+                    }
+                }
             }
         }
         try SchemaInstaller.install(schema, in: tx)

@@ -19,6 +19,8 @@ enum StoredKey: String, CaseIterable {
     /// The identifier of the backend this database syncs with, and the name it was given.
     case backendID = "backend_id"
     case backendName = "backend_name"
+    /// The column renames migrations made, as JSON (``RenamedColumns``).
+    case renamedColumns = "renamed_columns"
 }
 
 extension Transaction {

@@ -17,6 +17,8 @@ final class ChangeApplier {
     /// Per table name: the quoted data table its changes go to, or nil for `ps_untyped`; found
     /// once per applier (one download transaction), whatever the number of changes.
     private var targets: [String: String?] = [:]
+    /// The file's column renames, read once per applier (``RenamedColumns``).
+    private var renamed: RenamedColumns?
     /// During a full sync (``beginFullSync(in:)``): per table, the ids its PUTs wrote.
     private var written: [String: Set<String>]?
 
@@ -40,8 +42,10 @@ final class ChangeApplier {
                 do {
                     // An upsert updates the row in place (`INSERT OR REPLACE` deleted it and
                     // inserted it again), and not at all when its stored text is the same.
+                    if renamed == nil { renamed = try RenamedColumns.load(in: tx) }
+                    let row = renamed?.downloaded("json(?2)", table: change.table) ?? "json(?2)"
                     try tx.executeOwn(
-                        "INSERT INTO \(quoted)(id, data) VALUES (?, json(?)) ON CONFLICT(id) DO UPDATE SET data = excluded.data WHERE data IS NOT excluded.data",
+                        "INSERT INTO \(quoted)(id, data) VALUES (?1, \(row)) ON CONFLICT(id) DO UPDATE SET data = excluded.data WHERE data IS NOT excluded.data",
                         [change.rowID, data])
                 } catch let error as SQLiteError where error.code == .error {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries invalid JSON: \(data)")
