@@ -74,13 +74,16 @@ enum MigrationRunner {
         if !pending.isEmpty {
             try tx.executeOwn(InternalTables.createMigrations)
             if let stored = try SchemaInstaller.storedSchema(tx) {
-                var run = MigrationRun(tx: tx, working: stored, target: schema)
-                for migration in pending {
-                    try run.apply(migration, into: &report, progress: progress)
-                    try record(migration, ran: true, in: tx)
-                    report.ran.append(migration.id)
+                // Steps rewrite whole tables: a larger cache writes each page to the WAL once.
+                try tx.connection.withPageCache(kib: pageCacheKiB) {
+                    var run = MigrationRun(tx: tx, working: stored, target: schema)
+                    for migration in pending {
+                        try run.apply(migration, into: &report, progress: progress)
+                        try record(migration, ran: true, in: tx)
+                        report.ran.append(migration.id)
+                    }
+                    try run.installWorking()
                 }
-                try run.installWorking()
             } else {
                 for migration in pending {
                     try record(migration, ran: false, in: tx)
@@ -94,6 +97,9 @@ enum MigrationRunner {
         try SchemaInstaller.install(schema, in: tx)
         return report
     }
+
+    /// The page cache of a migration, in KiB, for the main and the temporary database each.
+    static let pageCacheKiB = 65536
 
     private static func record(_ migration: Migration, ran: Bool, in tx: Transaction) throws {
         try tx.executeOwn(

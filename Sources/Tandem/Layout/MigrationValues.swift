@@ -81,8 +81,10 @@ enum MigrationValues {
             written = Int(try tx.scalar("SELECT changes()").int64Value ?? 0)
         } else {
             // The renames waiting for the table and the fill, in one pass over every row.
-            let filled = "CASE WHEN rowid IN (SELECT rid FROM \(values)) THEN json_object(\(SQLText.literal(column.name)), \(value(rowid))) ELSE '{}' END"
-            try tx.executeOwn("UPDATE \(table.quotedDataTable) SET data = json_patch(\(moving.applied(to: "data")), \(filled)) WHERE json_valid(data)")
+            let filled = moving.applied(to: "data", adding: [(path, value(rowid))])
+            try tx.executeOwn(
+                "UPDATE \(table.quotedDataTable) SET data = CASE WHEN rowid IN (SELECT rid FROM \(values)) THEN \(filled) ELSE \(moving.applied(to: "data")) END WHERE json_valid(data)"
+            )
             written = Int(try tx.scalar("SELECT count(*) FROM \(values)").int64Value ?? 0)
         }
         if queue {
