@@ -411,6 +411,26 @@ import Testing
         #expect(try db.read { tx in try tx.scalar("SELECT n FROM notes").int64Value } == 2)
     }
 
+    /// An older program opens a file migrated past it when the newer migrations say it may
+    /// read (they only add and fill): it reads, and its writes are refused naming both versions.
+    @Test func anOlderProgramReadsAFileItsNewerMigrationsLetItRead() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        var db = try SharedDatabase(path: path, schema: Self.v1)
+        try db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('x', 'Title')") }
+        db.close()
+        let slug = Migration("slug", uploads: .none, readableByOlderVersions: true, steps: [.fill(table: "notes", column: "slug", value: "lower(title)")])
+        db = try SharedDatabase(path: path, schema: Schema(tables: [Self.notes(extra: [.text("slug")])], migrations: [slug]))
+        db.close()
+        let old = try SharedDatabase(path: path, schema: Self.v1)
+        defer { old.close() }
+        #expect(try old.read { tx in try tx.scalar("SELECT title FROM notes").stringValue } == "Title")
+        let refusal = #expect(throws: TandemError.self) { try old.write { tx in try tx.execute("UPDATE notes SET title = 'x'") } }
+        #expect(refusal == .schemaMigrated(path: path, fileVersion: 1, lastMigration: "slug", programVersion: 0))
+        // The newer program's tables are as it left them: the older one installed nothing.
+        #expect(try old.read { tx in try tx.scalar("SELECT slug FROM notes").stringValue } == "title")
+    }
+
     @Test func aMigrationThatFailsHalfWayChangesNothing() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")

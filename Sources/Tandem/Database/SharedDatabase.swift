@@ -64,8 +64,9 @@ public final class SharedDatabase: Sendable {
         let probe: (Transaction) throws -> Void = { tx in
             let stored = try SchemaInstaller.storedSchema(tx)
             if let schema {
-                // An older program, or a list that lost or reordered a migration: refused before anything changes.
-                let pending = try MigrationRunner.pending(schema.migrations, applied: try MigrationRunner.appliedIDs(in: tx), path: tx.connection.path)
+                // An older program, or a list that lost or reordered a migration: refused before anything
+                // changes (an older program that the newer migrations let read opens, and reads).
+                guard let pending = try MigrationRunner.pendingUnlessReadable(schema.migrations, in: tx) else { return }
                 let differs = schema.tables != stored?.tables || (stored != nil && !pending.isEmpty)
                 if stored != nil, differs, !configuration.upgradesSchema { throw SharedDatabase.schemaKept(tx.connection.path) }
                 if differs, pending.isEmpty || stored == nil { try SchemaInstaller.checkCollisions(schema, stored: stored, in: tx) }
@@ -74,13 +75,15 @@ public final class SharedDatabase: Sendable {
             }
         }
         try self.init(path: path, configuration: configuration, requireStoredSchema: schema == nil, probe: probe) { writer, readers, path in
-            let (stored, current, applied) = try readers.read { connection -> (Schema?, Bool, [String]) in
+            let (stored, current, pending) = try readers.read { connection -> (Schema?, Bool, ArraySlice<Migration>?) in
                 let tx = Transaction(connection: connection, isReadOnly: true)
                 let stored = try SchemaInstaller.storedSchema(tx)
-                return (stored, stored == nil ? true : try SchemaInstaller.layoutIsCurrent(tx), try MigrationRunner.appliedIDs(in: tx))
+                let pending = try schema.map { try MigrationRunner.pendingUnlessReadable($0.migrations, in: tx) } ?? []
+                return (stored, stored == nil ? true : try SchemaInstaller.layoutIsCurrent(tx), pending)
             }
-            let pending = try schema.map { try MigrationRunner.pending($0.migrations, applied: applied, path: path) } ?? []
-            if let schema, schema.tables != stored?.tables || !pending.isEmpty {
+            if pending == nil {
+                // An older program that the newer migrations let read: it reads, its writes are refused.
+            } else if let schema, let pending, schema.tables != stored?.tables || !pending.isEmpty {
                 guard let writer else {
                     throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
                 }

@@ -16,11 +16,12 @@ enum InternalTables {
     static let download = "ps_download"
     /// Transactions the backend refused for good, set aside (made at the first one).
     static let rejected = "ps_crud_rejected"
-    /// `ps_migrations(version, id, applied_at, uploads, ran)`: the migrations the file applied,
+    /// `ps_migrations(version, id, applied_at, uploads, ran, readable_by_older)`: the migrations the file applied,
     /// one row each (made at the first one).
     static let migrations = "ps_migrations"
     static let createMigrations = """
-        CREATE TABLE IF NOT EXISTS ps_migrations(version INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL, uploads TEXT NOT NULL, ran INTEGER NOT NULL)
+        CREATE TABLE IF NOT EXISTS ps_migrations(version INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, applied_at REAL NOT NULL, uploads TEXT NOT NULL, ran INTEGER NOT NULL,
+            readable_by_older INTEGER NOT NULL)
         """
 
     /// The stamp for a commit whose changed tables are not known: every live query refreshes.

@@ -34,8 +34,8 @@ enum LayoutCheck {
         ),
         (
             InternalTables.migrations, "Tandem's record of applied migrations (ps_migrations)",
-            ["version/INTEGER/1", "id/TEXT/0", "applied_at/REAL/0", "uploads/TEXT/0", "ran/INTEGER/0"],
-            "version INTEGER PRIMARY KEY, id TEXT, applied_at REAL, uploads TEXT, ran INTEGER", false
+            ["version/INTEGER/1", "id/TEXT/0", "applied_at/REAL/0", "uploads/TEXT/0", "ran/INTEGER/0", "readable_by_older/INTEGER/0"],
+            "version INTEGER PRIMARY KEY, id TEXT, applied_at REAL, uploads TEXT, ran INTEGER, readable_by_older INTEGER", false
         ),
         // A temporary table (never in the file) while a migration fills a column.
         (MigrationValues.table, "Tandem's values of a migration in progress (ps_migration_values)", ["id/TEXT/1", "v//0"], "id TEXT PRIMARY KEY, v", false),

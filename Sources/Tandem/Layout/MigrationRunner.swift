@@ -35,6 +35,26 @@ enum MigrationRunner {
         }
     }
 
+    /// True when every migration the file applied past the first `declared` says a program that
+    /// declares only those may read it (``Migration/readableByOlderVersions``).
+    static func readable(byProgramDeclaring declared: Int, in tx: Transaction) throws -> Bool {
+        guard try hasTable(tx) else { return false }
+        return try tx.scalar("SELECT count(*) FROM \(InternalTables.migrations) WHERE version > ? AND readable_by_older = 0", [declared]).int64Value == 0
+    }
+
+    /// ``pending(_:applied:path:)`` of the file's applied list, or nil for a file migrated past
+    /// `declared` whose newer migrations all let an older program read it.
+    static func pendingUnlessReadable(_ declared: [Migration], in tx: Transaction) throws -> ArraySlice<Migration>? {
+        do {
+            return try pending(declared, applied: try appliedIDs(in: tx), path: tx.connection.path)
+        } catch TandemError.schemaMigrated(let path, let file, let last, let program) {
+            guard try readable(byProgramDeclaring: program, in: tx) else {
+                throw TandemError.schemaMigrated(path: path, fileVersion: file, lastMigration: last, programVersion: program)
+            }
+            return nil
+        }
+    }
+
     /// The declared migrations the file has not applied, after checking the list against the file.
     /// - Throws: ``TandemError/invalidSchema(_:)`` for two migrations with one id, an empty id, or
     ///   a list that does not begin with the applied ids; ``TandemError/schemaMigrated(path:fileVersion:lastMigration:programVersion:)``
@@ -103,8 +123,8 @@ enum MigrationRunner {
 
     private static func record(_ migration: Migration, ran: Bool, in tx: Transaction) throws {
         try tx.executeOwn(
-            "INSERT INTO \(InternalTables.migrations)(version, id, applied_at, uploads, ran) VALUES ((SELECT count(*) + 1 FROM \(InternalTables.migrations)), ?, (julianday('now') - 2440587.5) * 86400.0, ?, ?)",
-            [migration.id, migration.uploads.rawValue, ran ? 1 : 0])
+            "INSERT INTO \(InternalTables.migrations)(version, id, applied_at, uploads, ran, readable_by_older) VALUES ((SELECT count(*) + 1 FROM \(InternalTables.migrations)), ?, (julianday('now') - 2440587.5) * 86400.0, ?, ?, ?)",
+            [migration.id, migration.uploads.rawValue, ran ? 1 : 0, migration.readableByOlderVersions ? 1 : 0])
     }
 
     private static func hasTable(_ tx: Transaction) throws -> Bool {

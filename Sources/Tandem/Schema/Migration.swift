@@ -80,20 +80,27 @@ public struct Migration: Sendable, Equatable, Codable {
     public var uploads: Uploads
     /// Its steps, run in order.
     public var steps: [Step]
+    /// True when a program that declares the migrations before this one may still open the file
+    /// to read it once it ran (the migration only adds or fills): such a program reads, and its
+    /// writes are refused (``TandemError/schemaMigrated(path:fileVersion:lastMigration:programVersion:)``).
+    /// False by default: an older program is refused at open.
+    public var readableByOlderVersions: Bool
 
     /// A migration named `id`.
-    public init(_ id: String, uploads: Uploads, steps: [Step]) {
+    public init(_ id: String, uploads: Uploads, readableByOlderVersions: Bool = false, steps: [Step]) {
         self.id = id
         self.uploads = uploads
+        self.readableByOlderVersions = readableByOlderVersions
         self.steps = steps
     }
 
-    enum CodingKeys: String, CodingKey { case id, uploads, steps }
+    enum CodingKeys: String, CodingKey { case id, uploads, readableByOlderVersions = "readableByOlder", steps }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
-        try decoder.rejectUnknownKeys(["id", "uploads", "steps"], in: "migration '\(id)'")
+        try decoder.rejectUnknownKeys(["id", "uploads", "readableByOlder", "steps"], in: "migration '\(id)'")
+        readableByOlderVersions = try c.decodeIfPresent(Bool.self, forKey: .readableByOlderVersions) ?? false
         guard let raw = try c.decodeIfPresent(String.self, forKey: .uploads) else {
             throw TandemError.invalidSchema("migration '\(id)': say whether its changes upload: \"uploads\": \"none\" (every host runs it) or \"changes\" (a fix made once)")
         }
@@ -112,6 +119,7 @@ public struct Migration: Sendable, Equatable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
         try c.encode(uploads, forKey: .uploads)
+        if readableByOlderVersions { try c.encode(true, forKey: .readableByOlderVersions) }
         try c.encode(steps, forKey: .steps)
     }
 }

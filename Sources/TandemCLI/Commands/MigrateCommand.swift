@@ -24,6 +24,7 @@ enum MigrateCommand {
             discardValues: true}; dropTable {table, discardRows: true}; copyRows {from, into,
             columns: {column: SQL}, where?}; sql "SQL". "uploads": "none" when every host runs the
             migration (nothing uploads), "changes" for a fix made once (its changes upload).
+            "readableByOlder": true lets a program of the release before open the file to read it.
 
             Example: tandem migrate app.db --schema schema.json --dry-run
 
