@@ -75,6 +75,12 @@ import Testing
         #expect(plan.stdout.contains("fix: fill notes.n with n * 10 where n > 1: 2 rows written, 2 changes queued for upload"), "\(plan.stdout)")
         #expect(plan.stdout.contains("drop-r: drop column notes.r: 3 rows written, 3 rows leave this host"), "\(plan.stdout)")
         #expect(plan.stdout.contains("dry run: nothing was changed"))
+        let v3 = Schema(
+            tables: v2.tables.map {
+                var t = $0; t.columns.append(.real("weight")); return t
+            }, migrations: v2.migrations)
+        let plan3 = try runTandem(["migrate", path, "--schema", try dir.schemaFile(v3, name: "v3.json"), "--dry-run"])
+        #expect(plan3.stdout.contains("then notes: new column weight (real, reads NULL until written)"), "\(plan3.stdout)")
         #expect(try runTandem(["schema", path, "--history"]).stdout == "schema version 0")
         #expect(try runTandem(["query", path, "SELECT title FROM notes WHERE id = 'a'"]).stdout.contains("A"))
 

@@ -114,6 +114,17 @@ enum MigrationRunner {
                 }
             }
         }
+        if let before = try SchemaInstaller.storedSchema(tx) {
+            for table in schema.tables {
+                guard let old = before.table(named: table.name) else {
+                    report.additions.append("\(table.name): new table")
+                    continue
+                }
+                for column in table.columns where old.columns.allSatisfy({ $0.name != column.name }) {
+                    report.additions.append("\(table.name): new column \(column.name) (\(column.type.rawValue), reads NULL until written)")
+                }
+            }
+        }
         try SchemaInstaller.install(schema, in: tx)
         return report
     }

@@ -28,6 +28,9 @@ public struct MigrationReport: Sendable, Equatable, CustomStringConvertible {
     public var ran: [String]
     /// The steps, in the order they ran.
     public var steps: [Step]
+    /// What installing the declared tables adds after the steps: `notes: new column slug`, `tags:
+    /// new table` (new columns read NULL until written).
+    public var additions: [String] = []
 
     /// A report of a file at `fromVersion` brought to `toVersion`.
     public init(fromVersion: Int, toVersion: Int, ran: [String] = [], steps: [Step] = []) {
@@ -39,7 +42,7 @@ public struct MigrationReport: Sendable, Equatable, CustomStringConvertible {
 
     /// One line per step: `rename-title: rename column notes.title to heading: 1000 rows, 2 pending uploads rewritten`.
     public var description: String {
-        guard !steps.isEmpty || !ran.isEmpty else { return "schema version \(fromVersion): nothing to migrate" }
+        guard !steps.isEmpty || !ran.isEmpty || !additions.isEmpty else { return "schema version \(fromVersion): nothing to migrate" }
         var lines = ["schema version \(fromVersion) → \(toVersion)"]
         for step in steps {
             var parts = ["\(step.rowsChanged) row\(step.rowsChanged == 1 ? "" : "s") written"]
@@ -48,6 +51,7 @@ public struct MigrationReport: Sendable, Equatable, CustomStringConvertible {
             if step.rowsLeavingHost > 0 { parts.append("\(step.rowsLeavingHost) row\(step.rowsLeavingHost == 1 ? "" : "s") leave this host") }
             lines.append("  \(step.migration): \(step.step): \(parts.joined(separator: ", "))")
         }
+        for addition in additions { lines.append("  then \(addition)") }
         return lines.joined(separator: "\n")
     }
 }

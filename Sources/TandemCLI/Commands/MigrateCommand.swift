@@ -58,6 +58,7 @@ enum MigrateCommand {
                     ("path", Output.jsonString(db.path)), ("dry_run", dryRun ? "true" : "false"),
                     ("from_version", "\(report.fromVersion)"), ("to_version", "\(report.toVersion)"),
                     ("ran", "[" + report.ran.map(Output.jsonString).joined(separator: ",") + "]"), ("steps", "[" + steps.joined(separator: ",") + "]"),
+                    ("additions", "[" + report.additions.map(Output.jsonString).joined(separator: ",") + "]"),
                 ]) + "\n")
         } else {
             Output.write(report.description + "\n")
