@@ -89,6 +89,8 @@ import Testing
         let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
         #expect(report?["to_version"] as? Int == 3 && (report?["ran"] as? [String]) == ["rename-title", "fix", "drop-r"], "\(run.stdout)")
 
+        #expect(try runTandem(["status", path]).stdout.contains("schema version:  3 (last migration 'drop-r')"))
+        #expect(try runTandem(["status", path, "--json"]).stdout.contains("\"schema_version\":3,\"last_migration\":\"drop-r\""))
         let history = try runTandem(["schema", path, "--history"])
         #expect(history.status == 0)
         let lines = history.stdout.split(separator: "\n").map(String.init)

@@ -24,11 +24,13 @@ enum StatusCommand {
         let status = try db.sync.status()
         let mode = try db.journalMode()
         let lastSynced = status.lastSyncedAt.map { $0.ISO8601Format() }
+        let migrations = try db.migrationHistory()
         if args.has("json") {
             func s(_ v: String?) -> String { v.map { Output.jsonString($0) } ?? "null" }
             Output.write(
                 Output.object([
-                    ("path", s(db.path)), ("journal_mode", s(mode)), ("pending_uploads", String(status.pendingUploads)),
+                    ("path", s(db.path)), ("journal_mode", s(mode)), ("schema_version", String(migrations.count)),
+                    ("last_migration", s(migrations.last?.id)), ("pending_uploads", String(status.pendingUploads)),
                     ("rejected_uploads", String(status.rejectedUploads)),
                     ("upload_lag_seconds", String(format: "%.3f", status.uploadLag.seconds)),
                     ("download_lag_seconds", String(format: "%.3f", status.downloadLag.seconds)),
@@ -45,6 +47,7 @@ enum StatusCommand {
                 """
                 database:        \(db.path)
                 journal mode:    \(mode)
+                schema version:  \(migrations.count)\(migrations.last.map { " (last migration '\(Output.escapingControlCharacters($0.id))')" } ?? "")
                 pending uploads: \(status.pendingUploads)\(status.rejectedUploads > 0 ? " (and \(status.rejectedUploads) transaction\(status.rejectedUploads == 1 ? "" : "s") the backend refused, set aside: tandem crud lists them)" : "")
                 owner:           \(status.ownerPID.map { "pid \($0)" } ?? "none")
                 epoch:           \(status.epoch)
