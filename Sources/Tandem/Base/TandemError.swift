@@ -59,6 +59,10 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// A migration failed; nothing it did is kept and the file stays at its version. `step` is
     /// the step in words, `reason` what went wrong (naming the row where one was at fault).
     case migrationFailed(migration: String, step: String, reason: String)
+    /// A wait for writes to be synced (``DatabaseSync/waitUntilSynced(_:timeout:)``) ran out:
+    /// the writes through CRUD entry `entry` were not yet uploaded (the backend has applied
+    /// through `uploadedThrough`) or not yet in a download applied since (`syncedThrough`).
+    case notSynced(path: String, entry: Int64, uploadedThrough: Int64, syncedThrough: Int64)
 
     public var description: String {
         switch self {
@@ -79,6 +83,12 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .schemaMigrated(let path, let file, let last, let program):
             return
                 "'\(path)' is at schema version \(file) (last migration '\(last)'), past this program's version \(program): a newer program migrated it, so this one does not write to it; open it with the newer schema"
+        case .notSynced(let path, let entry, let uploaded, let synced):
+            let stage =
+                uploaded < entry
+                ? "not yet uploaded (the backend has applied through entry \(uploaded))"
+                : "uploaded, not yet in a download applied since (downloads took in uploads through entry \(synced))"
+            return "the writes to '\(path)' through upload queue entry \(entry) are \(stage) when the wait ran out; is a process syncing it (SyncStatus.ownerPID)?"
         case .migrationFailed(let migration, let step, let reason):
             return "migration '\(migration)' failed at step '\(step)': \(reason); nothing was changed and the file stays at its schema version"
         case .inUse(let path, let users):

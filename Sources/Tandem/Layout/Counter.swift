@@ -8,12 +8,19 @@ import CSQLite
 ///   commit counter, ``WALCommitCounter/Position``);
 /// - `crud_last`: the id of the newest CRUD entry ever queued, so that ids never go back when
 ///   the queue empties (``InternalTables/nextCrudID``);
+/// - `uploaded`, `synced`: how far uploads and the downloads after them got (``Counter/synced``);
 /// - `changed:<table>`: the sequence number of the last commit that changed `<table>`.
 enum Counter: String {
     case nextTransaction = "next_tx"
     case sequence = "seq"
     case commits
     case crudLast = "crud_last"
+    /// The newest CRUD entry id the backend applied (set when the owner completes an upload).
+    case uploaded
+    /// The newest CRUD entry id known to be in this file's downloaded state: the owner sets it
+    /// to ``uploaded`` as it stood when a download began, once that download is applied (a
+    /// write checkpoint: the server's state it applied includes those uploads).
+    case synced
 
     static let changedPrefix = "changed:"
 
@@ -75,5 +82,14 @@ extension Connection {
             ]
         )
         .compactMap { row in row[0].stringValue.flatMap { t in row[1].int64Value.map { (t, $0) } } }
+    }
+}
+
+extension Connection {
+    /// Raises `counter` to `value` (never lowers it; creates it when missing).
+    func raiseCounter(_ counter: Counter, to value: Int64) throws {
+        try execute(
+            "INSERT INTO ps_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE excluded.value > ps_state.value",
+            [.text(counter.rawValue), .integer(value)])
     }
 }

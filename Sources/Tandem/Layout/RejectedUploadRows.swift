@@ -33,6 +33,12 @@ enum RejectedUploadRows {
         return try transactions(where: newest, in: tx).last
     }
 
+    /// The oldest transaction set aside that holds an entry with an id at or before `entry`.
+    static func oldest(through entry: Int64, in tx: Transaction) throws -> RejectedTransaction? {
+        guard try exists(in: tx) else { return nil }
+        return try transactions(where: "tx_id = (SELECT tx_id FROM ps_crud_rejected WHERE id <= \(entry) ORDER BY id LIMIT 1)", in: tx).first
+    }
+
     /// The transactions set aside whose rows match `condition`, oldest first.
     private static func transactions(where condition: String, in tx: Transaction) throws -> [RejectedTransaction] {
         guard try exists(in: tx) else { return [] }

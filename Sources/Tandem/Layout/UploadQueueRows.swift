@@ -128,6 +128,7 @@ enum UploadQueueRows {
     static func complete(_ transactions: [CrudTransaction], in tx: Transaction) throws {
         guard let last = transactions.last else { return }
         try tx.executeOwn("DELETE FROM ps_crud WHERE id <= ?", [last.lastEntryID])
+        try tx.connection.raiseCounter(.uploaded, to: last.lastEntryID)
     }
 
     /// Removes every queued entry.

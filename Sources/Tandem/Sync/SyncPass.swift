@@ -235,7 +235,11 @@ struct SyncPass {
     /// One download from the stored cursor; false when the stored cursor changed before its
     /// changes were applied (nothing is applied then).
     private func download(once result: inout Result) throws -> Bool {
-        let cursor = try database.read { try $0.stored(.cursor).stringValue ?? "" }
+        // What was uploaded before this download's first fetch is in the server's state it
+        // fetches: once applied, those uploads are synced (``Counter/synced``).
+        let (cursor, uploaded, synced) = try database.read { tx in
+            (try tx.stored(.cursor).stringValue ?? "", try tx.connection.counter(.uploaded) ?? 0, try tx.connection.counter(.synced) ?? 0)
+        }
         var changes: [ServerChange] = []
         var staged = 0
         var next = cursor
@@ -264,7 +268,16 @@ struct SyncPass {
         }
         // Compared byte for byte: `String` equality is Unicode's canonical equivalence, under
         // which a cursor after the row id `é` (one code point) equals one after `e` and an accent.
-        if next.utf8.elementsEqual(cursor.utf8) && fullSync == nil { return true }
+        if next.utf8.elementsEqual(cursor.utf8) && fullSync == nil {
+            // Nothing newer on the server: this file holds its state, the uploads included.
+            if uploaded > synced {
+                try database.write { tx in
+                    try Fence.check(tx, epoch: epoch)
+                    try tx.connection.raiseCounter(.synced, to: uploaded)
+                }
+            }
+            return true
+        }
         let applied = try database.write { tx -> Bool in
             try Fence.check(tx, epoch: epoch)
             guard (try tx.stored(.cursor).stringValue ?? "").utf8.elementsEqual(cursor.utf8) else { return false }
@@ -283,6 +296,7 @@ struct SyncPass {
             try applier.endFullSync(in: tx)
             try tx.store(.cursor, next)
             try tx.removeStored(.downloading)
+            try tx.connection.raiseCounter(.synced, to: uploaded)
             return true
         }
         guard applied else { return false }  // the defer clears what was staged

@@ -45,6 +45,14 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     }
     /// The last full sync (every row sent again by the backend): when it was applied and why.
     public var lastFullSync: FullSync?
+    /// The newest CRUD entry id the backend has applied (0 before any upload).
+    public var uploadedThrough: Int64 = 0
+    /// The newest CRUD entry id whose upload a download applied since (0 before any): a write
+    /// checkpoint, what ``DatabaseSync/waitUntilSynced(_:timeout:)`` waits for.
+    public var syncedThrough: Int64 = 0
+    /// The newest CRUD entry id ever queued (0 before any write): what
+    /// ``DatabaseSync/waitUntilSynced(_:timeout:)`` waits for by default.
+    public var committedThrough: Int64 = 0
 
     /// A full sync: the backend sent every row again (see ``SyncEvent/fullSync(reason:)``).
     public struct FullSync: Sendable, Hashable, Codable {
@@ -74,7 +82,7 @@ extension DatabaseSync {
     /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
     /// and the upload queue length.
     public func status() throws -> SyncStatus {
-        let (json, epoch, pid, pending, downloading, rejected, lastRefusal) = try database.read { tx in
+        let (json, epoch, pid, pending, downloading, rejected, lastRefusal, positions) = try database.read { tx in
             (
                 try tx.stored(.syncStatus).stringValue,
                 try tx.stored(.epoch).int64Value ?? 0,
@@ -82,10 +90,12 @@ extension DatabaseSync {
                 try UploadQueueRows.count(in: tx),
                 try tx.stored(.downloading).int64Value == 1,
                 try RejectedUploadRows.count(in: tx),
-                try RejectedUploadRows.newest(in: tx)
+                try RejectedUploadRows.newest(in: tx),
+                try SyncPositions.read(in: tx)
             )
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
+        (status.uploadedThrough, status.syncedThrough, status.committedThrough) = (positions.uploaded, positions.synced, positions.committed)
         status.epoch = epoch
         status.pendingUploads = pending
         if pending == 0 { status.uploadPendingSince = nil }

@@ -5,7 +5,7 @@ enum ExecCommand {
     static let command = CommandLineTool.Command(
         name: "exec", summary: "run SQL in one write transaction",
         usage: """
-            Usage: tandem exec DB [SQL | - | --file F] [ARG…] [--args-json JSON] [--quiet] [output options]
+            Usage: tandem exec DB [SQL | - | --file F] [ARG…] [--args-json JSON] [--quiet] [--wait-synced DURATION] [output options]
 
             Runs SQL (one or several ';'-separated statements) in one write transaction; each '?'
             takes the next ARG. SQL comes from the argument, from standard input ('-', or no SQL
@@ -18,6 +18,10 @@ enum ExecCommand {
             counts once, the rows of a savepoint rolled back not at all), unless --quiet. RETURNING
             through a table's view returns the rows as stored (the id a new row was given).
             Exits 0 only if the transaction committed. Writes through table views are queued for upload.
+            --wait-synced DURATION (say 30s) then waits, up to DURATION, until the process that owns
+            sync (this one never syncs) has uploaded every write committed so far and downloaded
+            the server's state since: exits 3 when the backend refused one (set aside: tandem crud
+            lists it), 4 when DURATION passed first.
 
             \(OutputMode.usage)
 
@@ -25,20 +29,42 @@ enum ExecCommand {
 
             """, hidden: false, run: run)
 
-    static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: OutputMode.flags.union(["quiet"]), options: OutputMode.options.union(["args-json", "file"]))
+    static func run(_ words: [String]) async throws -> Int32 {
+        let args = try Arguments(words, flags: OutputMode.flags.union(["quiet"]), options: OutputMode.options.union(["args-json", "file", "wait-synced"]))
+        let wait = try args.options["wait-synced"].map { text in
+            guard let seconds = DurationArgument.seconds(text) else {
+                throw Arguments.UsageError(message: "--wait-synced takes a duration (500ms, 30s, 5m), not '\(text)'")
+            }
+            return Duration.seconds(min(seconds, 9e12))
+        }
         try args.require(["DB"], more: true)
         let mode = try OutputMode(args)
         let (sql, first) = try SQLInput.resolve(args)
         let values = try sqlArguments(args, from: first)
         let db = try openDatabase(args.positionals[0])
-        let result = try db.write { try $0.run(sql, values) }
-        if args.has("quiet") { return 0 }
-        if result.resultSets.isEmpty {
-            Output.write("\(result.rowsChanged) row\(result.rowsChanged == 1 ? "" : "s") changed\n")
-        } else {
-            for set in result.resultSets { Output.write(mode.render(set)) }
+        let result = try commit(sql, values, to: db)
+        if !args.has("quiet") {
+            if result.resultSets.isEmpty {
+                Output.write("\(result.rowsChanged) row\(result.rowsChanged == 1 ? "" : "s") changed\n")
+            } else {
+                for set in result.resultSets { Output.write(mode.render(set)) }
+            }
         }
+        guard let wait else { return 0 }
+        do {
+            try await db.sync.waitUntilSynced(timeout: wait)
+        } catch let error as TandemError {
+            Output.error("tandem exec: \(Output.escapingControlCharactersInMessage(CommandHints.inCommandTerms(error.description)))\n")
+            if case .uploadRejected = error { return 3 }
+            if case .notSynced = error { return 4 }
+            throw error
+        }
+        if !args.has("quiet") { Output.write("synced\n") }
         return 0
+    }
+
+    /// Runs `sql` in one write transaction, on this thread.
+    private static func commit(_ sql: String, _ values: [DatabaseValue], to db: SharedDatabase) throws -> ScriptResult {
+        try db.write { try $0.run(sql, values) }
     }
 }

@@ -31,6 +31,8 @@ enum StatusCommand {
                 Output.object([
                     ("path", s(db.path)), ("journal_mode", s(mode)), ("schema_version", String(migrations.count)),
                     ("last_migration", s(migrations.last?.id)), ("pending_uploads", String(status.pendingUploads)),
+                    ("committed_through", String(status.committedThrough)), ("uploaded_through", String(status.uploadedThrough)),
+                    ("synced_through", String(status.syncedThrough)),
                     ("rejected_uploads", String(status.rejectedUploads)),
                     ("upload_lag_seconds", String(format: "%.3f", status.uploadLag.seconds)),
                     ("download_lag_seconds", String(format: "%.3f", status.downloadLag.seconds)),
@@ -49,6 +51,7 @@ enum StatusCommand {
                 journal mode:    \(mode)
                 schema version:  \(migrations.count)\(migrations.last.map { " (last migration '\(Output.escapingControlCharacters($0.id))')" } ?? "")
                 pending uploads: \(status.pendingUploads)\(status.rejectedUploads > 0 ? " (and \(status.rejectedUploads) transaction\(status.rejectedUploads == 1 ? "" : "s") the backend refused, set aside: tandem crud lists them)" : "")
+                positions:       committed \(status.committedThrough), uploaded \(status.uploadedThrough), synced \(status.syncedThrough) (upload queue entries)
                 owner:           \(status.ownerPID.map { "pid \($0)" } ?? "none")
                 epoch:           \(status.epoch)
                 lag:             upload \(String(format: "%.1f", status.uploadLag.seconds)) s, download \(String(format: "%.1f", status.downloadLag.seconds)) s
