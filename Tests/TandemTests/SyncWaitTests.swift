@@ -25,6 +25,11 @@ import Testing
             #expect(try db.fetchAll("SELECT count(*) FROM notes WHERE id = ?", ["r\(round)"]).first?[0] == .integer(1), "round \(round): the row is on the server")
             db.close()
         }
+        // `tandem sync --wait` waits for the owner instead of refusing while it owns sync.
+        #expect(try runTandem(["exec", a, "INSERT INTO notes(id, title) VALUES ('last', 'x')"]).status == 0)
+        let wait = try runTandem(["sync", a, "--wait", "30s"])
+        #expect(wait.status == 0 && wait.stdout == "synced", "\(wait.stdout) \(wait.stderr)")
+        #expect(try SharedDatabase(path: a).sync.status().syncedThrough == (try SharedDatabase(path: a).uploadQueue.newestEntryID()))
         app.signal(SIGTERM)
         #expect(try app.wait(timeout: 30) == 0)
     }

@@ -105,6 +105,7 @@ enum SyncCommand {
         name: "sync", summary: "run one upload-then-download pass and exit",
         usage: """
             Usage: tandem sync DB (--backend URL | --backend-file FILE) [--json]
+                   tandem sync DB --wait DURATION
 
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
             backend's changes, releases ownership and exits. Refuses (exit 1) if another process
@@ -113,13 +114,27 @@ enum SyncCommand {
             the rest goes on; the command then says so and exits 1. A failure is recorded in the
             status, as tandem app does.
 
+            With --wait, when another process owns sync, waits up to DURATION (say 30s) until it has
+            uploaded every write committed so far and downloaded the server's state since, instead
+            of refusing: exits 0 then, 3 when the backend refused one (set aside), 4 when DURATION
+            passed first. With no owner, runs the pass itself (--backend is needed then).
+
             Example: tandem sync app.db --backend sqlite:/var/lib/app/server.db
 
             """, hidden: false, run: run)
 
-    static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", BackendURLSource.fileOption])
+    static func run(_ words: [String]) async throws -> Int32 {
+        let args = try Arguments(words, flags: ["json"], options: ["backend", "wait", BackendURLSource.fileOption])
         try args.require(["DB"])
+        if let text = args.options["wait"] {
+            guard let seconds = DurationArgument.seconds(text) else {
+                throw Arguments.UsageError(message: "--wait takes a duration (500ms, 30s, 5m), not '\(text)'")
+            }
+            let db = try openDatabase(args.positionals[0])
+            if try db.sync.status().ownerPID != nil {
+                return try await ExecCommand.waitUntilSynced(db, timeout: .seconds(min(seconds, 9e12)), command: "sync")
+            }
+        }
         let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
         let backendURL = try BackendURL(url)
         let db = try openDatabase(args.positionals[0])

@@ -51,15 +51,21 @@ enum ExecCommand {
             }
         }
         guard let wait else { return 0 }
+        return try await waitUntilSynced(db, timeout: wait, command: "exec", quiet: args.has("quiet"))
+    }
+
+    /// Waits until every write committed so far is synced by the owner, printing "synced";
+    /// 3 for a write the backend refused (set aside), 4 when `timeout` passes first.
+    static func waitUntilSynced(_ db: SharedDatabase, timeout: Duration, command: String, quiet: Bool = false) async throws -> Int32 {
         do {
-            try await db.sync.waitUntilSynced(timeout: wait)
+            try await db.sync.waitUntilSynced(timeout: timeout)
         } catch let error as TandemError {
-            Output.error("tandem exec: \(Output.escapingControlCharactersInMessage(CommandHints.inCommandTerms(error.description)))\n")
+            Output.error("tandem \(command): \(Output.escapingControlCharactersInMessage(CommandHints.inCommandTerms(error.description)))\n")
             if case .uploadRejected = error { return 3 }
             if case .notSynced = error { return 4 }
             throw error
         }
-        if !args.has("quiet") { Output.write("synced\n") }
+        if !quiet { Output.write("synced\n") }
         return 0
     }
 
