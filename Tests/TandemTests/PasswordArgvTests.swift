@@ -26,6 +26,8 @@ import Testing
                 return shown.contains("app \(path) --backend ") && !shown.contains("s3cretPW")
             }
             try waitUntil(timeout: 10, "the warning on stderr: \(app.stderr)") { app.stderr.contains("warning: a password on the command line") }
+            // Running locally means its signal handling is in place: SIGTERM then stops it cleanly.
+            try waitUntil(timeout: 30, "the app to run locally: \(app.stderr)") { app.stderr.contains("running locally") }
             #expect(app.isRunning)
             let shown = Self.commandLine(of: app.pid)
             #expect(shown.contains("app \(path) --backend "), "\(shown)")
