@@ -15,9 +15,13 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CCrypto",
+            path: "Sources/CCrypto"
+        ),
         .target(
             name: "Tandem",
-            dependencies: ["CSQLite"],
+            dependencies: ["CSQLite", "CCrypto"],
             path: "Sources/Tandem"
         ),
         .systemLibrary(

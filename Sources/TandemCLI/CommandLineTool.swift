@@ -21,7 +21,7 @@ public enum CommandLineTool {
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
-        PredicateBenchCommand.command, SchemaWriterCommand.command,
+        PredicateBenchCommand.command, SchemaWriterCommand.command, VerifyCommand.command,
     ]
 
     static var overview: String {

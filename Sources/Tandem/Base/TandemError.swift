@@ -33,6 +33,9 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     case invalidPayload(String)
     /// A backend URL or response is unusable.
     case invalidBackend(String)
+    /// A verification against the backend could not be made (the reason says why: a client that
+    /// never synced, a backend that cannot verify, a missing libcrypto); nothing was changed.
+    case verificationFailed(String)
     /// The backend already applied different entries under this (client id, transaction id):
     /// the client file was restored from a backup or copied. `highest` is the highest
     /// transaction id the backend has applied for the client; the sync engine renumbers its
@@ -80,6 +83,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
         case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
         case .invalidBackend(let m): return "invalid backend: \(m)"
+        case .verificationFailed(let m): return "cannot verify: \(m)"
         case .schemaMigrated(let path, let file, let last, let program):
             return
                 "'\(path)' is at schema version \(file) (last migration '\(last)'), past this program's version \(program): a newer program migrated it, so this one does not write to it; open it with the newer schema"

@@ -14,7 +14,7 @@ import Foundation
 public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `generation`, `interruptions` and `ownUploads` are read and written only with
     // `changed` locked; everything else is set in init and never changes.
-    private let database: SharedDatabase
+    let database: SharedDatabase
     private let changed = NSCondition()
     /// Counts the commits that touched the change log (and interruptions), for waits.
     private var generation = 0
@@ -355,7 +355,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
         wake(interrupting: true)
     }
 
-    private func parse(_ cursor: String) throws -> Int64 {
+    func parse(_ cursor: String) throws -> Int64 {
         if cursor.isEmpty { return 0 }
         guard let value = Int64(cursor), value >= 0 else {
             throw TandemError.invalidBackend("the stored cursor '\(cursor)' is not a cursor of the embedded backend at '\(database.path)'")

@@ -78,6 +78,20 @@ public struct Transaction {
         }
     }
 
+    /// Steps through the rows of one statement that writes nothing, one at a time, without
+    /// holding them all (a large table's rows, say).
+    /// - Throws: ``SQLiteError`` naming the SQL; ``TandemError/readOnly(path:)`` for a statement
+    ///   that writes; whatever `body` throws, which ends the loop.
+    public func forEachRow(_ sql: String, _ arguments: [any DatabaseValueConvertible] = [], _ body: (Row) throws -> Void) throws {
+        try connection.asUser {
+            if try !connection.cachedStatement(sql).isReadOnly { throw TandemError.readOnly(path: connection.path) }
+            try connection.forEachRow(sql, arguments.map(\.databaseValue)) { row in
+                try body(row)
+                return true
+            }
+        }
+    }
+
     /// The first row of one statement, or `nil`.
     public func fetchOne(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> Row? {
         try fetchAll(sql, arguments).first

@@ -53,6 +53,9 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     /// The newest CRUD entry id ever queued (0 before any write): what
     /// ``DatabaseSync/waitUntilSynced(_:timeout:)`` waits for by default.
     public var committedThrough: Int64 = 0
+    /// The last verification against the server by any process (``DatabaseSync/verify(with:repair:tables:)``,
+    /// or the owner's in the background); nil before the first.
+    public var lastVerification: LastVerification?
 
     /// A full sync: the backend sent every row again (see ``SyncEvent/fullSync(reason:)``).
     public struct FullSync: Sendable, Hashable, Codable {
@@ -82,7 +85,7 @@ extension DatabaseSync {
     /// The sync status as stored, with the live owner (checked on `<db>-owner.lock`), the epoch
     /// and the upload queue length.
     public func status() throws -> SyncStatus {
-        let (json, epoch, pid, pending, downloading, rejected, lastRefusal, positions) = try database.read { tx in
+        let (json, epoch, pid, pending, downloading, rejected, lastRefusal, positions, verification) = try database.read { tx in
             (
                 try tx.stored(.syncStatus).stringValue,
                 try tx.stored(.epoch).int64Value ?? 0,
@@ -91,12 +94,14 @@ extension DatabaseSync {
                 try tx.stored(.downloading).int64Value == 1,
                 try RejectedUploadRows.count(in: tx),
                 try RejectedUploadRows.newest(in: tx),
-                try SyncPositions.read(in: tx)
+                try SyncPositions.read(in: tx),
+                try LastVerification.load(in: tx)
             )
         }
         var status = json.flatMap { try? SyncStatus.decoder.decode(SyncStatus.self, from: Data($0.utf8)) } ?? SyncStatus()
         (status.uploadedThrough, status.syncedThrough, status.committedThrough) = (positions.uploaded, positions.synced, positions.committed)
         status.epoch = epoch
+        status.lastVerification = verification
         status.pendingUploads = pending
         if pending == 0 { status.uploadPendingSince = nil }
         status.rejectedUploads = rejected

@@ -11,7 +11,8 @@ enum StatusCommand {
             (null when no process owns sync), the epoch, whether the owner is connected, when it
             last synced, the last error with its kind (backend_unavailable, rejected_upload, …), the
             last upload the backend refused (set aside: its transaction, rows and reason), and the
-            last full sync with its reason.
+            last full sync with its reason, and the last verification against the server
+            (tandem verify, or the owner's in the background) with its result.
 
             Example: tandem status app.db --json
 
@@ -43,6 +44,7 @@ enum StatusCommand {
                     ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
                     ("last_refusal", status.lastRefusal.map(refusalJSON) ?? "null"),
                     ("last_full_sync", status.lastFullSync.map { Output.object([("at", s($0.at.ISO8601Format())), ("reason", s($0.reason))]) } ?? "null"),
+                    ("last_verification", status.lastVerification.map(verificationJSON) ?? "null"),
                 ]) + "\n")
         } else {
             Output.write(
@@ -60,10 +62,32 @@ enum StatusCommand {
                 last error:      \(status.lastFailure.map { "\($0.kind.rawValue): " + Output.escapingControlCharactersInMessage($0.message) } ?? "none")
                 last refusal:    \(status.lastRefusal.map(refusalText) ?? "none")
                 last full sync:  \(status.lastFullSync.map { "\($0.at.ISO8601Format()): " + Output.escapingControlCharactersInMessage($0.reason) } ?? "none")
+                last verified:   \(status.lastVerification.map(verificationText) ?? "never")
 
                 """)
         }
         return 0
+    }
+
+    private static func verificationJSON(_ v: LastVerification) -> String {
+        Output.object([
+            ("at", Output.jsonString(v.at.ISO8601Format())), ("agrees", String(v.agrees)), ("differing_rows", String(v.differingRows)),
+            ("repaired_rows", String(v.repairedRows)), ("differing_tables", "[" + v.differingTables.map(Output.jsonString).joined(separator: ",") + "]"),
+            ("error", v.error.map { Output.jsonString(CommandHints.inCommandTerms($0)) } ?? "null"),
+        ])
+    }
+
+    private static func verificationText(_ v: LastVerification) -> String {
+        let result: String
+        if let error = v.error {
+            result = "failed: " + Output.escapingControlCharactersInMessage(CommandHints.inCommandTerms(error))
+        } else if v.agrees {
+            result = "agrees with the server"
+        } else {
+            let tables = v.differingTables.map(Output.escapingControlCharacters).joined(separator: ", ")
+            result = "\(v.differingRows) row(s) differed (\(tables))" + (v.repairedRows > 0 ? ", \(v.repairedRows) repaired" : "")
+        }
+        return "\(v.at.ISO8601Format()): " + result
     }
 
     private static func refusalJSON(_ refusal: RejectedTransaction) -> String {

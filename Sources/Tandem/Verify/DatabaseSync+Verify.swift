@@ -1,0 +1,162 @@
+import Foundation
+
+extension DatabaseSync {
+    /// Compares each synced table's rows here with the server's, and with `repair`, makes the
+    /// rows that differ the server's (only those, fetched by id).
+    ///
+    /// Per table, in one read transaction of this file (so at one download cursor): the whole
+    /// table's checksum first (a client that agrees is done after one round trip per table,
+    /// having sent and received checksums only); when it differs, a checksum per bucket of ids
+    /// (about 128 rows each); then the digest of each row of the buckets that differ. Rows whose
+    /// edits wait in the upload queue or are set aside, and rows the server changed after this
+    /// file's cursor (the next download brings them), are left out and counted, never reported
+    /// as differences. The canonical encoding and the checksum are ``RowDigest`` and
+    /// ``RowChecksum``; DESIGN.md ("Verification") gives the consistent point on each backend.
+    ///
+    /// Any process may verify, owner or not. A repair writes the server's state of each differing
+    /// row (a PUT, or a DELETE of a row the server does not hold) as a download does: not queued
+    /// for upload, never over a row with a pending edit, and only if no download moved the
+    /// cursor since the comparison (else the table is compared again, up to three times).
+    ///
+    /// The result is stored for ``SyncStatus/lastVerification``.
+    /// - Parameters:
+    ///   - tables: the synced tables to verify, by name (nil: all of them, in name order).
+    /// - Returns: the report, each table with its differences by id.
+    /// - Throws: ``TandemError/verificationFailed(_:)`` when this file never synced, a table is
+    ///   not a synced one, a full sync is due, or a repair kept meeting downloads; the backend's
+    ///   errors (``TandemError/backendUnavailable(_:)`` and others) as they come.
+    public func verify(with backend: any VerifyingBackend, repair: Bool = false, tables names: [String]? = nil) throws -> VerifyReport {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let startedAt = Date()
+        let synced = database.schema.tables.filter { !$0.localOnly && !$0.insertOnly }.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        var chosen = synced
+        if let names {
+            chosen = try names.map { name in
+                guard let table = synced.first(where: { $0.name == name }) else {
+                    let kind = database.schema.table(named: name).map { $0.localOnly ? "is local-only" : "is insert-only (it keeps no rows)" } ?? "is not declared"
+                    throw TandemError.verificationFailed("table \(name) \(kind); only synced tables are verified")
+                }
+                return table
+            }
+        }
+        var verification = TableVerification(database: database, backend: backend)
+        var tables: [VerifyReport.Table] = []
+        for table in chosen {
+            var attempt = 0
+            while true {
+                attempt += 1
+                var result = try verification.compare(table)
+                if repair, !result.report.differences.isEmpty {
+                    guard let repaired = try verification.repair(result) else {
+                        if attempt < 3 { continue }
+                        throw TandemError.verificationFailed("downloads kept moving \(table.name)'s rows while repairing it; verify again")
+                    }
+                    result.report.repairedRows = repaired
+                }
+                tables.append(result.report)
+                break
+            }
+        }
+        let report = VerifyReport(tables: tables, roundTrips: verification.roundTrips, startedAt: startedAt, duration: clock.now - began)
+        try LastVerification(report).store(in: database)
+        return report
+    }
+}
+
+/// One table's comparison (``DatabaseSync/verify(with:repair:tables:)``).
+struct TableVerification {
+    let database: SharedDatabase
+    let backend: any VerifyingBackend
+    var roundTrips = 0
+
+    init(database: SharedDatabase, backend: any VerifyingBackend) {
+        self.database = database
+        self.backend = backend
+    }
+
+    struct Result {
+        var table: TableSchema
+        var cursor: String
+        var report: VerifyReport.Table
+    }
+
+    /// Rows per bucket aimed at: a bucket that differs costs its rows' digests (about 60 bytes each).
+    static let rowsPerBucket = 128
+
+    mutating func compare(_ table: TableSchema) throws -> Result {
+        let columns = table.verifiedColumns
+        return try database.read { tx in
+            let cursor = try tx.stored(.cursor).stringValue ?? ""
+            guard !cursor.isEmpty else {
+                throw TandemError.verificationFailed("'\(database.path)' has not synced yet: there is nothing to compare with the server")
+            }
+            let pending = Set(try ViewedRows.pending(in: tx).filter { $0[0] == table.name }.map { $0[1] })
+            var localCount = 0
+            try ViewedRows.forEach(of: table, columns: [], in: tx) { _, _ in localCount += 1 }
+            var bucketCount = 1
+            while bucketCount * Self.rowsPerBucket < localCount, bucketCount < 65_536 { bucketCount *= 2 }
+            var local: [Int: RowChecksum] = [:]
+            var total = RowChecksum()
+            try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
+                let digest = try RowDigest(id: id, values: values)
+                local[digest.bucket(of: bucketCount), default: RowChecksum()].add(digest)
+                total.add(digest)
+            }
+            var report = VerifyReport.Table(
+                name: table.name, localRows: localCount, serverRows: 0, differences: [], pendingRows: pending.count, inFlightRows: 0, repairedRows: 0)
+            roundTrips += 1
+            let serverTotal = try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum()
+            report.serverRows = Int(serverTotal.count)
+            if serverTotal == total { return Result(table: table, cursor: cursor, report: report) }
+            roundTrips += 1
+            let server = bucketCount == 1 ? [0: serverTotal] : try backend.checksums(of: table, bucketCount: bucketCount)
+            let differing = Set(local.keys).union(server.keys).filter { local[$0] != server[$0] }.sorted()
+            roundTrips += 1
+            var serverRows: [String: RowDigest] = [:]
+            for digest in try backend.rowDigests(of: table, bucketCount: bucketCount, buckets: differing) { serverRows[digest.id] = digest }
+            let wanted = Set(differing)
+            var candidates: [RowDifference] = []
+            try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
+                let digest = try RowDigest(id: id, values: values)
+                guard wanted.contains(digest.bucket(of: bucketCount)) else { return }
+                if let theirs = serverRows.removeValue(forKey: id) {
+                    if theirs.first != digest.first || theirs.second != digest.second {
+                        candidates.append(RowDifference(table: table.name, id: id, kind: .differentValues))
+                    }
+                } else {
+                    candidates.append(RowDifference(table: table.name, id: id, kind: .onlyHere))
+                }
+            }
+            candidates += serverRows.keys.map { RowDifference(table: table.name, id: $0, kind: .onlyOnServer) }
+            candidates = candidates.filter { !pending.contains($0.id) }
+            if !candidates.isEmpty {
+                roundTrips += 1
+                let inFlight = try backend.changed(after: cursor, table: table.name, ids: candidates.map(\.id))
+                report.inFlightRows = inFlight.count
+                candidates = candidates.filter { !inFlight.contains($0.id) }
+            }
+            report.differences = candidates.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+            return Result(table: table, cursor: cursor, report: report)
+        }
+    }
+
+    /// Writes the server's state of each differing row; nil (nothing written) when a download
+    /// moved the cursor since the comparison.
+    mutating func repair(_ result: Result) throws -> Int? {
+        let ids = result.report.differences.map(\.id)
+        roundTrips += 1
+        let rows = try backend.rows(of: result.table, ids: ids)
+        let changes = ids.map { id in
+            rows[id].map { ServerChange(op: .put, table: result.table.name, rowID: id, data: $0) }
+                ?? ServerChange(op: .delete, table: result.table.name, rowID: id, data: nil)
+        }
+        return try database.write { tx -> Int? in
+            guard (try tx.stored(.cursor).stringValue ?? "").utf8.elementsEqual(result.cursor.utf8) else { return nil }
+            var pending: [[String]: Int] = [:]
+            for row in try ViewedRows.pending(in: tx) { pending[row] = 1 }
+            try ChangeApplier(schema: database.schema, pending: pending).apply(changes, in: tx)
+            return changes.filter { pending[[$0.table, $0.rowID]] == nil }.count
+        }
+    }
+}
