@@ -182,6 +182,30 @@ import Testing
         #expect(current.status == 0 && Self.table(current.report, "items")["in_flight_rows"] as? Int == 0, "\(current.report)")
     }
 
+    /// The owner verifies at its interval: agreement is an event and the status; drift made
+    /// behind the server's log is a `drift_found` event naming the table, and the status says so
+    /// in every process.
+    @Test func theOwnerVerifiesInTheBackgroundAndReportsDrift() throws {
+        let dir = try TemporaryDirectory()
+        let server = dir.path("server.db"), a = dir.path("a.db")
+        let db = try SharedDatabase(path: a, schema: Self.schema)
+        try Self.writeGeneratedRows(db, seed: 9, count: 50)
+        db.close()
+        let app = try Spawned(["app", a, "--backend", "sqlite:" + server, "--json", "--verify-every", "300ms"])
+        defer { app.signal(SIGTERM) }
+        try app.waitForLine(timeout: 30, "a verification that agrees") { $0.contains(#""event":"verified""#) }
+        let agreed = try runTandem(["status", a, "--json"])
+        #expect(agreed.stdout.contains(#""last_verification":{"#) && agreed.stdout.contains(#""agrees":true"#), "\(agreed.stdout)")
+        try sqlite(server, "UPDATE server_rows SET data = json_set(data, '$.n', 7) WHERE type = 'items' AND id = '9-1'")
+        try app.waitForLine(timeout: 30, "the drift reported") { $0.contains(#""event":"drift_found""#) && $0.contains(#""differing_tables":["items"]"#) }
+        let drifted = try runTandem(["status", a])
+        #expect(drifted.stdout.contains("1 row(s) differed (items)"), "\(drifted.stdout)")
+        app.signal(SIGTERM)
+        #expect(try app.wait(timeout: 30) == 0)
+        let usage = try runTandem(["app", a, "--backend", "sqlite:" + server, "--verify-every", "soon"])
+        #expect(usage.status == 2 && usage.stderr.contains("--verify-every takes a duration"), "\(usage.stderr)")
+    }
+
     /// Bad requests change nothing and say why in the user's terms.
     @Test func refusalsSayWhy() throws {
         let dir = try TemporaryDirectory()

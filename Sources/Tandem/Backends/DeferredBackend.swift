@@ -94,3 +94,30 @@ extension DatabaseSync {
         return try once(with: backend, backendName: url.name)
     }
 }
+
+/// Verification through the backend once it is open (``VerifyingBackend``); one that does not
+/// verify is refused with ``TandemError/verificationFailed(_:)``.
+extension DeferredBackend: VerifyingBackend {
+    private func verifying() throws -> any VerifyingBackend {
+        guard let backend = try backend() as? any VerifyingBackend else {
+            throw TandemError.verificationFailed("the backend \(url.name) cannot verify (it does not compute checksums)")
+        }
+        return backend
+    }
+
+    func checksums(of table: TableSchema, bucketCount: Int) throws -> [Int: RowChecksum] {
+        try verifying().checksums(of: table, bucketCount: bucketCount)
+    }
+
+    func rowDigests(of table: TableSchema, bucketCount: Int, buckets: [Int]) throws -> [RowDigest] {
+        try verifying().rowDigests(of: table, bucketCount: bucketCount, buckets: buckets)
+    }
+
+    func changed(after cursor: String, table: String, ids: [String]) throws -> Set<String> {
+        try verifying().changed(after: cursor, table: table, ids: ids)
+    }
+
+    func rows(of table: TableSchema, ids: [String]) throws -> [String: String] {
+        try verifying().rows(of: table, ids: ids)
+    }
+}

@@ -19,6 +19,12 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
     /// Changes are noticed by polling, not at once, for the reason given (inotify unavailable);
     /// said once, when sync starts. See ``SharedDatabase/changeWakeupUnavailableReason``.
     case pollingForChanges(String)
+    /// A background verification (``SyncSession/verifyInBackground(every:)``) found that this
+    /// client holds the server's rows (pending and in-flight rows aside).
+    case verified(LastVerification)
+    /// A background verification found rows that differ from the server's: drift, which a
+    /// repair (``DatabaseSync/verify(with:repair:tables:)`` with `repair: true`) undoes.
+    case driftFound(LastVerification)
     /// Sync stopped; ownership, if held, was released.
     case stopped
 
@@ -32,6 +38,9 @@ public enum SyncEvent: Sendable, Hashable, CustomStringConvertible {
         case .error(let m): return "error: \(m)"
         case .lostOwnership(let m): return "lost ownership: \(m)"
         case .pollingForChanges(let reason): return "polling for changes: \(reason)"
+        case .verified: return "verified: agrees with the server"
+        case .driftFound(let v):
+            return "drift found: \(v.differingRows) row\(v.differingRows == 1 ? "" : "s") differ from the server's (\(v.differingTables.joined(separator: ", ")))"
         case .stopped: return "stopped"
         }
     }

@@ -10,8 +10,8 @@ public final class SyncSession: Sendable {
     /// After ``SyncEvent/lostOwnership(_:)`` the process offers itself again.
     public let events: AsyncStream<SyncEvent>
     private let continuation: AsyncStream<SyncEvent>.Continuation
-    private let database: SharedDatabase
-    private let backend: any SyncBackend
+    let database: SharedDatabase
+    let backend: any SyncBackend
     private let backendName: String
     private let lifecycle = SyncLifecycle()
 
@@ -102,6 +102,14 @@ public final class SyncSession: Sendable {
         }
     }
 
+    /// Reports `event` through ``events`` (for work beside the engine, such as background verification).
+    func report(_ event: SyncEvent) {
+        continuation.yield(event)
+    }
+
+    /// True once the session stopped (or is stopping).
+    var hasStopped: Bool { lifecycle.hasStopped }
+
     /// The current epoch when this process owns sync, else nil.
     public var epoch: Int64? { lifecycle.election?.epoch }
 
@@ -134,6 +142,16 @@ final class SyncLifecycle: Sendable {
     }
 
     private let held = Mutex(Held())
+
+    /// True once the machine is stopping or stopped.
+    var hasStopped: Bool {
+        held.withLock { h in
+            switch h.machine.phase {
+            case .stopped, .stopping: return true
+            default: return false
+            }
+        }
+    }
 
     /// Sends one event to the machine; its action.
     func send<Action>(_ event: (inout SyncStateMachine) -> Action) -> Action {

@@ -6,13 +6,17 @@ enum AppCommand {
     static let command = CommandLineTool.Command(
         name: "app", summary: "run the app process: join the owner election, sync while owner",
         usage: """
-            Usage: tandem app DB (--backend URL | --backend-file FILE) [--json]
+            Usage: tandem app DB (--backend URL | --backend-file FILE) [--verify-every DURATION|off] [--json]
 
             Offers this process as the sync owner of DB. While it owns sync it uploads the upload
             queue as soon as any process writes, and applies the backend's changes. Prints status
             changes (became owner, uploaded N, downloaded N, errors) until SIGINT or SIGTERM, then
             releases ownership so a stand-by takes over at once. --json prints one JSON object per line.
             If DB is deleted or replaced by another file (renamed over it), says so and exits 1.
+
+            While it owns sync it also verifies DB against the backend every 15 minutes (tandem
+            verify, by checksums; --verify-every sets the interval, off turns it off): each result
+            shows in tandem status, and a drift found prints a drift_found event.
 
             Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
             relative PATH is taken from the current directory and recorded as an absolute path),
@@ -25,9 +29,19 @@ enum AppCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", BackendURLSource.fileOption])
+        let args = try Arguments(words, flags: ["json"], options: ["backend", "verify-every", BackendURLSource.fileOption])
         try args.require(["DB"])
         let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
+        var verifyInterval: Duration? = .seconds(900)
+        if let text = args.options["verify-every"] {
+            if text == "off" {
+                verifyInterval = nil
+            } else if let seconds = DurationArgument.seconds(text), seconds > 0 {
+                verifyInterval = .seconds(min(seconds, 9e12))
+            } else {
+                throw Arguments.UsageError(message: "--verify-every takes a duration (30s, 15m, 1h) or off, not '\(text)'")
+            }
+        }
         // A signal before the session exists ends the process at once (nothing to release yet);
         // after, stopping finishes the event stream, so the loop below prints the last events and returns.
         let state = Mutex<(stopping: Bool, session: SyncSession?)>((false, nil))
@@ -58,6 +72,8 @@ enum AppCommand {
         }) {
             session.stop()
         }
+        let verifications = verifyInterval.map { session.verifyInBackground(every: $0) }
+        defer { verifications?.cancel() }
         let pid = getpid()
         if let owner = try db.sync.status().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
@@ -95,6 +111,12 @@ enum AppCommand {
             return Output.object(pairs)
         case .lostOwnership(let m): return Output.object([("event", "\"lost_ownership\""), ("message", Output.jsonString(m))])
         case .pollingForChanges(let m): return Output.object([("event", "\"polling_for_changes\""), ("message", Output.jsonString(m))])
+        case .verified(let v): return Output.object([("event", "\"verified\""), ("at", Output.jsonString(v.at.ISO8601Format()))])
+        case .driftFound(let v):
+            return Output.object([
+                ("event", "\"drift_found\""), ("differing_rows", String(v.differingRows)),
+                ("differing_tables", "[" + v.differingTables.map(Output.jsonString).joined(separator: ",") + "]"),
+            ])
         case .stopped: return Output.object([("event", "\"stopped\"")])
         }
     }
