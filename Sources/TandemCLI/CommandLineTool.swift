@@ -129,6 +129,8 @@ public enum CommandLineTool {
             Output.error("tandem \(name): \(Output.escapingControlCharactersInMessage(error.message))\n\n\(command.usage)")
             return 2
         } catch {
+            // A signal's exit closed the databases under the command: that exit's status stands.
+            if isClosingToExit { waitForExitInProgress() }
             Output.error("tandem \(name): error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
             return 1
         }

@@ -66,6 +66,7 @@ import Testing
             [
                 "swiftc", "-swift-version", "6", "-j", "1", "-I", build.appendingPathComponent("Modules").path,
                 "-I", packageRoot.appendingPathComponent("Sources/CSQLite").path,
+                "-I", packageRoot.appendingPathComponent("Sources/CCrypto").path,
             ] + files
         if let output {
             arguments += try FileManager.default.contentsOfDirectory(atPath: build.appendingPathComponent("Tandem.build").path)

@@ -58,7 +58,9 @@ extension DatabaseSync {
                 break
             }
         }
-        let report = VerifyReport(tables: tables, roundTrips: verification.roundTrips, startedAt: startedAt, duration: clock.now - began)
+        let report = VerifyReport(
+            tables: tables, roundTrips: verification.roundTrips, bytesMoved: verification.bytesMoved, backendTime: verification.backendTime,
+            startedAt: startedAt, duration: clock.now - began)
         try LastVerification(report).store(in: database)
         return report
     }
@@ -69,6 +71,10 @@ struct TableVerification {
     let database: SharedDatabase
     let backend: any VerifyingBackend
     var roundTrips = 0
+    /// Payload bytes sent to and received from the backend (ids, checksums, digests, rows; not
+    /// the protocol's own), and the time spent in its calls.
+    var bytesMoved = 0
+    var backendTime = Duration.zero
 
     init(database: SharedDatabase, backend: any VerifyingBackend) {
         self.database = database
@@ -84,8 +90,25 @@ struct TableVerification {
     /// Rows per bucket aimed at: a bucket that differs costs its rows' digests (about 60 bytes each).
     static let rowsPerBucket = 128
 
+    /// Runs one backend call, counted as a round trip with its time.
+    private mutating func call<T>(_ body: () throws -> T) rethrows -> T {
+        let clock = ContinuousClock()
+        let began = clock.now
+        defer {
+            roundTrips += 1
+            backendTime += clock.now - began
+        }
+        return try body()
+    }
+
+    /// Bytes of a bucket's checksum on the wire (its number and three 64-bit numbers).
+    private static let checksumBytes = 28
+    /// Bytes of a digest besides its id (three 32-bit numbers).
+    private static let digestBytes = 12
+
     mutating func compare(_ table: TableSchema) throws -> Result {
         let columns = table.verifiedColumns
+        let backend = self.backend
         return try database.read { tx in
             let cursor = try tx.stored(.cursor).stringValue ?? ""
             guard !cursor.isEmpty else {
@@ -105,16 +128,19 @@ struct TableVerification {
             }
             var report = VerifyReport.Table(
                 name: table.name, localRows: localCount, serverRows: 0, differences: [], pendingRows: pending.count, inFlightRows: 0, repairedRows: 0)
-            roundTrips += 1
-            let serverTotal = try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum()
+            let serverTotal = try call { try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum() }
+            bytesMoved += Self.checksumBytes
             report.serverRows = Int(serverTotal.count)
             if serverTotal == total { return Result(table: table, cursor: cursor, report: report) }
-            roundTrips += 1
-            let server = bucketCount == 1 ? [0: serverTotal] : try backend.checksums(of: table, bucketCount: bucketCount)
+            let server = bucketCount == 1 ? [0: serverTotal] : try call { try backend.checksums(of: table, bucketCount: bucketCount) }
+            bytesMoved += server.count * Self.checksumBytes
             let differing = Set(local.keys).union(server.keys).filter { local[$0] != server[$0] }.sorted()
-            roundTrips += 1
             var serverRows: [String: RowDigest] = [:]
-            for digest in try backend.rowDigests(of: table, bucketCount: bucketCount, buckets: differing) { serverRows[digest.id] = digest }
+            for digest in try call({ try backend.rowDigests(of: table, bucketCount: bucketCount, buckets: differing) }) {
+                serverRows[digest.id] = digest
+                bytesMoved += digest.id.utf8.count + Self.digestBytes
+            }
+            bytesMoved += differing.count * 4
             let wanted = Set(differing)
             var candidates: [RowDifference] = []
             try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
@@ -131,8 +157,8 @@ struct TableVerification {
             candidates += serverRows.keys.map { RowDifference(table: table.name, id: $0, kind: .onlyOnServer) }
             candidates = candidates.filter { !pending.contains($0.id) }
             if !candidates.isEmpty {
-                roundTrips += 1
-                let inFlight = try backend.changed(after: cursor, table: table.name, ids: candidates.map(\.id))
+                let inFlight = try call { try backend.changed(after: cursor, table: table.name, ids: candidates.map(\.id)) }
+                bytesMoved += candidates.reduce(cursor.utf8.count) { $0 + $1.id.utf8.count } + inFlight.reduce(0) { $0 + $1.utf8.count }
                 report.inFlightRows = inFlight.count
                 candidates = candidates.filter { !inFlight.contains($0.id) }
             }
@@ -145,8 +171,9 @@ struct TableVerification {
     /// moved the cursor since the comparison.
     mutating func repair(_ result: Result) throws -> Int? {
         let ids = result.report.differences.map(\.id)
-        roundTrips += 1
-        let rows = try backend.rows(of: result.table, ids: ids)
+        let backend = self.backend
+        let rows = try call { try backend.rows(of: result.table, ids: ids) }
+        bytesMoved += ids.reduce(0) { $0 + $1.utf8.count } + rows.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
         let changes = ids.map { id in
             rows[id].map { ServerChange(op: .put, table: result.table.name, rowID: id, data: $0) }
                 ?? ServerChange(op: .delete, table: result.table.name, rowID: id, data: nil)

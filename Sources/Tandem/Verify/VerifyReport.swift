@@ -27,6 +27,11 @@ public struct VerifyReport: Sendable, Equatable {
     public var tables: [Table]
     /// Round trips to the backend (each call of ``VerifyingBackend``).
     public var roundTrips: Int
+    /// Payload bytes sent to and received from the backend: ids, checksums (28 bytes per bucket),
+    /// digests (12 bytes and the id per row), fetched rows; not the protocol's own bytes.
+    public var bytesMoved: Int
+    /// Time spent inside the backend's calls (on PostgreSQL mostly the server computing checksums).
+    public var backendTime: Duration
     /// When the verification began.
     public var startedAt: Date
     public var duration: Duration

@@ -68,7 +68,8 @@ enum VerifyCommand {
         }
         return Output.object([
             ("agrees", report.agrees ? "true" : "false"), ("tables", "[" + tables.joined(separator: ",") + "]"),
-            ("round_trips", String(report.roundTrips)),
+            ("round_trips", String(report.roundTrips)), ("bytes_moved", String(report.bytesMoved)),
+            ("backend_seconds", String(format: "%.3f", report.backendTime.seconds)),
             ("seconds", String(format: "%.3f", report.duration.seconds)),
         ])
     }

@@ -8,6 +8,12 @@ private let closingToExit = Atomic<Bool>(false)
 /// True once the process is closing its databases to exit: a live query failing then is no error.
 var isClosingToExit: Bool { closingToExit.load(ordering: .relaxed) }
 
+/// Waits for the exit another thread has begun (``exitClosingDatabases(_:)``): a command whose
+/// database was closed under it by that exit fails, and must not exit first with its failure.
+func waitForExitInProgress() -> Never {
+    while true { pause() }
+}
+
 /// Closes every database this process opened, so that the last process to use a file leaves its
 /// data in the main file (no `-wal` left behind), then exits with `status`.
 func exitClosingDatabases(_ status: Int32) -> Never {
