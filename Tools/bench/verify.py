@@ -39,8 +39,10 @@ def progress(message):
 
 
 def rows(n):
+    """(id, the row as Tandem's JSON): reals written by Python's shortest round-trip form, as
+    Tandem writes them (SQLite's json_object would keep 15 digits only)."""
     for i in range(1, n + 1):
-        yield (f"row-{i:08d}", f"Note Number {i}", i, i / 7, "body text " * 5)
+        yield (f"row-{i:08d}", json.dumps({"title": f"Note Number {i}", "n": i, "r": i / 7, "body": "body text " * 5}))
 
 
 def timed(argv):
@@ -58,7 +60,7 @@ def timed(argv):
 
 def fill_client(path, n):
     with sqlite3.connect(path) as db:
-        db.executemany("INSERT INTO ps_data__notes(id, data) VALUES (?, json_object('title', ?, 'n', ?, 'r', ?, 'body', ?))", rows(n))
+        db.executemany("INSERT INTO ps_data__notes(id, data) VALUES (?, ?)", rows(n))
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -71,7 +73,7 @@ def prepare(tandem, directory, name, url, n, fill_server):
     subprocess.run([tandem, "exec", client, "INSERT INTO notes(id, title) VALUES ('row-00000000', 'first')"], check=True, capture_output=True)
     subprocess.run([tandem, "sync", client, "--backend", url], check=True, capture_output=True)
     fill_client(client, n)
-    fill_server(n)
+    fill_server(n, client)
     return client, schema
 
 
@@ -112,15 +114,21 @@ def main():
     try:
         server = os.path.join(directory, "server.db")
 
-        def fill_embedded(n):
+        def fill_embedded(n, client):
+            # The rows and their log (a new client's full download reads the log); the client's
+            # cursor then stands after them, as if it had downloaded them.
             with sqlite3.connect(server) as db:
-                db.executemany("INSERT INTO server_rows(type, id, data) VALUES ('notes', ?, json_object('title', ?, 'n', ?, 'r', ?, 'body', ?))", rows(n))
+                db.executemany("INSERT INTO server_rows(type, id, data) VALUES ('notes', ?, ?)", rows(n))
+                db.executemany("INSERT INTO server_changes(txn, op, type, id, data) VALUES (2, 'PUT', 'notes', ?, ?)", rows(n))
+                version = db.execute("SELECT max(version) FROM server_changes").fetchone()[0]
+            with sqlite3.connect(client) as db:
+                db.execute("UPDATE ps_kv SET value = ? WHERE key = 'cursor'", (str(version),))
 
         measured = {"embedded": measure(tandem, directory, "embedded", "sqlite:" + server, args.rows, fill_embedded)}
         cluster = Cluster(pg_dir)
         url = cluster.tandem_backend(tandem, "verify", write_schema(directory, SCHEMA))
 
-        def fill_postgres(n):
+        def fill_postgres(n, client):
             cluster.psql("SET session_replication_role = replica; "
                          f"INSERT INTO notes(id, title, n, r, body) SELECT 'row-' || lpad(i::text, 8, '0'), 'Note Number ' || i, i, i::float8 / 7, "
                          f"repeat('body text ', 5) FROM generate_series(1, {n}) AS i; ANALYZE notes", db="verify")
