@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tandem
+@testable import TandemCLI
 
 @Suite struct StressTests {
     func stress(_ arguments: [String], timeout: Double = 120) throws -> (status: Int32, report: [String: Any], stderr: String) {
@@ -46,6 +47,54 @@ import Testing
         #expect(run.status == 0, "\(run.report) \(run.stderr)")
         let names = (run.report["checks"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
         #expect(names.contains("peer-equal") && names.contains("uploaded-once"))
+    }
+
+    /// The history's properties, each a verdict line, with owner kills and pauses and several rows
+    /// per transaction; the seed is reported and given back replays the chaos.
+    @Test func checksTheHistoryWithKillsAndPauses() throws {
+        let dir = try TemporaryDirectory()
+        let run = try stress([
+            dir.path("s.db"), "--writers", "3", "--transactions", "250", "--rows-per-transaction", "3", "--watchers", "1",
+            "--backend", "sqlite:" + dir.path("server.db"), "--kill-every", "30", "--seed", "7",
+        ])
+        #expect(run.status == 0, "\(run.report) \(run.stderr)")
+        let names = (run.report["checks"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
+        for property in ["read-your-writes", "monotonic-reads", "atomic-while-running", "peer-no-partial-transactions", "converged-verify", "committed-present"] {
+            #expect(names.contains(property), "\(property) in \(names)")
+        }
+        #expect(run.report["seed"] as? Int == 7)
+        let text = try runTandem(["stress", dir.path("t.db"), "--writers", "1", "--transactions", "5", "--kill-every", "1000", "--seed", "12"])
+        #expect(text.stdout.contains("all checks passed (seed 12: --seed 12 replays the chaos's choices)"), "\(text.stdout)")
+        let bad = try runTandem(["stress", dir.path("u.db"), "--seed", "-1"])
+        #expect(bad.status == 2 && bad.stderr.contains("--seed takes a whole number"), "\(bad.stderr)")
+    }
+
+    /// The history's detectors fail when they should: a writer's rows missing after its commit
+    /// (read-your-writes), another writer's highest transaction going back (monotonic reads),
+    /// and a live query showing part of a transaction.
+    @Test func theHistorysDetectorsFindViolations() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("s.db")
+        let db = try SharedDatabase(path: path, schema: StressWriterCommand.schema)
+        defer { db.close() }
+        try db.execute("INSERT INTO stress(id, writer, txn, row) VALUES ('w0-t0-r0', 0, 0, 0), ('w0-t0-r1', 0, 0, 1), ('w1-t5-r0', 1, 5, 0)")
+        var reads = StressWriterCommand.ReadHistory(writer: 0, rows: 2)
+        #expect(try reads.check(after: 0, in: db, writers: 2).isEmpty)
+        let missing = try reads.check(after: 1, in: db, writers: 2)
+        #expect(missing.count == 1 && missing[0].hasPrefix("read-your-writes writer 0 read 0 of the 2 row(s) of its transaction 1"), "\(missing)")
+        try db.execute("DELETE FROM stress WHERE id = 'w1-t5-r0'")
+        try db.execute("INSERT INTO stress(id, writer, txn, row) VALUES ('w1-t3-r0', 1, 3, 0)")
+        let back = try reads.check(after: 0, in: db, writers: 2)
+        #expect(back == ["monotonic-reads writer 0 read writer 1's highest transaction 3 after reading 5"], "\(back)")
+
+        var options = StressRun.Options(path: path)
+        options.rowsPerTransaction = 2
+        let run = StressRun(options: options)
+        let watcher = try run.startPartialWatcher(path, label: "here")
+        defer { watcher.terminate(); watcher.wait() }
+        try waitUntil(timeout: 30, "the partial-transaction watcher to see the lone row") {
+            run.state.withLock { $0.partialSeen.contains { $0.hasPrefix("here: ") } }
+        }
     }
 
     /// The verifier catches a deleted row and a duplicated CRUD entry, naming the failed check.

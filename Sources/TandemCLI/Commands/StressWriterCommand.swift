@@ -7,7 +7,7 @@ enum StressWriterCommand {
         name: "stress-writer", summary: "(internal) numbered writer for stress tests",
         usage: """
             Usage: tandem stress-writer DB --writer W --transactions M [--rows-per-transaction R] [--interval-us U]
-                                        [--synchronous normal|full] [--write-lock-streak N]
+                                        [--synchronous normal|full] [--write-lock-streak N] [--check-reads N]
                    tandem stress-writer DB --bulk [--direct] --rows-per-transaction R
 
             Runs write transactions numbered from the first not yet in DB up to M-1, each inserting
@@ -16,7 +16,11 @@ enum StressWriterCommand {
             write lock, and after COMMIT returned). With --interval-us, transaction i starts no
             earlier than U × i µs after the start: TANDEM_START_AT_US (a CLOCK_MONOTONIC instant in µs
             that the first transaction waits for), or now. --write-lock-streak sets
-            Configuration.writeLockStreakLimit (default 4).
+            Configuration.writeLockStreakLimit (default 4). --check-reads N (the number of writers)
+            reads after each commit its own rows back and every writer's highest transaction, and
+            prints "violation <property> <detail>" when its rows are not all there
+            (read-your-writes) or a writer's highest transaction went back since an earlier read of
+            this process (monotonic-reads).
             --bulk inserts R rows in one transaction and prints "<rows> <microseconds>": with
             tx.execute of an INSERT per row, or with --direct through tx.insert(into:columns:rows:).
 
@@ -29,7 +33,9 @@ enum StressWriterCommand {
     ])
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["bulk", "direct"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous", "write-lock-streak"])
+        let args = try Arguments(
+            words, flags: ["bulk", "direct"],
+            options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous", "write-lock-streak", "check-reads"])
         try args.require(["DB"])
         let writer = try args.integer("writer", default: 0, range: 0...100_000)
         let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)
@@ -38,6 +44,8 @@ enum StressWriterCommand {
         let streak = try args.integer("write-lock-streak", default: Configuration().writeLockStreakLimit, range: 1...1_000_000)
         let db = try openDatabase(args.positionals[0], synchronous: try synchronous(args)) { $0.writeLockStreakLimit = streak }
         if args.has("bulk") { return try bulk(db, rows: rows, direct: args.has("direct")) }
+        let checkedWriters = args.options["check-reads"] != nil ? try args.integer("check-reads", default: 1, range: 1...100_000) : nil
+        var reads = ReadHistory(writer: writer, rows: rows)
         let startAt = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"].flatMap { Int64($0) }
         let startedAt = startAt ?? monotonicMicroseconds()
         let first = try db.read {
@@ -60,9 +68,41 @@ enum StressWriterCommand {
                 }
             }
             Output.write("\(index) \(start) \(monotonicMicroseconds())\n")
+            if let checkedWriters {
+                for violation in try reads.check(after: index, in: db, writers: checkedWriters) { Output.write("violation \(violation)\n") }
+            }
             index += 1
         }
         return 0
+    }
+
+    /// What one writer process read after its commits: its own rows (read-your-writes) and every
+    /// writer's highest transaction, which must never go back (monotonic reads).
+    struct ReadHistory {
+        let writer: Int
+        let rows: Int
+        var highest: [Int64: Int64] = [:]
+
+        mutating func check(after txn: Int, in db: SharedDatabase, writers: Int) throws -> [String] {
+            let (own, maxima) = try db.read { tx in
+                (
+                    try tx.scalar("SELECT count(*) FROM stress WHERE writer = ? AND txn = ?", [writer, txn]).int64Value ?? 0,
+                    try tx.fetchAll(StressRun.watchSQL(writers: writers))
+                )
+            }
+            var violations: [String] = []
+            if own != rows {
+                violations.append("read-your-writes writer \(writer) read \(own) of the \(rows) row(s) of its transaction \(txn) after its commit")
+            }
+            for row in maxima {
+                guard let other = row[0].int64Value, let seen = row[1].int64Value else { continue }
+                if let before = highest[other], seen < before {
+                    violations.append("monotonic-reads writer \(writer) read writer \(other)'s highest transaction \(seen) after reading \(before)")
+                }
+                highest[other] = max(highest[other] ?? seen, seen)
+            }
+            return violations
+        }
     }
 
     /// One write transaction of `rows` rows through the view (triggers, CRUD capture,

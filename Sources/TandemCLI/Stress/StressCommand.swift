@@ -6,7 +6,8 @@ enum StressCommand {
         name: "stress", summary: "stress-test concurrent writers (and sync), then verify the files",
         usage: """
             Usage: tandem stress DB [--writers N] [--transactions M] [--rows-per-transaction R]
-                                    [--watchers K] [--backend URL] [--kill-every MS] [--synchronous normal|full] [--json]
+                                    [--watchers K] [--backend URL] [--kill-every MS] [--seed N] [--no-history]
+                                    [--synchronous normal|full] [--json]
                    tandem stress DB --verify [--json]
 
             Spawns N writer processes (default 8) each running M write transactions (default 500)
@@ -15,12 +16,21 @@ enum StressCommand {
             that own sync and a second client database DB.peer.db. With --kill-every MS, kill -9 a
             random writer (with a backend, sometimes the owner) every MS ms and restart it; a writer
             killed before it committed anything is spared until it commits once, so that every
-            interval down to 1 ms makes progress and ends.
+            interval down to 1 ms makes progress and ends. With a backend, the chaos also pauses the
+            owner (SIGSTOP) for 3 to 10 intervals and lets it go on. --seed N replays the chaos's
+            random choices (the report names the seed).
             --synchronous full runs the writers at SQLite's default durability (Tandem's is normal).
+
+            Records a history while it runs: each writer reads back after every commit its own rows
+            (read-your-writes) and every writer's highest transaction (which must never go back:
+            monotonic reads); with R > 1, a live query on each client reports any moment it shows
+            part of a transaction. --no-history turns this off (for throughput figures).
 
             Then verifies from the files: every transaction a writer saw commit is present once;
             no partial transactions; each row left one CRUD entry (or, with a backend, reached the
-            second client once with equal state); every watcher converged; integrity_check is ok.
+            second client once with equal state, no partial transaction there either, and both clients
+            agree with the server by tandem verify's checksums); every watcher converged;
+            integrity_check is ok. One verdict line per property.
             Reports throughput, commit latency (lock wait + commit) and commit-to-watcher latency.
             Exits 1 naming each failed check. --verify re-checks DB from its saved stress log. On a
             terminal a progress line (transactions, tx/s, time, time left, kills) is redrawn on
@@ -32,8 +42,8 @@ enum StressCommand {
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(
-            words, flags: ["json", "verify"],
-            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous"])
+            words, flags: ["json", "verify", "no-history"],
+            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous", "seed"])
         try args.require(["DB"])
         let path = URL(fileURLWithPath: args.positionals[0]).standardizedFileURL.path
         if args.has("verify") { return try verifyOnly(path: path, json: args.has("json")) }
@@ -47,6 +57,13 @@ enum StressCommand {
         options.killEveryMilliseconds = args.options["kill-every"] != nil ? try args.integer("kill-every", default: 0, range: 1...3_600_000) : nil
         options.backend = args.options["backend"]
         options.showProgress = !args.has("json")
+        options.history = !args.has("no-history")
+        if let text = args.options["seed"] {
+            guard let seed = UInt64(text) else { throw Arguments.UsageError(message: "--seed takes a whole number from 0 to \(UInt64.max), not '\(text)'") }
+            options.seed = seed
+        } else {
+            options.seed = UInt64.random(in: 0...UInt64(UInt32.max))
+        }
 
         // Every check comes before anything is created.
         if let url = options.backend {

@@ -25,6 +25,12 @@ struct StressExecution {
         for index in 0..<options.watchers {
             background.append(try run.startWatcher(options.path) { s, line, at in StressRun.record(&s.watchers[index], line: line, at: at) })
         }
+        // Atomicity as every process sees it: with several rows per transaction, a watcher on each
+        // client reports any result holding part of a transaction.
+        if options.history && options.rowsPerTransaction > 1 {
+            background.append(try run.startPartialWatcher(options.path, label: "this client"))
+            if let peerPath = options.peerPath { background.append(try run.startPartialWatcher(peerPath, label: "the second client")) }
+        }
         // Writers start once every watcher printed its initial result.
         try await waitFor(seconds: 20, "the watchers' first results") {
             run.state.withLock { s in s.watchers.allSatisfy { !$0.lastLine.isEmpty } && (peer == nil || !s.peerWatcher.lastLine.isEmpty) }
@@ -70,6 +76,23 @@ struct StressExecution {
             converged = true
         } catch { converged = false }
 
+        // Convergence after quiet: each client holds the server's rows, checked by checksums.
+        var verdicts: [String] = []
+        if let url = options.backend {
+            for (name, db) in [("this client", database)] + (peer.map { [("the second client", $0)] } ?? []) {
+                do {
+                    let report = try db.sync.verify(url: try BackendURL(url))
+                    let table = report.tables.first { $0.name == "stress" }
+                    if !report.agrees || (table?.pendingRows ?? 0) > 0 || (table?.inFlightRows ?? 0) > 0 {
+                        verdicts.append(
+                            "\(name): \(report.differences.count) row(s) differ, \(table?.pendingRows ?? 0) pending, \(table?.inFlightRows ?? 0) in flight")
+                    }
+                } catch {
+                    verdicts.append("\(name): \(error)")
+                }
+            }
+        }
+
         for process in background + run.state.withLock({ $0.apps }) { process.terminate() }
         for process in background + run.state.withLock({ $0.apps }) { process.wait() }
 
@@ -95,12 +118,15 @@ struct StressExecution {
                     ? "\(lastLines.count) watcher(s) show the final result"
                     : "last results \(lastLines.map { String($0.prefix(80)) }) differ from a fresh query \(fresh.prefix(80))"))
         if !settleProblems.isEmpty { checks.append(.init(name: "sync-settled", passed: false, detail: settleProblems.joined(separator: "; "))) }
+        checks += historyChecks(s, verdicts: verdicts)
 
         var report = StressReport(checks: checks)
         let all = s.commits.flatMap { $0 }
         report.transactions = all.count
         report.kills = s.kills
         report.ownerKills = s.ownerKills
+        report.ownerPauses = s.ownerPauses
+        report.seed = options.seed
         if let first = all.map(\.start).min(), let last = all.map(\.commit).max(), last > first {
             report.seconds = Double(last - first) / 1e6
             report.writerFinish = s.commits.compactMap { $0.map(\.commit).max() }.map { Double($0 - first) / 1e6 }
@@ -109,6 +135,38 @@ struct StressExecution {
         report.notifyLatency = Percentiles(s.watchers.flatMap { StressRun.notifyLatencies(commits: s.commits, watcher: $0) })
         if peer != nil { report.peerLatency = Percentiles(StressRun.notifyLatencies(commits: s.commits, watcher: s.peerWatcher)) }
         return report
+    }
+
+    /// The properties of the history: what the writers read after their commits, what the
+    /// atomicity watchers saw, and the clients' agreement with the server.
+    private func historyChecks(_ s: StressRun.State, verdicts: [String]) -> [StressVerifier.Check] {
+        var checks: [StressVerifier.Check] = []
+        if options.history {
+            for property in ["read-your-writes", "monotonic-reads"] {
+                let violations = s.violations[property] ?? []
+                checks.append(
+                    .init(
+                        name: property, passed: violations.isEmpty,
+                        detail: violations.isEmpty
+                            ? "\(s.readsChecked) reads after commits, none violating it"
+                            : "\(violations.count) violation(s): \(violations.prefix(3).joined(separator: "; "))"))
+            }
+            if options.rowsPerTransaction > 1 {
+                checks.append(
+                    .init(
+                        name: "atomic-while-running", passed: s.partialSeen.isEmpty,
+                        detail: s.partialSeen.isEmpty
+                            ? "no live query on any client saw part of a transaction"
+                            : "\(s.partialSeen.count) result(s) with part of a transaction: \(s.partialSeen.prefix(3).joined(separator: "; "))"))
+            }
+        }
+        if options.backend != nil {
+            checks.append(
+                .init(
+                    name: "converged-verify", passed: verdicts.isEmpty,
+                    detail: verdicts.isEmpty ? "every client agrees with the server (tandem verify), nothing pending or in flight" : verdicts.joined(separator: "; ")))
+        }
+        return checks
     }
 
     private func waitFor(seconds: Double, _ what: String, _ condition: () -> Bool) async throws {

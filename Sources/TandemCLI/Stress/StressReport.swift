@@ -8,6 +8,9 @@ struct StressReport {
     var seconds = 0.0
     var kills = 0
     var ownerKills = 0
+    var ownerPauses = 0
+    /// The chaos's seed (``StressRun/Options/seed``), to replay its choices.
+    var seed: UInt64?
     var commitLatency = Percentiles([])
     var notifyLatency = Percentiles([])
     var peerLatency: Percentiles?
@@ -24,8 +27,8 @@ struct StressReport {
         if transactions > 0 {
             lines.append(
                 String(
-                    format: "transactions committed: %d in %.2f s (%.0f transactions/s); kills: %d writers, %d owners",
-                    transactions, seconds, throughput, kills, ownerKills))
+                    format: "transactions committed: %d in %.2f s (%.0f transactions/s); kills: %d writers, %d owners; owner pauses: %d",
+                    transactions, seconds, throughput, kills, ownerKills, ownerPauses))
             lines.append(
                 "commit latency (lock wait + commit): p50 \(milliseconds(commitLatency.value(50))), p99 \(milliseconds(commitLatency.value(99))), p99.9 \(milliseconds(commitLatency.value(99.9))), max \(milliseconds(commitLatency.largest))"
             )
@@ -39,7 +42,8 @@ struct StressReport {
             }
         }
         for check in checks { lines.append("\(check.passed ? "ok    " : "FAILED") \(check.name): \(check.detail)") }
-        lines.append(passed ? "all checks passed" : "FAILED: " + checks.filter { !$0.passed }.map(\.name).joined(separator: ", "))
+        let replay = seed.map { " (seed \($0): --seed \($0) replays the chaos's choices)" } ?? ""
+        lines.append((passed ? "all checks passed" : "FAILED: " + checks.filter { !$0.passed }.map(\.name).joined(separator: ", ")) + replay)
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -53,6 +57,7 @@ struct StressReport {
             ("failed_checks", Output.json(JSONValue.array(checks.filter { !$0.passed }.map { .string($0.name) }))),
             ("transactions", String(transactions)), ("seconds", String(format: "%.3f", seconds)),
             ("throughput_tps", String(format: "%.1f", throughput)), ("kills", String(kills)), ("owner_kills", String(ownerKills)),
+            ("owner_pauses", String(ownerPauses)), ("seed", seed.map { String($0) } ?? "null"),
             ("commit_latency_ms", ms(commitLatency)), ("notify_latency_ms", ms(notifyLatency)),
         ]
         if let peerLatency { pairs.append(("peer_latency_ms", ms(peerLatency))) }

@@ -17,6 +17,11 @@ final class StressRun: Sendable {
         var peerPath: String?
         /// A progress line on a terminal (off with `--json`).
         var showProgress = false
+        /// Writers read back after each commit (read-your-writes, monotonic reads); off for
+        /// throughput figures that compare with writers that do not read.
+        var history = true
+        /// The seed of every random choice of the chaos (which writer, whether the owner, how long a pause).
+        var seed: UInt64 = 0
     }
 
     /// One watcher's history: per writer, each increase of the highest transaction seen and when it arrived.
@@ -29,6 +34,12 @@ final class StressRun: Sendable {
         var commits: [[(txn: Int, start: Int64, commit: Int64)]] = []
         var watchers: [WatcherLog] = []
         var peerWatcher = WatcherLog()
+        /// Violations the writers read, by property ("read-your-writes", "monotonic-reads"), and
+        /// partial transactions a watcher saw (by database).
+        var violations: [String: [String]] = [:]
+        var partialSeen: [String] = []
+        var readsChecked = 0
+        var ownerPauses = 0
         var writerFailures: [String] = []
         var kills = 0
         var ownerKills = 0
@@ -100,12 +111,20 @@ final class StressRun: Sendable {
                 arguments: [
                     "stress-writer", options.path, "--writer", String(index), "--transactions", String(options.transactions),
                     "--rows-per-transaction", String(options.rowsPerTransaction), "--synchronous", options.synchronous,
-                ])
+                ] + (options.history ? ["--check-reads", String(options.writers)] : []))
             do {
                 try process.start { [self] line, _ in
+                    if line.hasPrefix("violation ") {
+                        let words = line.dropFirst("violation ".count).split(separator: " ", maxSplits: 1)
+                        state.withLock { $0.violations[String(words.first ?? ""), default: []].append(String(words.last ?? "")) }
+                        return
+                    }
                     let parts = line.split(separator: " ").compactMap { Int64($0) }
                     guard parts.count == 3 else { return }
-                    state.withLock { $0.commits[index].append((Int(parts[0]), parts[1], parts[2])) }
+                    state.withLock { s in
+                        s.commits[index].append((Int(parts[0]), parts[1], parts[2]))
+                        if options.history { s.readsChecked += 1 }
+                    }
                 }
             } catch {
                 state.withLock { $0.writerFailures.append("writer \(index) could not start: \(error)") }
@@ -129,7 +148,11 @@ final class StressRun: Sendable {
         }
     }
 
-    /// Every `ms` milliseconds, kill -9 a random running writer (with a backend, one time in four the owner instead).
+    /// Every `ms` milliseconds, kill -9 a random running writer; with a backend, one time in four
+    /// kill -9 the owner instead (a stand-by takes over), and one time in eight pause it
+    /// (SIGSTOP) for 3 to 10 intervals, at least half a second, then let it go on (SIGCONT): it
+    /// still holds ownership meanwhile, and must go on without losing or repeating an upload.
+    /// Every choice comes from ``Options/seed``.
     ///
     /// A writer process needs some milliseconds from its start to its first commit (start-up,
     /// opening the database), far more than a short interval gives each of them between kills
@@ -139,9 +162,20 @@ final class StressRun: Sendable {
     /// start-up and in the middle of transactions, and every run ends (at most two kills per
     /// transaction).
     func chaos(every ms: Int, database: SharedDatabase) async {
-        var rng = SystemRandomNumberGenerator()
+        var rng = StressRandom(seed: options.seed)
         while state.withLock({ $0.writersDone < options.writers }) {
             try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+            if options.backend != nil, Int.random(in: 0..<8, using: &rng) == 0,
+                let owner = try? database.sync.status().ownerPID,
+                let app = state.withLock({ s in s.apps.first { $0.pid == owner && $0.isRunning } })
+            {
+                let pause = max(500, ms * Int.random(in: 3...10, using: &rng))
+                app.pause()
+                state.withLock { $0.ownerPauses += 1 }
+                try? await Task.sleep(nanoseconds: UInt64(pause) * 1_000_000)
+                app.resume()
+                continue
+            }
             if options.backend != nil, Int.random(in: 0..<4, using: &rng) == 0,
                 let owner = try? database.sync.status().ownerPID,
                 let app = state.withLock({ s in s.apps.first { $0.pid == owner && $0.isRunning } })
@@ -163,6 +197,18 @@ final class StressRun: Sendable {
             }
             victim?.kill9()
         }
+    }
+
+    /// A watcher of `path` that records every result showing a transaction with only part of
+    /// its rows (atomicity, as every process on that client sees it).
+    func startPartialWatcher(_ path: String, label: String) throws -> ChildProcess {
+        let sql = "SELECT count(*) AS partial FROM (SELECT 1 FROM stress GROUP BY writer, txn HAVING count(*) <> \(options.rowsPerTransaction))"
+        let watcher = ChildProcess(label: "watch-partial", arguments: ["watch", path, sql, "--json"])
+        try watcher.start { [self] line, _ in
+            guard line != #"[{"partial":0}]"# else { return }
+            state.withLock { $0.partialSeen.append("\(label): \(line)") }
+        }
+        return watcher
     }
 
     /// Transactions committed so far, and kills.

@@ -18,11 +18,12 @@ struct StressVerifier {
     func run() throws -> [Check] {
         var checks: [Check] = []
         checks.append(try committedPresent())
-        checks.append(try noPartialTransactions())
+        checks.append(try noPartialTransactions(in: database, name: "no-partial-transactions"))
         checks.append(try allTransactionsPresent())
         if let peer {
             checks.append(try uploadQueueDrained())
             checks.append(try peerEqual(peer))
+            checks.append(try noPartialTransactions(in: peer, name: "peer-no-partial-transactions"))
             if let serverPath { checks.append(try uploadedOnce(serverPath)) }
         } else {
             checks.append(try oneCrudEntryPerRow())
@@ -53,11 +54,11 @@ struct StressVerifier {
             detail: missing.isEmpty ? "all \(total) reported commits present" : "\(missing.count) reported commits missing: \(missing.prefix(5).joined(separator: ", "))")
     }
 
-    /// Every transaction present has all its rows, each once (no partial transaction, no duplicate).
-    func noPartialTransactions() throws -> Check {
-        let present = try rowsPerTransaction(database)
+    /// Every transaction present in `db` has all its rows, each once (no partial transaction, no duplicate).
+    func noPartialTransactions(in db: SharedDatabase, name: String) throws -> Check {
+        let present = try rowsPerTransaction(db)
         let bad = present.filter { $0.value != log.rowsPerTransaction }
-        let duplicates = try database.read {
+        let duplicates = try db.read {
             try $0.scalar("SELECT count(*) - count(DISTINCT writer || '/' || txn || '/' || row) FROM stress").int64Value ?? 0
         }
         let passed = bad.isEmpty && duplicates == 0
@@ -67,7 +68,7 @@ struct StressVerifier {
                 "\(bad.count) transactions with the wrong row count, e.g. \(bad.sorted { $0.key < $1.key }.prefix(3).map { "\($0.key): \($0.value) rows" }.joined(separator: ", "))"
         }
         if duplicates > 0 { detail += "; \(duplicates) duplicate rows" }
-        return Check(name: "no-partial-transactions", passed: passed, detail: detail)
+        return Check(name: name, passed: passed, detail: detail)
     }
 
     /// Each writer completed transactions 0..<M (killed writers were restarted and continued).

@@ -43,6 +43,9 @@ final class ChildProcess: Sendable {
 
     func terminate() { signal(SIGTERM) }
     func kill9() { signal(SIGKILL) }
+    /// Pauses the process (SIGSTOP) or lets it go on (SIGCONT).
+    func pause() { signal(SIGSTOP) }
+    func resume() { signal(SIGCONT) }
 
     private func signal(_ number: Int32) {
         state.withLock { s in
