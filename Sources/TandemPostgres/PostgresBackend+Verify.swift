@@ -11,7 +11,7 @@ import Tandem
 /// the type's binary output function: its IEEE 754 bits, most significant byte first)
 extension PostgresBackend: VerifyingBackend {
     public func checksums(of table: TableSchema, bucketCount: Int) throws -> [Int: RowChecksum] {
-        let digests = Self.digestSelect(of: table)
+        let digests = Self.digestSelect(of: table, idHash: bucketCount != 1)
         let rows = try withConnection { db in
             try db.execute(
                 """
@@ -90,7 +90,8 @@ extension PostgresBackend: VerifyingBackend {
 
     /// Each row of `table` as `(id, id_hash, first, second)`: ``RowDigest``'s numbers, computed
     /// from its canonical encoding in SQL.
-    static func digestSelect(of table: TableSchema) -> String {
+    /// Without `idHash`, `id_hash` is 0: a whole table's checksum needs no bucket.
+    static func digestSelect(of table: TableSchema, idHash: Bool = true) -> String {
         func text(_ value: String) -> String { "'t' || octet_length(\(value)) || ':' || \(value)" }
         let values = table.verifiedColumns.map { column -> String in
             let value = "r.\(SQLText.identifier(column.name))"
@@ -103,8 +104,9 @@ extension PostgresBackend: VerifyingBackend {
         let row = ([text("r.id")] + values).joined(separator: " || ")
         func lane(_ hash: String, _ start: Int) -> String { "('x' || substr(\(hash), \(start), 8))::bit(32)::bigint" }
         return """
-            SELECT id, \(lane("id_md5", 1)) AS id_hash, \(lane("row_md5", 1)) AS first, \(lane("row_md5", 9)) AS second
-            FROM (SELECT r.id, md5(\(text("r.id"))) AS id_md5, md5(\(row)) AS row_md5 FROM \(SQLText.identifier(table.name)) AS r) AS tandem_rows
+            SELECT id, \(idHash ? lane("id_md5", 1) : "0::bigint") AS id_hash, \(lane("row_md5", 1)) AS first, \(lane("row_md5", 9)) AS second
+            FROM (SELECT r.id, \(idHash ? "md5(\(text("r.id")))" : "NULL::text") AS id_md5, md5(\(row)) AS row_md5
+                  FROM \(SQLText.identifier(table.name)) AS r) AS tandem_rows
             """
     }
 }

@@ -5,14 +5,29 @@ import Foundation
 extension EmbeddedBackend: VerifyingBackend {
     public func checksums(of table: TableSchema, bucketCount: Int) throws -> [Int: RowChecksum] {
         var buckets: [Int: RowChecksum] = [:]
-        try forEachDigest(of: table) { buckets[$0.bucket(of: bucketCount), default: RowChecksum()].add($0) }
+        if bucketCount == 1 {
+            // The whole table: the rows' own hashes only, not their ids'.
+            var total = RowChecksum()
+            try forEachRow(of: table) { id, values in
+                let (first, second) = try RowDigest.valueHash(id: id, values: values)
+                total.add(first, second)
+            }
+            return total.count == 0 ? [:] : [0: total]
+        }
+        try forEachRow(of: table) { id, values in
+            let digest = try RowDigest(id: id, values: values)
+            buckets[digest.bucket(of: bucketCount), default: RowChecksum()].add(digest)
+        }
         return buckets
     }
 
     public func rowDigests(of table: TableSchema, bucketCount: Int, buckets: [Int]) throws -> [RowDigest] {
         let wanted = Set(buckets)
         var digests: [RowDigest] = []
-        try forEachDigest(of: table) { if wanted.contains($0.bucket(of: bucketCount)) { digests.append($0) } }
+        try forEachRow(of: table) { id, values in
+            guard wanted.contains(Int(try RowDigest.idHash(of: id) & UInt32(bucketCount - 1))) else { return }
+            digests.append(try RowDigest(id: id, values: values))
+        }
         return digests
     }
 
@@ -41,11 +56,12 @@ extension EmbeddedBackend: VerifyingBackend {
         }
     }
 
-    private func forEachDigest(of table: TableSchema, _ body: (RowDigest) throws -> Void) throws {
+    /// Each row of `table` on the server: its id and its declared columns' values, as a client's view shows them.
+    private func forEachRow(of table: TableSchema, _ body: (String, [DatabaseValue]) throws -> Void) throws {
         let values = table.verifiedColumns.map { table.viewedValueSQL(of: $0, fromJSON: "data") }
         try database.read { tx in
             try tx.forEachRow("SELECT \((["id"] + values).joined(separator: ", ")) FROM server_rows WHERE type = ?", [table.name]) { row in
-                try body(try RowDigest(id: row[0].stringValue ?? "", values: Array(row.values.dropFirst())))
+                try body(row[0].stringValue ?? "", Array(row.values.dropFirst()))
             }
         }
     }

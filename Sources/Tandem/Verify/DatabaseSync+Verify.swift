@@ -115,23 +115,26 @@ struct TableVerification {
                 throw TandemError.verificationFailed("'\(database.path)' has not synced yet: there is nothing to compare with the server")
             }
             let pending = Set(try ViewedRows.pending(in: tx).filter { $0[0] == table.name }.map { $0[1] })
-            var localCount = 0
-            try ViewedRows.forEach(of: table, columns: [], in: tx) { _, _ in localCount += 1 }
-            var bucketCount = 1
-            while bucketCount * Self.rowsPerBucket < localCount, bucketCount < 65_536 { bucketCount *= 2 }
-            var local: [Int: RowChecksum] = [:]
+            // The whole table first, without the ids' hashes: all a client that agrees computes.
             var total = RowChecksum()
             try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
-                let digest = try RowDigest(id: id, values: values)
-                local[digest.bucket(of: bucketCount), default: RowChecksum()].add(digest)
-                total.add(digest)
+                let (first, second) = try RowDigest.valueHash(id: id, values: values)
+                total.add(first, second)
             }
+            let localCount = Int(total.count)
+            var bucketCount = 1
+            while bucketCount * Self.rowsPerBucket < localCount, bucketCount < 65_536 { bucketCount *= 2 }
             var report = VerifyReport.Table(
                 name: table.name, localRows: localCount, serverRows: 0, differences: [], pendingRows: pending.count, inFlightRows: 0, repairedRows: 0)
             let serverTotal = try call { try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum() }
             bytesMoved += Self.checksumBytes
             report.serverRows = Int(serverTotal.count)
             if serverTotal == total { return Result(table: table, cursor: cursor, report: report) }
+            var local: [Int: RowChecksum] = [:]
+            try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
+                let digest = try RowDigest(id: id, values: values)
+                local[digest.bucket(of: bucketCount), default: RowChecksum()].add(digest)
+            }
             let server = bucketCount == 1 ? [0: serverTotal] : try call { try backend.checksums(of: table, bucketCount: bucketCount) }
             bytesMoved += server.count * Self.checksumBytes
             let differing = Set(local.keys).union(server.keys).filter { local[$0] != server[$0] }.sorted()
@@ -144,8 +147,8 @@ struct TableVerification {
             let wanted = Set(differing)
             var candidates: [RowDifference] = []
             try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
+                guard wanted.contains(Int(try RowDigest.idHash(of: id) & UInt32(bucketCount - 1))) else { return }
                 let digest = try RowDigest(id: id, values: values)
-                guard wanted.contains(digest.bucket(of: bucketCount)) else { return }
                 if let theirs = serverRows.removeValue(forKey: id) {
                     if theirs.first != digest.first || theirs.second != digest.second {
                         candidates.append(RowDifference(table: table.name, id: id, kind: .differentValues))

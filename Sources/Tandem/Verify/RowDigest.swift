@@ -35,11 +35,26 @@ public struct RowDigest: Hashable, Sendable {
     public init(id: String, values: [DatabaseValue]) throws {
         var idBytes: [UInt8] = []
         RowDigest.appendText(id, to: &idBytes)
-        var bytes = idBytes
-        for value in values { RowDigest.append(value, to: &bytes) }
         self.id = id
         idHash = try RowDigest.md5Prefix(idBytes).0
-        (first, second) = try RowDigest.md5Prefix(bytes)
+        (first, second) = try RowDigest.valueHash(id: id, values: values)
+    }
+
+    /// The digest's two numbers alone (``first`` and ``second``), without the id's hash: what a
+    /// whole table's checksum needs.
+    public static func valueHash(id: String, values: [DatabaseValue]) throws -> (UInt32, UInt32) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        appendText(id, to: &bytes)
+        for value in values { append(value, to: &bytes) }
+        return try md5Prefix(bytes)
+    }
+
+    /// The hash of `id` that picks its bucket (``idHash``).
+    public static func idHash(of id: String) throws -> UInt32 {
+        var bytes: [UInt8] = []
+        appendText(id, to: &bytes)
+        return try md5Prefix(bytes).0
     }
 
     public init(id: String, idHash: UInt32, first: UInt32, second: UInt32) {
@@ -127,9 +142,14 @@ public struct RowChecksum: Hashable, Sendable {
 
     /// Adds one row.
     public mutating func add(_ digest: RowDigest) {
+        add(digest.first, digest.second)
+    }
+
+    /// Adds one row by its digest's two numbers (``RowDigest/valueHash(id:values:)``).
+    public mutating func add(_ first: UInt32, _ second: UInt32) {
         count += 1
-        first &+= Int64(digest.first)
-        second &+= Int64(digest.second)
+        self.first &+= Int64(first)
+        self.second &+= Int64(second)
     }
 }
 
