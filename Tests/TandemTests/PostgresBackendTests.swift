@@ -265,6 +265,12 @@ final class PrivatePostgres {
 
     func stop() throws { try run([bin + "/pg_ctl", "-D", directory.path("data"), "-m", "fast", "-w", "stop"]) }
 
+    /// A shell command that crashes the server (`-m immediate`: no shutdown checkpoint, so it
+    /// recovers from its WAL) and starts it again with the same options.
+    var crashRestartCommand: String {
+        (asPostgres + [bin + "/pg_ctl", "-D", directory.path("data"), "-m", "immediate", "-w", "restart"]).map { "'\($0)'" }.joined(separator: " ")
+    }
+
     private func run(_ command: [String]) throws {
         let all = asPostgres + command
         let process = try Spawned(executable: all[0], Array(all.dropFirst()))

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Tandem
 @testable import TandemCLI
+@testable import TandemPostgres
 
 @Suite struct StressTests {
     func stress(_ arguments: [String], timeout: Double = 120) throws -> (status: Int32, report: [String: Any], stderr: String) {
@@ -63,10 +64,29 @@ import Testing
             #expect(names.contains(property), "\(property) in \(names)")
         }
         #expect(run.report["seed"] as? Int == 7)
+        #expect(run.report["peer_restores"] as? Int == 1, "the second client started again from its backup: \(run.report)")
         let text = try runTandem(["stress", dir.path("t.db"), "--writers", "1", "--transactions", "5", "--kill-every", "1000", "--seed", "12"])
         #expect(text.stdout.contains("all checks passed (seed 12: --seed 12 replays the chaos's choices)"), "\(text.stdout)")
         let bad = try runTandem(["stress", dir.path("u.db"), "--seed", "-1"])
         #expect(bad.status == 2 && bad.stderr.contains("--seed takes a whole number"), "\(bad.stderr)")
+    }
+
+    /// Through PostgreSQL, with the server crashed and restarted mid-run and the second client
+    /// started again from an old backup of its file: every property holds.
+    @Test(.enabled(if: TestPostgres.url != nil, "needs PostgreSQL (Tools/test installs it)"))
+    func checksTheHistoryThroughAServerCrash() throws {
+        let server = try PrivatePostgres()
+        try PostgresBackend.setup(conninfo: server.url, schema: StressWriterCommand.schema)
+        let dir = try TemporaryDirectory()
+        let run = try stress(
+            [
+                dir.path("s.db"), "--writers", "3", "--transactions", "400", "--rows-per-transaction", "2", "--watchers", "1",
+                "--backend", server.url, "--kill-every", "30", "--seed", "11", "--restart-server", server.crashRestartCommand,
+            ], timeout: 240)
+        #expect(run.status == 0, "\(run.report) \(run.stderr)")
+        #expect(run.report["server_restarts"] as? Int == 1 && run.report["peer_restores"] as? Int == 1, "\(run.report)")
+        let failed = run.report["failed_checks"] as? [String]
+        #expect(failed == [], "\(String(describing: failed))")
     }
 
     /// The history's detectors fail when they should: a writer's rows missing after its commit

@@ -7,6 +7,7 @@ enum StressCommand {
         usage: """
             Usage: tandem stress DB [--writers N] [--transactions M] [--rows-per-transaction R]
                                     [--watchers K] [--backend URL] [--kill-every MS] [--seed N] [--no-history]
+                                    [--restart-server CMD]
                                     [--synchronous normal|full] [--json]
                    tandem stress DB --verify [--json]
 
@@ -17,8 +18,10 @@ enum StressCommand {
             random writer (with a backend, sometimes the owner) every MS ms and restart it; a writer
             killed before it committed anything is spared until it commits once, so that every
             interval down to 1 ms makes progress and ends. With a backend, the chaos also pauses the
-            owner (SIGSTOP) for 3 to 10 intervals and lets it go on. --seed N replays the chaos's
-            random choices (the report names the seed).
+            owner (SIGSTOP) for 3 to 10 intervals and lets it go on, backs the second client up at
+            a quarter of the transactions and starts it again from that backup at half, and, with
+            --restart-server CMD, runs CMD (say pg_ctl restart -m immediate) at three fifths.
+            --seed N replays the chaos's random choices (the report names the seed).
             --synchronous full runs the writers at SQLite's default durability (Tandem's is normal).
 
             Records a history while it runs: each writer reads back after every commit its own rows
@@ -43,7 +46,7 @@ enum StressCommand {
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(
             words, flags: ["json", "verify", "no-history"],
-            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous", "seed"])
+            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous", "seed", "restart-server"])
         try args.require(["DB"])
         let path = URL(fileURLWithPath: args.positionals[0]).standardizedFileURL.path
         if args.has("verify") { return try verifyOnly(path: path, json: args.has("json")) }
@@ -58,6 +61,10 @@ enum StressCommand {
         options.backend = args.options["backend"]
         options.showProgress = !args.has("json")
         options.history = !args.has("no-history")
+        options.restartServerCommand = args.options["restart-server"]
+        if options.restartServerCommand != nil && (options.backend == nil || options.killEveryMilliseconds == nil) {
+            throw Arguments.UsageError(message: "--restart-server needs --backend and --kill-every")
+        }
         if let text = args.options["seed"] {
             guard let seed = UInt64(text) else { throw Arguments.UsageError(message: "--seed takes a whole number from 0 to \(UInt64.max), not '\(text)'") }
             options.seed = seed

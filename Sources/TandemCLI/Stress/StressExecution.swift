@@ -16,11 +16,13 @@ struct StressExecution {
     func run() async throws -> StressReport {
         let run = StressRun(options: options)
         var background: [ChildProcess] = []
+        // The second client is opened again after the run: a restore needs it closed everywhere.
+        peer?.close()
+        var peerSide: PeerSide?
         if options.backend != nil, let peerPath = options.peerPath {
             _ = try run.startApp(options.path)
             _ = try run.startApp(options.path)  // a stand-by, so that killing the owner fails over
-            _ = try run.startApp(peerPath)
-            background.append(try run.startWatcher(peerPath) { s, line, at in StressRun.record(&s.peerWatcher, line: line, at: at) })
+            peerSide = try PeerSide(run: run, path: peerPath, partial: options.history && options.rowsPerTransaction > 1)
         }
         for index in 0..<options.watchers {
             background.append(try run.startWatcher(options.path) { s, line, at in StressRun.record(&s.watchers[index], line: line, at: at) })
@@ -29,11 +31,10 @@ struct StressExecution {
         // client reports any result holding part of a transaction.
         if options.history && options.rowsPerTransaction > 1 {
             background.append(try run.startPartialWatcher(options.path, label: "this client"))
-            if let peerPath = options.peerPath { background.append(try run.startPartialWatcher(peerPath, label: "the second client")) }
         }
         // Writers start once every watcher printed its initial result.
         try await waitFor(seconds: 20, "the watchers' first results") {
-            run.state.withLock { s in s.watchers.allSatisfy { !$0.lastLine.isEmpty } && (peer == nil || !s.peerWatcher.lastLine.isEmpty) }
+            run.state.withLock { s in s.watchers.allSatisfy { !$0.lastLine.isEmpty } && (peerSide == nil || !s.peerWatcher.lastLine.isEmpty) }
         }
 
         let line = ProgressLine("stress", unit: .transactions, quiet: !options.showProgress)
@@ -43,6 +44,13 @@ struct StressExecution {
             thread.start()
         }
         let chaos = options.killEveryMilliseconds.map { ms in Task { await run.chaos(every: ms, database: database) } }
+        let faults =
+            options.killEveryMilliseconds != nil
+            ? peerSide.map { side in
+                Task {
+                    await StressFaults(run: run, peer: side, restartCommand: options.restartServerCommand, total: options.writers * options.transactions).run()
+                }
+            } : nil
         func showProgress() {
             let (committed, kills) = run.progress()
             line.update(
@@ -54,7 +62,9 @@ struct StressExecution {
             showProgress()
         }
         await chaos?.value
+        await faults?.value
         line.finish()
+        let peer = try options.peerPath.map { try SharedDatabase(path: $0) }
 
         var settleProblems: [String] = []
         if let peer {
@@ -65,6 +75,8 @@ struct StressExecution {
                         && (try? peer.read { try $0.scalar("SELECT count(*) FROM stress").int64Value }) == expected
                 }
             } catch { settleProblems.append("\(error)") }
+            // Quiet: this client's owner also downloaded the server's state since its last upload.
+            do { try await database.sync.waitUntilSynced(timeout: .seconds(60)) } catch { settleProblems.append("\(error)") }
         }
         let fresh = Output.json(try database.fetchAll(StressRun.watchSQL(writers: options.writers)))
         let peerFresh = try peer.map { Output.json(try $0.fetchAll(StressRun.watchSQL(writers: options.writers))) }
@@ -93,8 +105,9 @@ struct StressExecution {
             }
         }
 
-        for process in background + run.state.withLock({ $0.apps }) { process.terminate() }
-        for process in background + run.state.withLock({ $0.apps }) { process.wait() }
+        let everyProcess = background + (peerSide?.current ?? []) + run.state.withLock({ $0.apps })
+        for process in everyProcess { process.terminate() }
+        for process in everyProcess { process.wait() }
 
         let s = run.state.withLock { $0 }
         let log = StressLog(
@@ -119,6 +132,7 @@ struct StressExecution {
                     : "last results \(lastLines.map { String($0.prefix(80)) }) differ from a fresh query \(fresh.prefix(80))"))
         if !settleProblems.isEmpty { checks.append(.init(name: "sync-settled", passed: false, detail: settleProblems.joined(separator: "; "))) }
         checks += historyChecks(s, verdicts: verdicts)
+        if !s.faultProblems.isEmpty { checks.append(.init(name: "faults-made", passed: false, detail: s.faultProblems.joined(separator: "; "))) }
 
         var report = StressReport(checks: checks)
         let all = s.commits.flatMap { $0 }
@@ -126,6 +140,8 @@ struct StressExecution {
         report.kills = s.kills
         report.ownerKills = s.ownerKills
         report.ownerPauses = s.ownerPauses
+        report.peerRestores = s.peerRestores
+        report.serverRestarts = s.serverRestarts
         report.seed = options.seed
         if let first = all.map(\.start).min(), let last = all.map(\.commit).max(), last > first {
             report.seconds = Double(last - first) / 1e6

@@ -9,6 +9,8 @@ struct StressReport {
     var kills = 0
     var ownerKills = 0
     var ownerPauses = 0
+    var peerRestores = 0
+    var serverRestarts = 0
     /// The chaos's seed (``StressRun/Options/seed``), to replay its choices.
     var seed: UInt64?
     var commitLatency = Percentiles([])
@@ -27,8 +29,9 @@ struct StressReport {
         if transactions > 0 {
             lines.append(
                 String(
-                    format: "transactions committed: %d in %.2f s (%.0f transactions/s); kills: %d writers, %d owners; owner pauses: %d",
-                    transactions, seconds, throughput, kills, ownerKills, ownerPauses))
+                    format:
+                        "transactions committed: %d in %.2f s (%.0f transactions/s); kills: %d writers, %d owners; owner pauses: %d; second client restored from a backup: %d; server restarts: %d",
+                    transactions, seconds, throughput, kills, ownerKills, ownerPauses, peerRestores, serverRestarts))
             lines.append(
                 "commit latency (lock wait + commit): p50 \(milliseconds(commitLatency.value(50))), p99 \(milliseconds(commitLatency.value(99))), p99.9 \(milliseconds(commitLatency.value(99.9))), max \(milliseconds(commitLatency.largest))"
             )
@@ -57,7 +60,8 @@ struct StressReport {
             ("failed_checks", Output.json(JSONValue.array(checks.filter { !$0.passed }.map { .string($0.name) }))),
             ("transactions", String(transactions)), ("seconds", String(format: "%.3f", seconds)),
             ("throughput_tps", String(format: "%.1f", throughput)), ("kills", String(kills)), ("owner_kills", String(ownerKills)),
-            ("owner_pauses", String(ownerPauses)), ("seed", seed.map { String($0) } ?? "null"),
+            ("owner_pauses", String(ownerPauses)), ("peer_restores", String(peerRestores)), ("server_restarts", String(serverRestarts)),
+            ("seed", seed.map { String($0) } ?? "null"),
             ("commit_latency_ms", ms(commitLatency)), ("notify_latency_ms", ms(notifyLatency)),
         ]
         if let peerLatency { pairs.append(("peer_latency_ms", ms(peerLatency))) }

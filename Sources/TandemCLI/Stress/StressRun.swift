@@ -22,6 +22,8 @@ final class StressRun: Sendable {
         var history = true
         /// The seed of every random choice of the chaos (which writer, whether the owner, how long a pause).
         var seed: UInt64 = 0
+        /// A shell command that restarts (or crashes and restarts) the server, run once mid-run.
+        var restartServerCommand: String?
     }
 
     /// One watcher's history: per writer, each increase of the highest transaction seen and when it arrived.
@@ -40,6 +42,10 @@ final class StressRun: Sendable {
         var partialSeen: [String] = []
         var readsChecked = 0
         var ownerPauses = 0
+        var peerRestores = 0
+        var serverRestarts = 0
+        /// Faults that could not be made (``StressFaults``).
+        var faultProblems: [String] = []
         var writerFailures: [String] = []
         var kills = 0
         var ownerKills = 0
