@@ -48,7 +48,7 @@ extension PostgresBackend: VerifyingBackend {
 
     /// The ids among `ids` whose changes were logged by transactions the cursor's snapshot does
     /// not hold (every id, after a TRUNCATE of the table there).
-    public func changed(after cursor: String, table: String, ids: [String]) throws -> Set<String> {
+    public func changed(after cursor: String, table: String, ids: [String]) throws -> [String] {
         guard !ids.isEmpty else { return [] }
         return try withConnection { db in
             let position = try PostgresFeed.position(on: db, name: name)
@@ -66,13 +66,13 @@ extension PostgresBackend: VerifyingBackend {
                 WHERE type = $1 AND xid >= $2::xid8 AND NOT pg_visible_in_snapshot(xid, $3::pg_snapshot)
                   AND (op = 'TRUNCATE' OR id = ANY(ARRAY(SELECT json_array_elements_text($4::json))))
                 """, [table, String(settled.xmin), settled.text, escaped])
-            if rows.contains(where: { ($0.first ?? nil) == nil }) { return Set(ids) }
-            return Set(rows.compactMap { $0.first ?? nil }.map(PostgresText.unescaped))
+            if rows.contains(where: { ($0.first ?? nil) == nil }) { return ids }
+            return rows.compactMap { $0.first ?? nil }.map(PostgresText.unescaped)
         }
     }
 
-    public func rows(of table: TableSchema, ids: [String]) throws -> [String: String] {
-        guard !ids.isEmpty else { return [:] }
+    public func rows(of table: TableSchema, ids: [String]) throws -> [(id: String, data: String)] {
+        guard !ids.isEmpty else { return [] }
         let function = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table.name))
         let escaped = JSONValue.array(ids.map { .string(PostgresText.escaped($0)) }).jsonText
         let rows = try withConnection { db in
@@ -80,12 +80,10 @@ extension PostgresBackend: VerifyingBackend {
                 "SELECT r.id, \(function)(r.*) FROM \(SQLText.identifier(table.name)) AS r WHERE r.id = ANY(ARRAY(SELECT json_array_elements_text($1::json)))",
                 [escaped])
         }
-        var found: [String: String] = [:]
-        for row in rows {
-            guard let id = row[0] ?? nil, let data = try PostgresText.unescapedRow(row[1] ?? nil) else { continue }
-            found[PostgresText.unescaped(id)] = data
+        return try rows.compactMap { row in
+            guard let id = row[0] ?? nil, let data = try PostgresText.unescapedRow(row[1] ?? nil) else { return nil }
+            return (PostgresText.unescaped(id), data)
         }
-        return found
     }
 
     /// Each row of `table` as `(id, id_hash, first, second)`: ``RowDigest``'s numbers, computed

@@ -113,11 +113,11 @@ extension DeferredBackend: VerifyingBackend {
         try verifying().rowDigests(of: table, bucketCount: bucketCount, buckets: buckets)
     }
 
-    func changed(after cursor: String, table: String, ids: [String]) throws -> Set<String> {
+    func changed(after cursor: String, table: String, ids: [String]) throws -> [String] {
         try verifying().changed(after: cursor, table: table, ids: ids)
     }
 
-    func rows(of table: TableSchema, ids: [String]) throws -> [String: String] {
+    func rows(of table: TableSchema, ids: [String]) throws -> [(id: String, data: String)] {
         try verifying().rows(of: table, ids: ids)
     }
 }

@@ -32,27 +32,25 @@ extension EmbeddedBackend: VerifyingBackend {
     }
 
     /// The ids among `ids` with a change logged after the version `cursor`.
-    public func changed(after cursor: String, table: String, ids: [String]) throws -> Set<String> {
+    public func changed(after cursor: String, table: String, ids: [String]) throws -> [String] {
         guard !cursor.isEmpty else { throw TandemError.verificationFailed("the client has not synced with \(database.path) yet") }
         let after = try parse(cursor)
         return try database.read { tx in
-            Set(
-                try tx.fetchAll(
-                    "SELECT DISTINCT id FROM server_changes WHERE version > ? AND type = ? AND hex(id) IN (SELECT value FROM json_each(?))",
-                    [after, table, Self.hexList(ids)]
-                ).compactMap { $0[0].stringValue })
+            try tx.fetchAll(
+                "SELECT DISTINCT id FROM server_changes WHERE version > ? AND type = ? AND hex(id) IN (SELECT value FROM json_each(?))",
+                [after, table, Self.hexList(ids)]
+            ).compactMap { $0[0].stringValue }
         }
     }
 
-    public func rows(of table: TableSchema, ids: [String]) throws -> [String: String] {
+    public func rows(of table: TableSchema, ids: [String]) throws -> [(id: String, data: String)] {
         try database.read { tx in
-            var rows: [String: String] = [:]
-            for row in try tx.fetchAll(
-                "SELECT id, data FROM server_rows WHERE type = ? AND hex(id) IN (SELECT value FROM json_each(?))", [table.name, Self.hexList(ids)])
-            {
-                if let id = row[0].stringValue, let data = row[1].stringValue { rows[id] = data }
+            try tx.fetchAll(
+                "SELECT id, data FROM server_rows WHERE type = ? AND hex(id) IN (SELECT value FROM json_each(?))", [table.name, Self.hexList(ids)]
+            ).compactMap { row in
+                guard let id = row[0].stringValue, let data = row[1].stringValue else { return nil }
+                return (id, data)
             }
-            return rows
         }
     }
 

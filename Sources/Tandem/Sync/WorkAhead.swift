@@ -17,6 +17,17 @@ final class WorkAhead<T: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Starts `work` on a thread of its own named `name` (independent of Dispatch's pool, which
+    /// blocking work elsewhere in the process may hold).
+    init(thread name: String, _ work: @escaping @Sendable () throws -> T) {
+        let thread = Thread {
+            self.result = Result(catching: work)
+            self.done.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
     /// Waits for the work to end; returns its value or throws its error.
     func value() throws -> T {
         done.wait()

@@ -101,6 +101,29 @@ struct TableVerification {
         return try body()
     }
 
+    /// A backend call started on a thread of its own while this side computes its part; its
+    /// time is counted when ``finish(_:)`` collects it.
+    private struct Started<T: Sendable> {
+        let work: WorkAhead<(T, Duration)>
+    }
+
+    private func start<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> Started<T> {
+        Started(
+            work: WorkAhead(thread: "tandem.verify") {
+                let clock = ContinuousClock()
+                let began = clock.now
+                let value = try body()
+                return (value, clock.now - began)
+            })
+    }
+
+    private mutating func finish<T: Sendable>(_ started: Started<T>) throws -> T {
+        roundTrips += 1
+        let (value, time) = try started.work.value()
+        backendTime += time
+        return value
+    }
+
     /// Bytes of a bucket's checksum on the wire (its number and three 64-bit numbers).
     private static let checksumBytes = 28
     /// Bytes of a digest besides its id (three 32-bit numbers).
@@ -114,8 +137,12 @@ struct TableVerification {
             guard !cursor.isEmpty else {
                 throw TandemError.verificationFailed("'\(database.path)' has not synced yet: there is nothing to compare with the server")
             }
-            let pending = Set(try ViewedRows.pending(in: tx).filter { $0[0] == table.name }.map { $0[1] })
-            // The whole table first, without the ids' hashes: all a client that agrees computes.
+            // Ids by their bytes throughout: Swift's `String` equality would make `é` and `e` with
+            // a combining accent, two ids to SQLite and PostgreSQL, one.
+            let pending = Set(try ViewedRows.pending(in: tx).filter { $0[0] == table.name }.map { Array($0[1].utf8) })
+            // The whole table first, without the ids' hashes: all a client that agrees computes,
+            // while the backend computes its own.
+            let serverTotalCall = start { try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum() }
             var total = RowChecksum()
             try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
                 let (first, second) = try RowDigest.valueHash(id: id, values: values)
@@ -126,44 +153,50 @@ struct TableVerification {
             while bucketCount * Self.rowsPerBucket < localCount, bucketCount < 65_536 { bucketCount *= 2 }
             var report = VerifyReport.Table(
                 name: table.name, localRows: localCount, serverRows: 0, differences: [], pendingRows: pending.count, inFlightRows: 0, repairedRows: 0)
-            let serverTotal = try call { try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum() }
+            let serverTotal = try finish(serverTotalCall)
             bytesMoved += Self.checksumBytes
             report.serverRows = Int(serverTotal.count)
             if serverTotal == total { return Result(table: table, cursor: cursor, report: report) }
+            let serverBuckets = bucketCount == 1 ? nil : start { [bucketCount] in try backend.checksums(of: table, bucketCount: bucketCount) }
             var local: [Int: RowChecksum] = [:]
             try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
                 let digest = try RowDigest(id: id, values: values)
                 local[digest.bucket(of: bucketCount), default: RowChecksum()].add(digest)
             }
-            let server = bucketCount == 1 ? [0: serverTotal] : try call { try backend.checksums(of: table, bucketCount: bucketCount) }
+            let server = try serverBuckets.map { try finish($0) } ?? [0: serverTotal]
             bytesMoved += server.count * Self.checksumBytes
             let differing = Set(local.keys).union(server.keys).filter { local[$0] != server[$0] }.sorted()
-            var serverRows: [String: RowDigest] = [:]
-            for digest in try call({ try backend.rowDigests(of: table, bucketCount: bucketCount, buckets: differing) }) {
-                serverRows[digest.id] = digest
+            let serverDigests = start { [bucketCount] in try backend.rowDigests(of: table, bucketCount: bucketCount, buckets: differing) }
+            let wanted = Set(differing)
+            var localRows: [[UInt8]: RowDigest] = [:]
+            try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
+                guard wanted.contains(Int(try RowDigest.idHash(of: id) & UInt32(bucketCount - 1))) else { return }
+                localRows[Array(id.utf8)] = try RowDigest(id: id, values: values)
+            }
+            var serverRows: [[UInt8]: RowDigest] = [:]
+            for digest in try finish(serverDigests) {
+                serverRows[Array(digest.id.utf8)] = digest
                 bytesMoved += digest.id.utf8.count + Self.digestBytes
             }
             bytesMoved += differing.count * 4
-            let wanted = Set(differing)
             var candidates: [RowDifference] = []
-            try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
-                guard wanted.contains(Int(try RowDigest.idHash(of: id) & UInt32(bucketCount - 1))) else { return }
-                let digest = try RowDigest(id: id, values: values)
-                if let theirs = serverRows.removeValue(forKey: id) {
+            for (key, digest) in localRows {
+                if let theirs = serverRows.removeValue(forKey: key) {
                     if theirs.first != digest.first || theirs.second != digest.second {
-                        candidates.append(RowDifference(table: table.name, id: id, kind: .differentValues))
+                        candidates.append(RowDifference(table: table.name, id: digest.id, kind: .differentValues))
                     }
                 } else {
-                    candidates.append(RowDifference(table: table.name, id: id, kind: .onlyHere))
+                    candidates.append(RowDifference(table: table.name, id: digest.id, kind: .onlyHere))
                 }
             }
-            candidates += serverRows.keys.map { RowDifference(table: table.name, id: $0, kind: .onlyOnServer) }
-            candidates = candidates.filter { !pending.contains($0.id) }
+            candidates += serverRows.values.map { RowDifference(table: table.name, id: $0.id, kind: .onlyOnServer) }
+            candidates = candidates.filter { !pending.contains(Array($0.id.utf8)) }
             if !candidates.isEmpty {
                 let inFlight = try call { try backend.changed(after: cursor, table: table.name, ids: candidates.map(\.id)) }
                 bytesMoved += candidates.reduce(cursor.utf8.count) { $0 + $1.id.utf8.count } + inFlight.reduce(0) { $0 + $1.utf8.count }
-                report.inFlightRows = inFlight.count
-                candidates = candidates.filter { !inFlight.contains($0.id) }
+                let inFlightKeys = Set(inFlight.map { Array($0.utf8) })
+                report.inFlightRows = inFlightKeys.count
+                candidates = candidates.filter { !inFlightKeys.contains(Array($0.id.utf8)) }
             }
             report.differences = candidates.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
             return Result(table: table, cursor: cursor, report: report)
@@ -176,9 +209,11 @@ struct TableVerification {
         let ids = result.report.differences.map(\.id)
         let backend = self.backend
         let rows = try call { try backend.rows(of: result.table, ids: ids) }
-        bytesMoved += ids.reduce(0) { $0 + $1.utf8.count } + rows.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        bytesMoved += ids.reduce(0) { $0 + $1.utf8.count } + rows.reduce(0) { $0 + $1.id.utf8.count + $1.data.utf8.count }
+        var found: [[UInt8]: String] = [:]
+        for row in rows { found[Array(row.id.utf8)] = row.data }
         let changes = ids.map { id in
-            rows[id].map { ServerChange(op: .put, table: result.table.name, rowID: id, data: $0) }
+            found[Array(id.utf8)].map { ServerChange(op: .put, table: result.table.name, rowID: id, data: $0) }
                 ?? ServerChange(op: .delete, table: result.table.name, rowID: id, data: nil)
         }
         return try database.write { tx -> Int? in

@@ -19,14 +19,16 @@ public protocol VerifyingBackend: SyncBackend {
     /// Which of `ids` of `table` the server changed after the download cursor `cursor` (the
     /// client's stored one): their rows may differ from the client's only because the client has
     /// not downloaded the change yet. Every id when the table was emptied after it (TRUNCATE).
+    /// Ids are compared by their bytes, as SQLite and PostgreSQL compare them (not by Swift's
+    /// `String` equality, under which `é` and `e` with a combining accent are one id).
     /// - Throws: ``TandemError/verificationFailed(_:)`` when `cursor` is not a settled cursor of
     ///   this backend's current history (a full sync is due: verify after it).
-    func changed(after cursor: String, table: String, ids: [String]) throws -> Set<String>
+    func changed(after cursor: String, table: String, ids: [String]) throws -> [String]
 
     /// The rows `ids` of `table` as the server holds them now, each as the JSON object a PUT
     /// carries (``ServerChange/data``); an id the server does not hold (or this role may not
     /// see) is absent.
-    func rows(of table: TableSchema, ids: [String]) throws -> [String: String]
+    func rows(of table: TableSchema, ids: [String]) throws -> [(id: String, data: String)]
 }
 
 extension TableSchema {
