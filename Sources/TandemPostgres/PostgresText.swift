@@ -15,16 +15,7 @@ enum PostgresText {
 
     /// `text` as the server stores it.
     static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 == "\0" || $0 == escape }) else { return text }
-        var result = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\0": result.append(contentsOf: [escape, "0"])
-            case escape: result.append(contentsOf: [escape, escape])
-            default: result.append(scalar)
-            }
-        }
-        return String(result)
+        RowDigest.escaped(text)  // the same form: verification hashes text as the server stores it
     }
 
     /// `text` as the server stores it, back as it was written (an escape followed by anything

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tandem
+@testable import TandemCLI
 
 /// SQL against Swift: for random records with adversarial values, every predicate of the corpus
 /// selects in SQL exactly what `filter` selects in Swift, `count` agrees, and every sort gives
@@ -168,15 +169,5 @@ import Testing
     }
 }
 
-/// A small deterministic generator (SplitMix64).
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
+/// A small deterministic generator (SplitMix64): the one `tandem stress --seed` uses.
+typealias SeededRandom = StressRandom

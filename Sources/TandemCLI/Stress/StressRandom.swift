@@ -2,12 +2,12 @@
 /// the same choices (the processes' timing still varies from run to run).
 ///
 /// Related documentation: https://prng.di.unimi.it/splitmix64.c
-struct StressRandom: RandomNumberGenerator {
+package struct StressRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9e37_79b9_7f4a_7c15
         var z = state
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
