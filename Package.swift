@@ -47,7 +47,8 @@ let package = Package(
         .executableTarget(
             name: "tandem-example",
             dependencies: ["Tandem"],
-            path: "Tools/example"
+            path: "Tools/example",
+            exclude: ["api_server.py", "connector.sh"]
         ),
         .testTarget(
             name: "TandemTests",

@@ -115,6 +115,7 @@ public enum CommandLineTool {
     /// Runs the command named by `arguments[0]` and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
         PostgresBackend.register()
+        BackendRegistry.register(ExecConnector.kind)
         if let status = runImmediately(arguments) { return status }
         await prepareTimers()
         let name = arguments[0]

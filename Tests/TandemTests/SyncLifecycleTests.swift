@@ -81,12 +81,15 @@ import Testing
 
     static func traps(_ phase: Phase, _ event: Event) -> Row { Row(phase: phase, event: event, action: nil, after: nil) }
 
-    static let backOff = "\(Machine.PassFailedAction.backOff(seconds: 0.05, failure: refused, writeStatus: failedStatus(after: SyncStatus())))"
+    /// A first failure at time 100: the next try 0.05 s (the backoff's first step) later.
+    static let backOff =
+        "\(Machine.PassFailedAction.backOff(seconds: 0.05, failure: refused, writeStatus: failedStatus(after: SyncStatus(), retryAt: Date(timeIntervalSince1970: 100.05))))"
 
-    static func failedStatus(after status: SyncStatus) -> SyncStatus {
+    static func failedStatus(after status: SyncStatus, retryAt: Date? = nil) -> SyncStatus {
         var status = status
         status.lastFailure = refused
         status.connected = false
+        status.nextRetryAt = retryAt
         return status
     }
 
@@ -265,7 +268,9 @@ import Testing
         _ = machine.woken()
         #expect(
             machine.passFailed(Self.locked, uploadPendingSince: nil, now: t0 + 3.9)
-                == .backOff(seconds: 0.05, failure: Self.locked, writeStatus: Self.failedStatus(after: recovered).with(failure: Self.locked)),
+                == .backOff(
+                    seconds: 0.05, failure: Self.locked,
+                    writeStatus: Self.failedStatus(after: recovered, retryAt: (t0 + 3.9).addingTimeInterval(0.05)).with(failure: Self.locked)),
             "a success resets the backoff")
     }
 

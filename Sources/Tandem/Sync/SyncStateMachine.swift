@@ -266,6 +266,7 @@ struct SyncStateMachine: Sendable {
         if let fullSync { status.lastFullSync = .init(at: now, reason: fullSync) }
         status.connected = true
         status.lastFailure = nil
+        status.nextRetryAt = nil
         status.hasSynced = true
         status.lastSyncedAt = now
         owner.status = status
@@ -323,6 +324,9 @@ struct SyncStateMachine: Sendable {
             owner.status.connected = false
             if changed { owner.lastStatusWrite = now }
             let seconds = owner.backoff.next()
+            // What a written status says of the next try (a status the same failure leaves unwritten
+            // keeps the one of the failure before: at most the backoff's 5 s behind).
+            owner.status.nextRetryAt = now.addingTimeInterval(seconds)
             current = .backingOff(owner)
             return .backOff(seconds: seconds, failure: failure, writeStatus: changed ? owner.status : nil)
         case .stopping:

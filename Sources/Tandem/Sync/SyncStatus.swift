@@ -14,6 +14,9 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var hasSynced = false
     /// The last failure, typed; cleared by the next success.
     public var lastFailure: SyncFailure?
+    /// When the owner tries again after ``lastFailure`` (capped exponential backoff: 50 ms
+    /// doubling to 5 s); nil after a success.
+    public var nextRetryAt: Date?
     /// The last failure's message (``lastFailure``'s), nil after a success.
     public var lastError: String? { lastFailure?.message }
     /// The backend URL the owner syncs with.
@@ -78,6 +81,7 @@ public struct SyncStatus: Sendable, Hashable, Codable {
         case lastSyncedAt = "last_synced_at", hasSynced = "has_synced", lastFailure = "last_failure"
         case uploadPendingSince = "upload_pending_since", downloadPendingSince = "download_pending_since"
         case pendingUploads = "pending_uploads", rejectedUploads = "rejected_uploads", ownerPID = "owner_pid", epoch, lastFullSync = "last_full_sync"
+        case nextRetryAt = "next_retry_at"
     }
 }
 

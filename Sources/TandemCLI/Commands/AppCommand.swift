@@ -6,7 +6,8 @@ enum AppCommand {
     static let command = CommandLineTool.Command(
         name: "app", summary: "run the app process: join the owner election, sync while owner",
         usage: """
-            Usage: tandem app DB (--backend URL | --backend-file FILE) [--verify-every DURATION|off] [--json]
+            Usage: tandem app DB (--backend URL | --backend-file FILE | --connector 'exec:PROGRAM ARGS')
+                              [--verify-every DURATION|off] [--json]
 
             Offers this process as the sync owner of DB. While it owns sync it uploads the upload
             queue as soon as any process writes, and applies the backend's changes. Prints status
@@ -20,7 +21,8 @@ enum AppCommand {
 
             Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
             relative PATH is taken from the current directory and recorded as an absolute path),
-            postgres://USER@HOST/DB. Keep a password off the command line, where every local user
+            postgres://USER@HOST/DB, or the app's own API through a connector program,
+            exec:PROGRAM ARGS (README.md, "Your own API"). Keep a password off the command line, where every local user
             can read it: --backend-file FILE (the URL is its first line), TANDEM_BACKEND_URL, or
             libpq's PGPASSWORD and ~/.pgpass. One given there is hidden from ps once read, with a warning.
 
@@ -29,7 +31,7 @@ enum AppCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", "verify-every", BackendURLSource.fileOption])
+        let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "verify-every", BackendURLSource.fileOption])
         try args.require(["DB"])
         let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
         var verifyInterval: Duration? = .seconds(900)
@@ -126,7 +128,7 @@ enum SyncCommand {
     static let command = CommandLineTool.Command(
         name: "sync", summary: "run one upload-then-download pass and exit",
         usage: """
-            Usage: tandem sync DB (--backend URL | --backend-file FILE) [--json]
+            Usage: tandem sync DB (--backend URL | --backend-file FILE | --connector 'exec:PROGRAM ARGS') [--json]
                    tandem sync DB --wait DURATION
 
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
@@ -146,7 +148,7 @@ enum SyncCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", "wait", BackendURLSource.fileOption])
+        let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "wait", BackendURLSource.fileOption])
         try args.require(["DB"])
         if let text = args.options["wait"] {
             guard let seconds = DurationArgument.seconds(text) else {

@@ -19,6 +19,13 @@ enum BackendURLSource {
     ///   cannot be read or is empty.
     static func url(given: String?, _ args: Arguments, missing: String) throws -> String {
         if let given { return given }
+        // `--connector 'exec:PROGRAM ARGS'`: the app's own API through a connector program.
+        if let connector = args.options["connector"] {
+            guard connector.hasPrefix("exec:") else {
+                throw Arguments.UsageError(message: "--connector takes 'exec:PROGRAM ARGS' (a connector program), not '\(connector)'")
+            }
+            return connector
+        }
         if let file = args.options[fileOption] {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Arguments.UsageError(message: "cannot read the backend file '\(file)'")

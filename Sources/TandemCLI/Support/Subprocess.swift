@@ -24,17 +24,25 @@ public struct Subprocess: Sendable {
     ///   - environment: the child's whole environment; nil inherits this process's.
     ///   - stdout, stderr: pipe the stream back, discard it, or share this process's.
     ///   - inheritsStdin: the child reads this process's standard input (else /dev/null).
+    ///   - stdinFile: a file the child reads as its standard input instead.
+    ///   - ownProcessGroup: the child leads a process group of its own, so that
+    ///     ``signalGroup(_:)`` reaches what it starts too (a shell's commands).
     /// - Throws: ``Tandem/SystemError`` naming the call and the executable.
     public static func spawn(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false
+        stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false, stdinFile: String? = nil,
+        ownProcessGroup: Bool = false
     ) throws -> Subprocess {
         spawnLock.lock()
         defer { spawnLock.unlock() }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if !inheritsStdin { posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) }
+        if let stdinFile {
+            posix_spawn_file_actions_addopen(&actions, 0, stdinFile, O_RDONLY, 0)
+        } else if !inheritsStdin {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
 
         var parentEnds: [Int32] = []
         var childEnds: [Int32] = []
@@ -77,7 +85,8 @@ public struct Subprocess: Sendable {
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        if ownProcessGroup { posix_spawnattr_setpgroup(&attributes, 0) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | (ownProcessGroup ? POSIX_SPAWN_SETPGROUP : 0)))
 
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
@@ -108,6 +117,9 @@ public struct Subprocess: Sendable {
     }
 
     public func signal(_ number: Int32) { _ = kill(pid, number) }
+
+    /// Signals the child's process group (spawned with `ownProcessGroup`).
+    public func signalGroup(_ number: Int32) { _ = kill(-pid, number) }
 }
 
 /// Reads lines from `fd` on a new thread until end of file, stamping each with the

@@ -1,0 +1,100 @@
+import Foundation
+import Tandem
+
+/// A connector program in any language (`exec:PROGRAM ARGS`, a shell command line): run once per
+/// call, with a request as JSON on its standard input and the action as its last argument, and
+/// its answer as JSON on its standard output, like git's credential helpers. The format
+/// (version 1) is ``ExecConnectorFormat``; README.md, "Your own API", shows it.
+///
+/// Whatever goes wrong is a failure that sync retries with backoff, the batch unchanged and
+/// nothing marked uploaded that the program did not confirm: a program that cannot start, exits
+/// with another status than 0, is killed at the timeout (with what it started: it runs in a
+/// process group of its own), prints something that is not the format, or answers for a
+/// transaction it was not given. Its first line on standard error goes into the message.
+struct ExecConnector: SyncConnector {
+    let command: String
+    let timeout: Duration
+    let pollInterval: Duration
+
+    var identifier: String { "exec:" + command }
+
+    /// `TANDEM_CONNECTOR_TIMEOUT` and `TANDEM_CONNECTOR_POLL` (durations: 30s, 500ms) set the
+    /// timeout (default 60 s) and the poll interval (default 5 s).
+    init(command: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.command = command
+        timeout = environment["TANDEM_CONNECTOR_TIMEOUT"].flatMap(DurationArgument.seconds).map { .seconds($0) } ?? .seconds(60)
+        pollInterval = environment["TANDEM_CONNECTOR_POLL"].flatMap(DurationArgument.seconds).map { .seconds($0) } ?? .seconds(5)
+    }
+
+    func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] {
+        let answer = try await run("upload", request: ExecConnectorFormat.uploadRequest(batch))
+        return try ExecConnectorFormat.outcomes(answer, batch: batch, program: identifier)
+    }
+
+    func fetchChanges(after cursor: String, limit: Int) async throws -> ChangeBatch {
+        let answer = try await run("fetch", request: ExecConnectorFormat.fetchRequest(cursor: cursor, limit: limit))
+        return try ExecConnectorFormat.changes(answer, cursor: cursor, program: identifier)
+    }
+
+    /// Runs the program with `action` and `request` on its standard input; its standard output.
+    private func run(_ action: String, request: String) async throws -> String {
+        let (command, timeout, identifier) = (command, timeout, identifier)
+        return try await Task.detached {
+            let file = NSTemporaryDirectory() + "tandem-connector-\(getpid())-\(UUID().uuidString).json"
+            guard FileManager.default.createFile(atPath: file, contents: Data(request.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw ConnectorFailure("\(identifier): cannot write its request to \(file)")
+            }
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let child = try Subprocess.spawn("/bin/sh", ["-c", command + " \"$@\"", "sh", action], stdinFile: file, ownProcessGroup: true)
+            let (output, errors, finished) = ExecConnector.collect(child, within: timeout)
+            guard finished else {
+                child.signalGroup(SIGKILL)
+                _ = child.wait()
+                throw ConnectorFailure("\(identifier) did not answer \(action) within \(timeout) (killed)")
+            }
+            let status = child.wait()
+            guard status == 0 else {
+                let reason = errors.split(separator: "\n").first.map { ": " + $0 } ?? ""
+                throw ConnectorFailure("\(identifier) exited with status \(status) on \(action)\(reason)")
+            }
+            return output
+        }.value
+    }
+
+    /// Reads the child's standard output and error to their end, or until `timeout` passes
+    /// (then `finished` is false).
+    static func collect(_ child: Subprocess, within timeout: Duration) -> (output: String, errors: String, finished: Bool) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(min(timeout.seconds, 86_400) * 1e9)
+        var streams: [(fd: Int32, bytes: [UInt8], open: Bool)] = [(child.stdoutFD, [], true), (child.stderrFD, [], true)]
+        defer { for stream in streams { close(stream.fd) } }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while streams.contains(where: \.open) {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return ("", "", false) }
+            var fds = streams.filter(\.open).map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(1_000, (deadline - now) / 1_000_000 + 1)))
+            if ready < 0 && errno == EINTR { continue }
+            for polled in fds where polled.revents != 0 {
+                guard let index = streams.firstIndex(where: { $0.fd == polled.fd }) else { continue }
+                let n = read(polled.fd, &buffer, buffer.count)
+                if n > 0 { streams[index].bytes += buffer[0..<n] } else if n == 0 || errno != EINTR { streams[index].open = false }
+            }
+        }
+        return (String(decoding: streams[0].bytes, as: UTF8.self), String(decoding: streams[1].bytes, as: UTF8.self), true)
+    }
+}
+
+extension ExecConnector {
+    /// `exec:PROGRAM ARGS` as a backend kind, so that `--backend exec:…` (and `--connector`)
+    /// syncs through a connector program.
+    static let kind = BackendKind(
+        scheme: "exec", usage: "exec:PROGRAM ARGS",
+        parse: { url, _ in
+            let command = String(url.dropFirst("exec:".count)).trimmingCharacters(in: .whitespaces)
+            guard !command.isEmpty else { throw TandemError.invalidBackend("'\(url)' names no program (use exec:PROGRAM ARGS)") }
+            return BackendURL(scheme: "exec", location: command, options: [:], name: "exec:" + command)
+        },
+        open: { url in ConnectorBackend(ExecConnector(command: url.location)) },
+        existingIdentifier: { url in "exec:" + url.location },
+        opensWithoutCreating: true)
+}

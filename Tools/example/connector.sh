@@ -1,0 +1,17 @@
+#!/bin/sh
+# A Tandem connector program for api_server.py, with curl: tandem app DB --connector
+# 'exec:Tools/example/connector.sh http://127.0.0.1:8080'. Tandem runs it as
+# `connector.sh BASE_URL upload|fetch` with the request on standard input (README.md, "Your own API").
+# The retry contract: a 2xx answer is the outcome; a 4xx answer refuses the batch for good (Tandem
+# then sends its transactions one at a time and sets the refused one aside); anything else (a 5xx
+# answer, no answer, a timeout) exits non-zero, and Tandem retries the batch with backoff.
+set -u
+base=$1 action=$2
+body=$(mktemp) || exit 1
+trap 'rm -f "$body"' EXIT
+status=$(curl -sS -m 30 -o "$body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @- "$base/$action") || exit 1
+case $status in
+  2??) cat "$body" ;;
+  4??) printf '{"version":1,"batch":"refused","reason":"HTTP %s: %s"}\n' "$status" "$(tr -d '"\\\n' < "$body")" ;;
+  *) echo "HTTP $status: $(cat "$body")" >&2; exit 1 ;;
+esac
