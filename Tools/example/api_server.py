@@ -15,10 +15,11 @@ status (a conflict, an invalid row): the connector refuses it for good. Answers 
 POST /fetch takes {"version":1,"cursor":"…","limit":N} and answers every row change after the
 cursor (a version number), each row's whole state: {"version":1,"changes":[…],"cursor":"…","has_more":…}.
 
-POST /faults injects faults into the next requests, for tests: {"fail": N} answers N requests
+POST /faults injects faults into the next uploads, for tests: {"fail": N} answers N uploads
 with 500; {"drop_after_commit": N} commits N uploads and closes the connection without an
-answer; {"delay_ms": D, "delay_count": N} delays N answers by D ms. GET /stats answers how
-many times each (client_id, id) was applied, and the row count.
+answer; {"delay_ms": D, "delay_count": N} delays N answers by D ms. GET /stats answers the
+most times any (client_id, id) was applied, the transactions and rows, and the uploads being
+handled now.
 
 Values travel as JSON and are stored as JSON text (Python's json module: integers of any size,
 floats by their shortest round-trip form, -0.0 with its sign, NUL and every character kept).
@@ -33,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 FAULTS = {"fail": 0, "drop_after_commit": 0, "delay_ms": 0, "delay_count": 0}
+IN_PROGRESS = [0]  # uploads being handled now
 
 
 def open_db(path):
@@ -81,7 +83,8 @@ class API(BaseHTTPRequestHandler):
         with LOCK:
             times = self.db.execute("SELECT coalesce(max(times), 0), count(*) FROM applied").fetchone()
             rows = self.db.execute("SELECT count(*) FROM rows").fetchone()[0]
-        self.answer(200, {"most_applications": times[0], "transactions": times[1], "rows": rows})
+            in_progress = IN_PROGRESS[0]
+        self.answer(200, {"most_applications": times[0], "transactions": times[1], "rows": rows, "uploads_in_progress": in_progress})
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
@@ -90,26 +93,45 @@ class API(BaseHTTPRequestHandler):
             with LOCK:
                 FAULTS.update(json.loads(body))
             return self.answer(200, {"ok": True})
+        if self.path == "/upload":
+            with LOCK:
+                IN_PROGRESS[0] += 1
+            try:
+                return self.handle_upload(body)
+            finally:
+                with LOCK:
+                    IN_PROGRESS[0] -= 1
+        if self.path == "/fetch":
+            request = self.request_of(body)
+            return request is not None and self.answer(200, self.fetch(request))
+        self.answer(404, {"error": "no such path"})
+
+    def request_of(self, body):
+        """The request in `body`, or None once a 400 answer says why it is not one."""
+        try:
+            request = json.loads(body)
+        except ValueError as error:
+            self.answer(400, {"error": f"not JSON: {error}"})
+            return None
+        if not isinstance(request, dict) or request.get("version") != 1:
+            self.answer(400, {"error": "format version 1 only"})
+            return None
+        return request
+
+    def handle_upload(self, body):
         if self.take_fault("fail"):
             return self.answer(500, {"error": "injected failure"})
         if self.take_fault("delay_count"):
             time.sleep(FAULTS["delay_ms"] / 1000)
-        try:
-            request = json.loads(body)
-        except ValueError as error:
-            return self.answer(400, {"error": f"not JSON: {error}"})
-        if request.get("version") != 1:
-            return self.answer(400, {"error": "format version 1 only"})
-        if self.path == "/upload":
-            status, answer = self.upload(request)
-            if status == 200 and self.take_fault("drop_after_commit"):
-                self.close_connection = True
-                self.connection.close()  # committed, never answered: the client retries
-                return
-            return self.answer(status, answer)
-        if self.path == "/fetch":
-            return self.answer(200, self.fetch(request))
-        self.answer(404, {"error": "no such path"})
+        request = self.request_of(body)
+        if request is None:
+            return
+        status, answer = self.upload(request)
+        if status == 200 and self.take_fault("drop_after_commit"):
+            self.close_connection = True
+            self.connection.close()  # committed, never answered: the client retries
+            return
+        return self.answer(status, answer)
 
     def upload(self, request):
         client, epoch = request["client_id"], request["epoch"]

@@ -78,7 +78,8 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs `body` as a task and waits for it up to the connector's timeout (then cancels it).
+    /// Runs `body` as a task and waits for it up to the connector's timeout and a second more
+    /// (a connector that keeps its own timeout reports it first), then cancels it.
     private func wait<T: Sendable>(for what: String, _ body: @escaping @Sendable () async throws -> T) throws -> T {
         let result = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -88,7 +89,7 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
             done.signal()
         }
         let limit = connector.timeout
-        guard done.wait(timeout: .now() + .nanoseconds(Int(min(limit.seconds, 86_400) * 1e9))) == .success else {
+        guard done.wait(timeout: .now() + .nanoseconds(Int((min(limit.seconds, 86_400) + 1) * 1e9))) == .success else {
             task.cancel()
             throw ConnectorFailure("\(connector.identifier) did not finish \(what) within \(limit)")
         }

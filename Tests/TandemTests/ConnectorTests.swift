@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+@testable import Tandem
+@testable import TandemCLI
+
+/// Sync through the app's own API: the reference API server (Tools/example/api_server.py) as a
+/// real process, the curl connector program (Tools/example/connector.sh) run by `tandem`, and
+/// connector programs that misbehave.
+@Suite struct ConnectorTests {
+    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Tools/example")
+
+    /// The reference API on a free port, with its own SQLite file.
+    final class API {
+        let process: Spawned
+        let url: String
+
+        init(in dir: TemporaryDirectory) throws {
+            process = try Spawned(executable: "/usr/bin/python3", [ConnectorTests.example.appendingPathComponent("api_server.py").path, dir.path("api.db")])
+            let line = try process.waitForLine(timeout: 30, "the API to listen") { $0.hasPrefix("listening on ") }
+            url = "http://127.0.0.1:" + line.text.dropFirst("listening on ".count)
+        }
+
+        var connector: String { "exec:" + ConnectorTests.example.appendingPathComponent("connector.sh").path + " " + url }
+
+        func post(_ path: String, _ json: String) throws -> String {
+            let curl = try Spawned(executable: "/usr/bin/curl", ["-sS", "-X", "POST", "--data-binary", json, url + path])
+            _ = try curl.wait(timeout: 30)
+            return curl.output.joined(separator: "\n")
+        }
+
+        func stats() throws -> [String: Int] {
+            let curl = try Spawned(executable: "/usr/bin/curl", ["-sS", url + "/stats"])
+            _ = try curl.wait(timeout: 30)
+            return (try? JSONSerialization.jsonObject(with: Data(curl.output.joined().utf8))) as? [String: Int] ?? [:]
+        }
+
+        deinit { process.signal(SIGKILL) }
+    }
+
+    /// Every row of `items`, each value spelled exactly (a real by its bits).
+    static func exactRows(_ path: String) throws -> [String] {
+        let db = try SharedDatabase(path: path)
+        defer { db.close() }
+        return try db.fetchAll("SELECT id, title, n, r, Zed FROM items ORDER BY id").map { row in
+            row.values.map { value -> String in
+                switch value {
+                case .real(let d): return "r\(d.bitPattern)"
+                case .text(let t): return "t" + t.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: ".")
+                default: return "\(value)"
+                }
+            }.joined(separator: "|")
+        }
+    }
+
+    /// Generated rows with the data promise's adversarial values go up through the connector
+    /// program and come down to another client bit for bit.
+    @Test func adversarialValuesRoundTripThroughTheAPI() throws {
+        let dir = try TemporaryDirectory()
+        let api = try API(in: dir)
+        let a = dir.path("a.db"), b = dir.path("b.db")
+        let dbA = try SharedDatabase(path: a, schema: VerifyTests.schema)
+        for seed: UInt64 in [21, 22] { try VerifyTests.writeGeneratedRows(dbA, seed: seed, count: 120) }
+        try dbA.execute("UPDATE items SET title = 'patched' || char(0) WHERE id = '21-5'")
+        try dbA.execute("DELETE FROM items WHERE id = '21-6'")
+        dbA.close()
+        try SharedDatabase(path: b, schema: VerifyTests.schema).close()
+        for path in [a, b] {
+            let sync = try runTandem(["sync", path, "--connector", api.connector])
+            #expect(sync.status == 0, "\(sync.stderr)")
+        }
+        let rows = try Self.exactRows(a)
+        #expect(rows.count == 239)
+        #expect(try Self.exactRows(b) == rows)
+        #expect(try api.stats()["most_applications"] == 1)
+    }
+
+    /// The retry contract against a running app: 500s and a connection dropped after the API
+    /// committed are retried (applied once), a slow answer past the timeout is abandoned and
+    /// retried, 409 and 422 set the transaction aside with the API's reason while the rest goes
+    /// on, an owner killed mid-batch is replaced with nothing applied twice, and an owner whose
+    /// epoch the API has seen bettered steps down and comes back above it.
+    @Test func theRetryContractHolds() throws {
+        let dir = try TemporaryDirectory()
+        let api = try API(in: dir)
+        let a = dir.path("a.db")
+        let db = try SharedDatabase(path: a, schema: VerifyTests.schema)
+        defer { db.close() }
+        let environment = ["TANDEM_CONNECTOR_POLL": "200ms", "TANDEM_CONNECTOR_TIMEOUT": "2s"]
+        var app = try Spawned(["app", a, "--connector", api.connector, "--json"], environment: environment)
+        defer { app.signal(SIGKILL) }
+        try app.waitForLine(timeout: 30, "ownership") { $0.contains("became_owner") }
+        func write(_ id: String, _ title: String = "x") throws { try db.execute("INSERT INTO items(id, title) VALUES (?, ?)", [id, title]) }
+        func waitUploaded() throws { try waitUntil(timeout: 60, "the queue to drain") { try db.uploadQueue.pendingCount() == 0 } }
+
+        _ = try api.post("/faults", #"{"fail":3}"#)
+        try write("after-500s")
+        try waitUploaded()
+        #expect(app.output.contains { $0.contains(#""event":"error""#) && $0.contains("HTTP 500") }, "\(app.output.suffix(5))")
+
+        _ = try api.post("/faults", #"{"drop_after_commit":1}"#)
+        try write("dropped-answer")
+        try waitUploaded()
+
+        _ = try api.post("/faults", #"{"delay_ms":3000,"delay_count":1}"#)
+        try write("slow-answer")
+        try waitUploaded()
+        #expect(app.output.contains { $0.contains("did not answer upload within") }, "the slow answer was abandoned: \(app.output.suffix(5))")
+
+        try write("good-1")
+        try write("conflict", "refuse-409 it")
+        try write("invalid", "refuse-422 it")
+        try write("good-2")
+        try waitUntil(timeout: 60, "the refusals set aside") { try db.uploadQueue.pendingCount() == 0 && db.uploadQueue.rejected().count == 2 }
+        let reasons = try db.uploadQueue.rejected().map(\.error).joined(separator: "\n")
+        #expect(reasons.contains("HTTP 409") && reasons.contains("HTTP 422"), "\(reasons)")
+
+        // Killed while its upload waits on a slow answer; another app takes over.
+        _ = try api.post("/faults", #"{"delay_ms":1500,"delay_count":1}"#)
+        try write("owner-killed")
+        try waitUntil(timeout: 30, "the upload to reach the API") { try api.stats()["uploads_in_progress"] == 1 }
+        app.signal(SIGKILL)
+        _ = try app.wait(timeout: 30)
+        app = try Spawned(["app", a, "--connector", api.connector, "--json"], environment: environment)
+        try waitUploaded()
+
+        // The API saw a newer epoch for this client (a copy of the file, say): the owner steps
+        // down, comes back above it, and uploads.
+        let clientID = try db.read { try $0.stored(.clientID).stringValue ?? "" }
+        _ = try api.post("/upload", #"{"version":1,"client_id":"\#(clientID)","epoch":1000,"transactions":[]}"#)
+        try write("after-stale-epoch")
+        try waitUploaded()
+        #expect(try db.sync.status().epoch > 1000)
+        #expect(app.output.contains { $0.contains(#""event":"lost_ownership""#) }, "\(app.output.suffix(5))")
+
+        let stats = try api.stats()
+        #expect(stats["most_applications"] == 1, "every transaction applied once: \(stats)")
+        #expect(stats["rows"] == 7, "\(stats)")
+        app.signal(SIGTERM)
+        #expect(try app.wait(timeout: 30) == 0)
+    }
+
+    /// A connector program that crashes, hangs, prints garbage or answers for a transaction it
+    /// was not given: a clear error in the status, nothing marked uploaded.
+    @Test(arguments: [
+        ("exit 3", "exited with status 3"),
+        ("echo not json", "not a JSON object"),
+        (#"echo '{"version":1,"results":[{"id":999,"outcome":"applied"}]}'"#, "transaction 999, which the batch did not hold"),
+        (#"echo '{"version":2,"batch":"applied"}'"#, "format version 2"),
+        ("sleep 5", "did not answer upload within"),
+    ])
+    func aMisbehavingProgramChangesNothing(program: String, message: String) throws {
+        let dir = try TemporaryDirectory()
+        let a = dir.path("a.db")
+        let db = try SharedDatabase(path: a, schema: VerifyTests.schema)
+        defer { db.close() }
+        try db.execute("INSERT INTO items(id, title) VALUES ('a', 'x')")
+        let script = dir.path("connector.sh")
+        try Data("#!/bin/sh\n\(program)\n".utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let started = Date()
+        let sync = try runTandem(["sync", a, "--connector", "exec:" + script], environment: ["TANDEM_CONNECTOR_TIMEOUT": "500ms"])
+        #expect(sync.status == 1 && sync.stderr.contains(message), "\(sync.stderr)")
+        #expect(Date().timeIntervalSince(started) < 4, "the hanging program was killed at its timeout")
+        #expect(try db.uploadQueue.pendingCount() == 1)
+        #expect(try db.sync.status().lastError?.contains(message) == true)
+    }
+}
