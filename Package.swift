@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "TandemPostgres", targets: ["TandemPostgres"]),
         .executable(name: "tandem", targets: ["tandem"]),
         .executable(name: "tandem-example", targets: ["tandem-example"]),
+        .executable(name: "tandem-api-example", targets: ["tandem-api-example"]),
     ],
     targets: [
         .systemLibrary(
@@ -48,6 +49,12 @@ let package = Package(
             name: "tandem-example",
             dependencies: ["Tandem"],
             path: "Tools/example",
+            exclude: ["api"]
+        ),
+        .executableTarget(
+            name: "tandem-api-example",
+            dependencies: ["Tandem"],
+            path: "Tools/example/api",
             exclude: ["api_server.py", "connector.sh"]
         ),
         .testTarget(

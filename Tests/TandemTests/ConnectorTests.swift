@@ -3,12 +3,12 @@ import Testing
 @testable import Tandem
 @testable import TandemCLI
 
-/// Sync through the app's own API: the reference API server (Tools/example/api_server.py) as a
-/// real process, the curl connector program (Tools/example/connector.sh) run by `tandem`, and
-/// connector programs that misbehave.
+/// Sync through the app's own API: the reference API server (Tools/example/api/api_server.py) as
+/// a real process, the curl connector program (Tools/example/api/connector.sh) run by `tandem`,
+/// the Swift connector (`tandem-api-example`, URLSession), and connector programs that misbehave.
 @Suite struct ConnectorTests {
     static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tools/example")
+        .appendingPathComponent("Tools/example/api")
 
     /// The reference API on a free port, with its own SQLite file.
     final class API {
@@ -138,6 +138,26 @@ import Testing
         #expect(stats["rows"] == 7, "\(stats)")
         app.signal(SIGTERM)
         #expect(try app.wait(timeout: 30) == 0)
+    }
+
+    /// The Swift connector (URLSession) of `tandem-api-example`: its notes go up, another
+    /// client's come down, through the same API as the connector program's.
+    @Test func theSwiftConnectorSyncsThroughTheAPI() throws {
+        let dir = try TemporaryDirectory()
+        let api = try API(in: dir)
+        let b = dir.path("b.db")
+        let dbB = try SharedDatabase(path: b, schema: notesSchema)
+        try dbB.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'written on B')")
+        dbB.close()
+        #expect(try runTandem(["sync", b, "--connector", api.connector]).status == 0)
+        let binary = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent().appendingPathComponent("tandem-api-example").path
+        let swift = try Spawned(executable: binary, [api.url, dir.path("swift.db"), "from Swift", "and\t☃ another"])
+        #expect(try swift.wait(timeout: 90) == 0, "\(swift.stderr)")
+        #expect(swift.output == ["synced 3 notes"], "\(swift.output) \(swift.stderr)")
+        #expect(try api.stats()["rows"] == 3)
+        #expect(try runTandem(["sync", b, "--connector", api.connector]).status == 0)
+        let titles = try SharedDatabase(path: b).fetchAll("SELECT title FROM notes ORDER BY title").map { $0[0] }
+        #expect(titles == [.text("and\t☃ another"), .text("from Swift"), .text("written on B")], "\(titles)")
     }
 
     /// A connector program that crashes, hangs, prints garbage or answers for a transaction it

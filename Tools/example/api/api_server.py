@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small reference API for Tandem's connectors: an HTTP server with its own SQLite file.
 
-Usage: Tools/example/api_server.py DB [--port N]   (prints "listening on PORT" once ready)
+Usage: Tools/example/api/api_server.py DB [--port N]   (prints "listening on PORT" once ready)
 
 POST /upload takes a batch as Tandem's connector format gives it (README.md, "Your own API"):
   {"version":1,"client_id":"…","epoch":3,"transactions":[{"id":12,"entries":[…]}]}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A Tandem connector program for api_server.py, with curl: tandem app DB --connector
-# 'exec:Tools/example/connector.sh http://127.0.0.1:8080'. Tandem runs it as
+# 'exec:Tools/example/api/connector.sh http://127.0.0.1:8080'. Tandem runs it as
 # `connector.sh BASE_URL upload|fetch` with the request on standard input (README.md, "Your own API").
 # The retry contract: a 2xx answer is the outcome; a 4xx answer refuses the batch for good (Tandem
 # then sends its transactions one at a time and sets the refused one aside); anything else (a 5xx
