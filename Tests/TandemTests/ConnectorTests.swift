@@ -93,8 +93,15 @@ import Testing
         func write(_ id: String, _ title: String = "x") throws { try db.execute("INSERT INTO items(id, title) VALUES (?, ?)", [id, title]) }
         func waitUploaded() throws { try waitUntil(timeout: 60, "the queue to drain") { try db.uploadQueue.pendingCount() == 0 } }
 
-        _ = try api.post("/faults", #"{"fail":3}"#)
+        // While the API keeps failing, the status says why and when the next try is due.
+        _ = try api.post("/faults", #"{"fail":1000}"#)
         try write("after-500s")
+        try waitUntil(timeout: 30, "the status to show the failure and the next try") {
+            let status = try runTandem(["status", a, "--json"]).stdout
+            return status.contains("HTTP 500") && !status.contains(#""next_retry_at":null"#)
+        }
+        #expect(try runTandem(["status", a]).stdout.contains("(next try at "))
+        _ = try api.post("/faults", #"{"fail":0}"#)
         try waitUploaded()
         #expect(app.output.contains { $0.contains(#""event":"error""#) && $0.contains("HTTP 500") }, "\(app.output.suffix(5))")
 
