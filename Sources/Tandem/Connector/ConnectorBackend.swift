@@ -55,6 +55,7 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
 
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
         let connector = self.connector
+        let limit = max(limit, connector.fetchPageSize)
         return try wait(for: "a fetch of changes") { try await connector.fetchChanges(after: cursor, limit: limit) }
     }
 

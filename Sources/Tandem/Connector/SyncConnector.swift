@@ -45,6 +45,11 @@ public protocol SyncConnector: Sendable {
     /// How long one call may take before it is abandoned and counted as a failure to retry
     /// (the default, 60 s).
     var timeout: Duration { get }
+
+    /// The fewest changes one ``fetchChanges(after:limit:)`` is asked for (the default, 10,000):
+    /// each call is a request to the API (or a run of a connector program), so a backlog of
+    /// answers comes down in few of them.
+    var fetchPageSize: Int { get }
 }
 
 extension SyncConnector {
@@ -54,6 +59,7 @@ extension SyncConnector {
 
     public var pollInterval: Duration { .seconds(5) }
     public var timeout: Duration { .seconds(60) }
+    public var fetchPageSize: Int { 10_000 }
 }
 
 /// A batch of whole transactions for ``SyncConnector/upload(_:)``, in queue order.
