@@ -18,51 +18,16 @@ extension SyncSession {
     ///   releasing it does: keep it as long as the session. They stop by themselves when the
     ///   session stops.
     public func verifyInBackground(every interval: Duration = .seconds(900)) -> AnyDatabaseCancellable {
-        let verifier = BackgroundVerifier(session: self, interval: interval)
-        verifier.start()
-        return AnyDatabaseCancellable { verifier.cancel() }
+        OwnerIntervalWork(session: self, interval: interval, name: "tandem.verify") { session in
+            guard let backend = session.backend as? any VerifyingBackend else { return }
+            BackgroundVerification.verify(session, backend)
+        }.start()
     }
 }
 
-/// The thread of ``SyncSession/verifyInBackground(every:)``: waits `interval` (or a cancel) on a
-/// condition, verifies when the session's process owns sync, and ends with the session.
-final class BackgroundVerifier: Sendable {
-    private weak let session: SyncSession?
-    private let interval: Duration
-    private let cancelled = Mutex(false)
-    private let condition = NSCondition()
-
-    init(session: SyncSession, interval: Duration) {
-        self.session = session
-        self.interval = max(interval, .milliseconds(10))
-    }
-
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "tandem.verify"
-        thread.start()
-    }
-
-    func cancel() {
-        condition.lock()
-        cancelled.withLock { $0 = true }
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            let deadline = Date(timeIntervalSinceNow: interval.seconds)
-            while !cancelled.withLock({ $0 }), condition.wait(until: deadline) {}
-            condition.unlock()
-            guard !cancelled.withLock({ $0 }), let session, !session.hasStopped else { return }
-            guard session.epoch != nil, let backend = session.backend as? any VerifyingBackend else { continue }
-            verify(session, backend)
-        }
-    }
-
-    private func verify(_ session: SyncSession, _ backend: any VerifyingBackend) {
+/// One background verification (``SyncSession/verifyInBackground(every:)``), its result stored and reported.
+enum BackgroundVerification {
+    static func verify(_ session: SyncSession, _ backend: any VerifyingBackend) {
         let began = Date()
         do {
             let report = try session.database.sync.verify(with: backend)

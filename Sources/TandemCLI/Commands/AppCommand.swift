@@ -7,7 +7,7 @@ enum AppCommand {
         name: "app", summary: "run the app process: join the owner election, sync while owner",
         usage: """
             Usage: tandem app DB (--backend URL | --backend-file FILE | --connector 'exec:PROGRAM ARGS')
-                              [--verify-every DURATION|off] [--json]
+                              [--verify-every DURATION|off] [--pull-every DURATION|off] [--json]
 
             Offers this process as the sync owner of DB. While it owns sync it uploads the upload
             queue as soon as any process writes, and applies the backend's changes. Prints status
@@ -17,7 +17,8 @@ enum AppCommand {
 
             While it owns sync it also verifies DB against the backend every 15 minutes (tandem
             verify, by checksums; --verify-every sets the interval, off turns it off): each result
-            shows in tandem status, and a drift found prints a drift_found event.
+            shows in tandem status, and a drift found prints a drift_found event. With a connector
+            that declares pulls, it runs them every minute (--pull-every).
 
             Backends: sqlite:PATH (embedded: a server database file shared by client databases; a
             relative PATH is taken from the current directory and recorded as an absolute path),
@@ -31,19 +32,11 @@ enum AppCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "verify-every", BackendURLSource.fileOption])
+        let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "verify-every", "pull-every", BackendURLSource.fileOption])
         try args.require(["DB"])
         let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
-        var verifyInterval: Duration? = .seconds(900)
-        if let text = args.options["verify-every"] {
-            if text == "off" {
-                verifyInterval = nil
-            } else if let seconds = DurationArgument.seconds(text), seconds > 0 {
-                verifyInterval = .seconds(min(seconds, 9e12))
-            } else {
-                throw Arguments.UsageError(message: "--verify-every takes a duration (30s, 15m, 1h) or off, not '\(text)'")
-            }
-        }
+        let verifyInterval = try interval(args, "verify-every", default: .seconds(900))
+        let pullInterval = try interval(args, "pull-every", default: .seconds(60))
         // A signal before the session exists ends the process at once (nothing to release yet);
         // after, stopping finishes the event stream, so the loop below prints the last events and returns.
         let state = Mutex<(stopping: Bool, session: SyncSession?)>((false, nil))
@@ -75,7 +68,11 @@ enum AppCommand {
             session.stop()
         }
         let verifications = verifyInterval.map { session.verifyInBackground(every: $0) }
-        defer { verifications?.cancel() }
+        let pulls = pullInterval.map { session.pullInBackground(every: $0) }
+        defer {
+            verifications?.cancel()
+            pulls?.cancel()
+        }
         let pid = getpid()
         if let owner = try db.sync.status().ownerPID, owner != pid {
             emit(json ? Output.object([("event", "\"waiting\""), ("owner_pid", String(owner))]) : "waiting to own sync (owner is pid \(owner))")
@@ -86,6 +83,16 @@ enum AppCommand {
         }
         // The session ends by itself only when sync could not go on (it says why above).
         return state.withLock { $0.stopping } ? 0 : 1
+    }
+
+    /// `--NAME DURATION|off`: the interval, nil for off, `fallback` when not given.
+    private static func interval(_ args: Arguments, _ name: String, default fallback: Duration) throws -> Duration? {
+        guard let text = args.options[name] else { return fallback }
+        if text == "off" { return nil }
+        guard let seconds = DurationArgument.seconds(text), seconds > 0 else {
+            throw Arguments.UsageError(message: "--\(name) takes a duration (30s, 15m, 1h) or off, not '\(text)'")
+        }
+        return .seconds(min(seconds, 9e12))
     }
 
     private static func emit(_ line: String) {
@@ -128,7 +135,7 @@ enum SyncCommand {
     static let command = CommandLineTool.Command(
         name: "sync", summary: "run one upload-then-download pass and exit",
         usage: """
-            Usage: tandem sync DB (--backend URL | --backend-file FILE | --connector 'exec:PROGRAM ARGS') [--json]
+            Usage: tandem sync DB (--backend URL | --backend-file FILE | --connector 'exec:PROGRAM ARGS') [--pull] [--json]
                    tandem sync DB --wait DURATION
 
             Takes ownership if no process owns sync, uploads the whole upload queue, applies the
@@ -136,7 +143,9 @@ enum SyncCommand {
             owns sync, or if DB syncs with another backend (then nothing is created or changed).
             A transaction the backend refuses for good is set aside (tandem crud lists it) while
             the rest goes on; the command then says so and exits 1. A failure is recorded in the
-            status, as tandem app does.
+            status, as tandem app does. With --pull and a connector program, then runs the pulls
+            it declares (each table's rows as the API lists them, applied as a download) and says
+            what each changed.
 
             With --wait, when another process owns sync, waits up to DURATION (say 30s) until it has
             uploaded every write committed so far and downloaded the server's state since, instead
@@ -148,7 +157,7 @@ enum SyncCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "wait", BackendURLSource.fileOption])
+        let args = try Arguments(words, flags: ["json", "pull"], options: ["backend", "connector", "wait", BackendURLSource.fileOption])
         try args.require(["DB"])
         if let text = args.options["wait"] {
             guard let seconds = DurationArgument.seconds(text) else {
@@ -167,6 +176,15 @@ enum SyncCommand {
         let rejectedBefore = Set(try db.uploadQueue.rejected().map(\.transaction.transactionID))
         let result = try db.sync.once(url: backendURL)
         let setAside = try db.uploadQueue.rejected().filter { !rejectedBefore.contains($0.transaction.transactionID) }
+        if args.has("pull") {
+            guard backendURL.scheme == "exec" else {
+                throw Arguments.UsageError(message: "--pull runs a connector program's pulls: use --connector 'exec:PROGRAM ARGS'")
+            }
+            for pull in try ExecConnector(command: backendURL.location).declaredPulls() {
+                let result = try await db.sync.pull(pull)
+                Output.write("pulled \(pull.table): \(result)\n")
+            }
+        }
         if args.has("json") {
             Output.write(
                 Output.object([

@@ -38,27 +38,48 @@ struct ExecConnector: SyncConnector {
 
     /// Runs the program with `action` and `request` on its standard input; its standard output.
     private func run(_ action: String, request: String) async throws -> String {
-        let (command, timeout, identifier) = (command, timeout, identifier)
-        return try await Task.detached {
-            let file = NSTemporaryDirectory() + "tandem-connector-\(getpid())-\(UUID().uuidString).json"
-            guard FileManager.default.createFile(atPath: file, contents: Data(request.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw ConnectorFailure("\(identifier): cannot write its request to \(file)")
+        let (command, timeout) = (command, timeout)
+        return try await Task.detached { try ExecConnector.run(command, action, request: request, timeout: timeout) }.value
+    }
+
+    /// ``run(_:request:)`` on the calling thread.
+    static func run(_ command: String, _ action: String, request: String, timeout: Duration) throws -> String {
+        let identifier = "exec:" + command
+        let file = NSTemporaryDirectory() + "tandem-connector-\(getpid())-\(UUID().uuidString).json"
+        guard FileManager.default.createFile(atPath: file, contents: Data(request.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ConnectorFailure("\(identifier): cannot write its request to \(file)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let child = try Subprocess.spawn("/bin/sh", ["-c", command + " \"$@\"", "sh", action], stdinFile: file, ownProcessGroup: true)
+        let (output, errors, finished) = collect(child, within: timeout)
+        guard finished else {
+            child.signalGroup(SIGKILL)
+            _ = child.wait()
+            throw ConnectorFailure("\(identifier) did not answer \(action) within \(timeout) (killed)")
+        }
+        let status = child.wait()
+        guard status == 0 else {
+            let reason = errors.split(separator: "\n").first.map { ": " + $0 } ?? ""
+            throw ConnectorFailure("\(identifier) exited with status \(status) on \(action)\(reason)")
+        }
+        return output
+    }
+
+    /// The pulls the program declares (`PROGRAM ARGS pulls`; ``ExecConnectorFormat``); none when
+    /// it cannot say.
+    var pulls: [PayloadPull] { (try? declaredPulls()) ?? [] }
+
+    /// The pulls the program declares, each fetched by `PROGRAM ARGS pull` (the pull's table and
+    /// scope on standard input, the payload on standard output).
+    func declaredPulls() throws -> [PayloadPull] {
+        let answer = try Self.run(command, "pulls", request: ExecConnectorFormat.pullsRequest, timeout: timeout)
+        return try ExecConnectorFormat.pulls(answer, program: identifier).map { declared in
+            let (command, timeout) = (command, timeout)
+            let request = ExecConnectorFormat.pullRequest(declared)
+            return PayloadPull(table: declared.table, scope: declared.scope, format: declared.format) {
+                try await Task.detached { Data(try ExecConnector.run(command, "pull", request: request, timeout: timeout).utf8) }.value
             }
-            defer { try? FileManager.default.removeItem(atPath: file) }
-            let child = try Subprocess.spawn("/bin/sh", ["-c", command + " \"$@\"", "sh", action], stdinFile: file, ownProcessGroup: true)
-            let (output, errors, finished) = ExecConnector.collect(child, within: timeout)
-            guard finished else {
-                child.signalGroup(SIGKILL)
-                _ = child.wait()
-                throw ConnectorFailure("\(identifier) did not answer \(action) within \(timeout) (killed)")
-            }
-            let status = child.wait()
-            guard status == 0 else {
-                let reason = errors.split(separator: "\n").first.map { ": " + $0 } ?? ""
-                throw ConnectorFailure("\(identifier) exited with status \(status) on \(action)\(reason)")
-            }
-            return output
-        }.value
+        }
     }
 
     /// Reads the child's standard output and error to their end, or until `timeout` passes

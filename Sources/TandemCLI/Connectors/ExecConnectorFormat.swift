@@ -16,6 +16,11 @@ import Tandem
 /// `PROGRAM ARGS fetch` reads `{"version":1,"cursor":"…","limit":1000}` (the cursor is `""` at
 /// first) and answers `{"version":1,"changes":[{"op":"PUT","table":"notes","id":"a","data":{…}},{"op":"DELETE","table":"notes","id":"b"}],"cursor":"…","has_more":false}`;
 /// a program without downloads answers `{"version":1,"changes":[],"cursor":""}`.
+///
+/// `PROGRAM ARGS pulls` reads `{"version":1}` and answers the pulls it offers:
+/// `{"version":1,"pulls":[{"table":"notes","scope":{"column":"folder_id","value":"F1"},"format":"ndjson"}]}`
+/// (`scope` optional, `format` `array` by default); `PROGRAM ARGS pull` then reads
+/// `{"version":1,"table":"notes","scope":{…}}` and prints the rows: a JSON array, or one object a line.
 enum ExecConnectorFormat {
     static let version: Int64 = 1
 
@@ -31,6 +36,44 @@ enum ExecConnectorFormat {
         return JSONValue.object([
             "version": .integer(version), "client_id": .string(batch.clientID), "epoch": .integer(batch.epoch), "transactions": .array(transactions),
         ]).jsonText
+    }
+
+    /// A pull as a program declares it.
+    struct DeclaredPull {
+        var table: String
+        var scope: PullScope?
+        var format: PayloadFormat
+    }
+
+    static let pullsRequest = #"{"version":1}"#
+
+    static func pullRequest(_ pull: DeclaredPull) -> String {
+        var object: [String: JSONValue] = ["version": .integer(version), "table": .string(pull.table)]
+        if let scope = pull.scope { object["scope"] = .object(["column": .string(scope.column), "value": .string(scope.value)]) }
+        return JSONValue.object(object).jsonText
+    }
+
+    static func pulls(_ answer: String, program: String) throws -> [DeclaredPull] {
+        let object = try answerObject(answer, program: program)
+        guard case .array(let items)? = object["pulls"] else { throw ConnectorFailure("\(program) answered pulls without a pulls list: \(answer.prefix(200))") }
+        return try items.map { item in
+            guard case .object(let fields) = item, case .string(let table)? = fields["table"] else {
+                throw ConnectorFailure("\(program) declared a pull without a table: \(item.jsonText.prefix(200))")
+            }
+            var scope: PullScope?
+            if case .object(let s)? = fields["scope"] {
+                guard case .string(let column)? = s["column"], case .string(let value)? = s["value"] else {
+                    throw ConnectorFailure("\(program) declared a scope without a text column and value: \(item.jsonText.prefix(200))")
+                }
+                scope = PullScope(column: column, value: value)
+            }
+            var format = PayloadFormat.array
+            if case .string(let name)? = fields["format"] {
+                guard let known = PayloadFormat(rawValue: name) else { throw ConnectorFailure("\(program) declared a pull format '\(name)' (array or ndjson)") }
+                format = known
+            }
+            return DeclaredPull(table: table, scope: scope, format: format)
+        }
     }
 
     static func fetchRequest(cursor: String, limit: Int) -> String {
