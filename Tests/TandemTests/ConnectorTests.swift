@@ -167,6 +167,26 @@ import Testing
         #expect(titles == [.text("and\t☃ another"), .text("from Swift"), .text("written on B")], "\(titles)")
     }
 
+    /// A connector's own retry backoff is the owner's: after a failure, the next try is due
+    /// about its first step later (2 s here, against the standard 50 ms).
+    @Test func aConnectorSetsItsRetryBackoff() async throws {
+        struct Failing: SyncConnector {
+            var identifier: String { "failing" }
+            var retryBackoff: RetryBackoff { RetryBackoff(initial: .seconds(2), maximum: .seconds(4)) }
+            func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] { throw ConnectorFailure("down for maintenance") }
+        }
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        defer { db.close() }
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
+        let session = try db.sync.start(connector: Failing())
+        defer { session.stop() }
+        try waitUntil(timeout: 30, "the failure in the status") { try db.sync.status().lastError?.contains("down for maintenance") == true }
+        let status = try db.sync.status()
+        let due = try #require(status.nextRetryAt).timeIntervalSinceNow
+        #expect(due > 1 && due <= 4, "the next try in \(due) s")
+    }
+
     /// A connector program that crashes, hangs, prints garbage or answers for a transaction it
     /// was not given: a clear error in the status, nothing marked uploaded.
     @Test(arguments: [

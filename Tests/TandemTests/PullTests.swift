@@ -64,6 +64,38 @@ import Testing
         #expect(try db.fetchAll("SELECT id FROM notes").map { $0[0] } == [.text("keep")])
     }
 
+    /// `tandem app` runs a connector program's pulls at its interval: a row the list gains
+    /// arrives, one it loses leaves.
+    @Test func theAppPullsAtItsInterval() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        try SharedDatabase(path: path, schema: Self.schema).close()
+        let list = dir.path("list.ndjson")
+        try Data(#"{"id":"x","title":"first","folder":"F1"}"#.utf8).write(to: URL(fileURLWithPath: list))
+        let script = dir.path("connector.sh")
+        let program = """
+            #!/bin/sh
+            case "$1" in
+              upload) echo '{"version":1,"batch":"applied"}' ;;
+              fetch) echo '{"version":1,"changes":[],"cursor":""}' ;;
+              pulls) echo '{"version":1,"pulls":[{"table":"notes","format":"ndjson"}]}' ;;
+              pull) cat '\(list)' ;;
+            esac
+            """
+        try Data(program.utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let app = try Spawned(["app", path, "--connector", "exec:" + script, "--pull-every", "200ms", "--json"])
+        defer { app.signal(SIGKILL) }
+        let db = try SharedDatabase(path: path)
+        defer { db.close() }
+        try waitUntil(timeout: 30, "the pulled row") { try db.fetchAll("SELECT id FROM notes").map { $0[0] } == [.text("x")] }
+        try Data(#"{"id":"y","title":"second","folder":"F1"}"#.utf8).write(to: URL(fileURLWithPath: list))
+        try waitUntil(timeout: 30, "the list's change") { try db.fetchAll("SELECT id FROM notes").map { $0[0] } == [.text("y")] }
+        #expect(try db.uploadQueue.pendingCount() == 0)
+        app.signal(SIGTERM)
+        #expect(try app.wait(timeout: 30) == 0)
+    }
+
     /// `tandem sync --pull` runs the pulls a connector program declares.
     @Test func aConnectorProgramsPullsRunWithSyncPull() throws {
         let dir = try TemporaryDirectory()

@@ -21,6 +21,7 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
     }
 
     public var identifier: String { connector.identifier }
+    public var retryBackoff: RetryBackoff { connector.retryBackoff }
 
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
         guard !transactions.isEmpty else { return }

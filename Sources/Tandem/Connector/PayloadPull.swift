@@ -48,8 +48,6 @@ public struct PullResult: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension SyncConnector {
-    /// The connector's pulls, run by ``SyncSession/pullInBackground(every:)`` and `tandem sync
-    /// --pull`; none by default.
     public var pulls: [PayloadPull] { [] }
 }
 

@@ -18,8 +18,8 @@ import Foundation
 /// removed from the queue only under the owner's epoch as well.
 ///
 /// **Retry contract** (``UploadOutcome``): an API that cannot take a batch now (a network
-/// error, a timeout, a 5xx answer) is asked again with capped exponential backoff (50 ms
-/// doubling to 5 s, the sync engine's), the batch unchanged; a transaction the API refuses for good (a 4xx
+/// error, a timeout, a 5xx answer) is asked again with capped exponential backoff
+/// (``retryBackoff``: 50 ms doubling to 5 s unless the connector says otherwise), the batch unchanged; a transaction the API refuses for good (a 4xx
 /// answer: 409 conflict, 422 invalid) is set aside with the API's reason (`tandem crud`, the
 /// status) and the rest goes on. The status shows the last failure and when the next try is due.
 public protocol SyncConnector: Sendable {
@@ -50,6 +50,14 @@ public protocol SyncConnector: Sendable {
     /// each call is a request to the API (or a run of a connector program), so a backlog of
     /// answers comes down in few of them.
     var fetchPageSize: Int { get }
+
+    /// How long the owner waits after a batch failed to go up before it tries again (the
+    /// default, ``RetryBackoff/standard``: 50 ms doubling to 5 s).
+    var retryBackoff: RetryBackoff { get }
+
+    /// The connector's payload pulls (``PayloadPull``), run by
+    /// ``SyncSession/pullInBackground(every:)`` and `tandem sync --pull`; none by default.
+    var pulls: [PayloadPull] { get }
 }
 
 extension SyncConnector {
@@ -60,6 +68,7 @@ extension SyncConnector {
     public var pollInterval: Duration { .seconds(5) }
     public var timeout: Duration { .seconds(60) }
     public var fetchPageSize: Int { 10_000 }
+    public var retryBackoff: RetryBackoff { .standard }
 }
 
 /// A batch of whole transactions for ``SyncConnector/upload(_:)``, in queue order.

@@ -47,9 +47,31 @@ public protocol SyncBackend: Sendable {
     /// compact its change log behind every client's position. Called after each applied
     /// download; a failure is ignored (the next download tells it again).
     func acknowledge(cursor: String, clientID: String) throws
+
+    /// How long the owner waits after a failed pass (default ``RetryBackoff/standard``).
+    var retryBackoff: RetryBackoff { get }
 }
 
 extension SyncBackend {
     /// Backends that keep their whole change log need no acknowledgements.
     public func acknowledge(cursor: String, clientID: String) throws {}
+
+    /// How long the owner waits after a failed pass: ``RetryBackoff/standard`` unless the
+    /// backend says otherwise (a connector's ``SyncConnector/retryBackoff``).
+    public var retryBackoff: RetryBackoff { .standard }
+}
+
+/// Capped exponential backoff after failed passes: `initial` after the first failure, doubling
+/// after each one more, at most `maximum`; a pass that succeeds starts it again.
+public struct RetryBackoff: Sendable, Equatable {
+    public var initial: Duration
+    public var maximum: Duration
+
+    public init(initial: Duration, maximum: Duration) {
+        self.initial = initial
+        self.maximum = max(initial, maximum)
+    }
+
+    /// 50 ms doubling to 5 s.
+    public static let standard = RetryBackoff(initial: .milliseconds(50), maximum: .seconds(5))
 }

@@ -13,13 +13,14 @@ public final class SyncSession: Sendable {
     let database: SharedDatabase
     let backend: any SyncBackend
     private let backendName: String
-    private let lifecycle = SyncLifecycle()
+    private let lifecycle: SyncLifecycle
 
     init(database: SharedDatabase, backend: any SyncBackend, backendName: String) throws {
         (events, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.database = database
         self.backend = backend
         self.backendName = backendName
+        lifecycle = SyncLifecycle(retryBackoff: backend.retryBackoff)
         try offer()
     }
 
@@ -141,7 +142,13 @@ final class SyncLifecycle: Sendable {
         var engine: SyncEngine?
     }
 
-    private let held = Mutex(Held())
+    private let held: Mutex<Held>
+
+    init(retryBackoff: RetryBackoff = .standard) {
+        var held = Held()
+        held.machine.retryBackoff = retryBackoff
+        self.held = Mutex(held)
+    }
 
     /// True once the machine is stopping or stopped.
     var hasStopped: Bool {

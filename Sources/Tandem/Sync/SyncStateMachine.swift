@@ -57,6 +57,9 @@ struct SyncStateMachine: Sendable {
     /// The state now (what the session and the engine may ask of it: ``phase``, ``epoch``).
     private(set) var current: State = .standingBy
 
+    /// The backoff after failed passes, fresh for each new owner (the backend's ``SyncBackend/retryBackoff``).
+    var retryBackoff = RetryBackoff.standard
+
     /// A stand-by, before any event.
     init() {}
 
@@ -100,7 +103,7 @@ struct SyncStateMachine: Sendable {
     mutating func becameOwner(epoch: Int64) -> BecameOwnerAction {
         switch current {
         case .standingBy:
-            current = .idle(Owner(epoch: epoch))
+            current = .idle(Owner(epoch: epoch, backoff: Backoff(initial: retryBackoff.initial.seconds, maximum: retryBackoff.maximum.seconds)))
             return .startEngine(epoch: epoch)
         case .stopped:
             return .none

@@ -15,15 +15,19 @@ struct ExecConnector: SyncConnector {
     let command: String
     let timeout: Duration
     let pollInterval: Duration
+    let retryBackoff: RetryBackoff
 
     var identifier: String { "exec:" + command }
 
     /// `TANDEM_CONNECTOR_TIMEOUT` and `TANDEM_CONNECTOR_POLL` (durations: 30s, 500ms) set the
-    /// timeout (default 60 s) and the poll interval (default 5 s).
+    /// timeout (default 60 s) and the poll interval (default 5 s); `TANDEM_CONNECTOR_BACKOFF`
+    /// (`INITIAL-MAXIMUM`, say `1s-60s`) the retry backoff (default 50 ms doubling to 5 s).
     init(command: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.command = command
         timeout = environment["TANDEM_CONNECTOR_TIMEOUT"].flatMap(DurationArgument.seconds).map { .seconds($0) } ?? .seconds(60)
         pollInterval = environment["TANDEM_CONNECTOR_POLL"].flatMap(DurationArgument.seconds).map { .seconds($0) } ?? .seconds(5)
+        let bounds = (environment["TANDEM_CONNECTOR_BACKOFF"] ?? "").split(separator: "-").compactMap { DurationArgument.seconds(String($0)) }
+        retryBackoff = bounds.count == 2 && bounds[0] > 0 ? RetryBackoff(initial: .seconds(bounds[0]), maximum: .seconds(bounds[1])) : .standard
     }
 
     func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] {
