@@ -167,24 +167,28 @@ import Testing
         #expect(titles == [.text("and\t☃ another"), .text("from Swift"), .text("written on B")], "\(titles)")
     }
 
-    /// A connector's own retry backoff is the owner's: after a failure, the next try is due
-    /// about its first step later (2 s here, against the standard 50 ms).
-    @Test func aConnectorSetsItsRetryBackoff() async throws {
-        struct Failing: SyncConnector {
-            var identifier: String { "failing" }
-            var retryBackoff: RetryBackoff { RetryBackoff(initial: .seconds(2), maximum: .seconds(4)) }
-            func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] { throw ConnectorFailure("down for maintenance") }
-        }
+    /// A connector's own retry backoff is the owner's: a program that keeps failing is tried
+    /// again about its first step later (2 s here, against the standard 50 ms), and the status
+    /// says when.
+    @Test func aConnectorSetsItsRetryBackoff() throws {
         let dir = try TemporaryDirectory()
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
+        let a = dir.path("a.db")
+        let db = try SharedDatabase(path: a, schema: notesSchema)
         defer { db.close() }
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
-        let session = try db.sync.start(connector: Failing())
-        defer { session.stop() }
-        try waitUntil(timeout: 30, "the failure in the status") { try db.sync.status().lastError?.contains("down for maintenance") == true }
+        let script = dir.path("connector.sh")
+        try Data("#!/bin/sh\necho down for maintenance >&2\nexit 1\n".utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let app = try Spawned(["app", a, "--connector", "exec:" + script, "--json"], environment: ["TANDEM_CONNECTOR_BACKOFF": "2s-4s"])
+        defer { app.signal(SIGKILL) }
+        try app.waitForLine(timeout: 30, "a first failure") { $0.contains(#""event":"error""#) }
+        try waitUntil(timeout: 30, "a second failure") { app.output.filter { $0.contains(#""event":"error""#) }.count >= 2 }
+        let times = app.lines.filter { $0.text.contains(#""event":"error""#) }.map(\.at)
+        #expect(
+            times.count >= 2 && Double(times[1] - times[0]) / 1e6 > 1.5,
+            "the second try came \(times.count >= 2 ? Double(times[1] - times[0]) / 1e6 : 0) s after the first: \(app.output.suffix(3))")
         let status = try db.sync.status()
-        let due = try #require(status.nextRetryAt).timeIntervalSinceNow
-        #expect(due > 1 && due <= 4, "the next try in \(due) s")
+        #expect(status.lastError?.contains("down for maintenance") == true && status.nextRetryAt != nil, "\(status)")
     }
 
     /// A connector program that crashes, hangs, prints garbage or answers for a transaction it
