@@ -30,6 +30,7 @@ import time
 import urllib.request
 
 from bench_support import release_build
+from migrate import fresh_copy as copy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STRESS_SCHEMA = {"tables": [{"name": "stress", "columns": [
@@ -67,15 +68,6 @@ def prepare(tandem, directory, n):
     if queued != n:
         raise RuntimeError(f"{queued} queued transactions, not {n}")
     return source
-
-
-def copy(source, directory, name):
-    target = os.path.join(directory, name)
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(target + suffix):
-            os.remove(target + suffix)
-    shutil.copyfile(source, target)
-    return target
 
 
 def batches(source, size=1000):
