@@ -191,6 +191,45 @@ import Testing
         #expect(status.lastError?.contains("down for maintenance") == true && status.nextRetryAt != nil, "\(status)")
     }
 
+    /// A program reads its request on standard input from a file that has no name (nothing is
+    /// left in the temporary directory, whatever happens to either process), in the documented
+    /// format: version, client id, epoch, and each transaction with its id and entries.
+    @Test func aProgramReadsItsRequestFromAFileWithNoName() throws {
+        let dir = try TemporaryDirectory()
+        let a = dir.path("a.db")
+        let db = try SharedDatabase(path: a, schema: VerifyTests.schema)
+        defer { db.close() }
+        try db.write { tx in
+            try tx.execute("INSERT INTO items(id, title) VALUES ('a', ?)", ["x\u{0}\"{}"])
+            try tx.execute("UPDATE items SET title = 'y' WHERE id = 'a'")
+        }
+        try db.execute("DELETE FROM items WHERE id = 'a'")
+        let transactions = try db.fetchAll("SELECT tx_id FROM ps_crud GROUP BY tx_id ORDER BY min(id)").map { $0[0].int64Value ?? 0 }
+        let script = dir.path("connector.sh")
+        let program = """
+            #!/bin/sh
+            [ "$1" = upload ] || { echo '{"version":1,"changes":[],"cursor":""}'; exit 0; }
+            readlink /proc/$$/fd/0 > '\(dir.path("stdin.txt"))'
+            cat > '\(dir.path("request.json"))'
+            echo '{"version":1,"batch":"applied"}'
+            """
+        try Data(program.utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let sync = try runTandem(["sync", a, "--connector", "exec:" + script])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let stdin = try String(contentsOfFile: dir.path("stdin.txt"), encoding: .utf8)
+        #expect(stdin.hasSuffix("(deleted)\n"), "the program's standard input: \(stdin)")
+        let text = try String(contentsOfFile: dir.path("request.json"), encoding: .utf8)
+        let (clientID, epoch) = try db.read { (try $0.stored(.clientID).stringValue ?? "", try $0.stored(.epoch).int64Value ?? 0) }
+        #expect(transactions.count == 2)
+        let expected =
+            #"{"version":1,"client_id":"\#(clientID)","epoch":\#(epoch),"transactions":["#
+            + #"{"id":\#(transactions.first ?? 0),"entries":[{"op":"PUT","table":"items","id":"a","data":{"Zed":null,"n":null,"r":null,"title":"x\u0000\"{}"}},{"op":"PATCH","table":"items","id":"a","data":{"title":"y"}}]},"#
+            + #"{"id":\#(transactions.last ?? 0),"entries":[{"op":"DELETE","table":"items","id":"a"}]}]}"#
+        #expect(text == expected)
+        #expect(try db.uploadQueue.pendingCount() == 0)
+    }
+
     /// A connector program that crashes, hangs, prints garbage or answers for a transaction it
     /// was not given: a clear error in the status, nothing marked uploaded.
     @Test(arguments: [

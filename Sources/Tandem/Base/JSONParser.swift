@@ -132,6 +132,12 @@ struct JSONParser {
             skipDigits()
             isReal = true
         }
+        if !isReal, position - start <= 18 {
+            // At most 18 characters: an integer that Int64 holds, read from its digits directly.
+            var integer: Int64 = 0
+            for byte in bytes[start..<position] where byte != UInt8(ascii: "-") { integer = integer * 10 + Int64(byte - UInt8(ascii: "0")) }
+            return .integer(bytes[start] == UInt8(ascii: "-") ? -integer : integer)
+        }
         let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if !isReal, let integer = Int64(literal) { return .integer(integer) }
         guard let double = Double(literal) else { return nil }

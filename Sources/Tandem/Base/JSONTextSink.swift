@@ -6,14 +6,23 @@ package protocol JSONTextSink {
     mutating func append(_ scalar: Unicode.Scalar)
 }
 
-/// JSON text written into a string.
+/// JSON text written into a buffer of UTF-8 bytes (appending bytes costs less than growing a
+/// `String` piece by piece), read as a string at the end.
 package struct JSONText: JSONTextSink {
-    package var string = ""
+    private var bytes: [UInt8] = []
 
     package init() {}
 
-    package mutating func append(_ text: String) { string += text }
-    package mutating func append(_ scalar: Unicode.Scalar) { string.unicodeScalars.append(scalar) }
+    package var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    package mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func append(_ scalar: Unicode.Scalar) {
+        if scalar.isASCII { bytes.append(UInt8(scalar.value)) } else { bytes.append(contentsOf: UTF8.encode(scalar)!) }
+    }
 }
 
 /// A 64-bit FNV-1a hash of the UTF-8 bytes written into it.

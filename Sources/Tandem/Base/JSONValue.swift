@@ -101,7 +101,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Writes the value's ``jsonText`` into `sink`, piece by piece.
-    func write<Sink: JSONTextSink>(to sink: inout Sink) {
+    package func write<Sink: JSONTextSink>(to sink: inout Sink) {
         switch self {
         case .null: sink.append("null")
         case .bool(let b): sink.append(b ? "true" : "false")
@@ -139,7 +139,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     package static func writeString<Sink: JSONTextSink>(_ string: String, to sink: inout Sink) {
         sink.append("\"")
         // Most text needs no escape: appended whole.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5c || $0 == 0x7f }) {
+        var string = string
+        if !string.withUTF8({ $0.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5c || $0 == 0x7f }) }) {
             sink.append(string)
             sink.append("\"")
             return

@@ -31,7 +31,8 @@ struct ExecConnector: SyncConnector {
     }
 
     func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] {
-        let answer = try await run("upload", request: ExecConnectorFormat.uploadRequest(batch))
+        let request = ExecConnectorFormat.uploadRequest(batch)
+        let answer = try await run("upload", request: request)
         return try ExecConnectorFormat.outcomes(answer, batch: batch, program: identifier)
     }
 
@@ -49,11 +50,8 @@ struct ExecConnector: SyncConnector {
     /// ``run(_:request:)`` on the calling thread.
     static func run(_ command: String, _ action: String, request: String, timeout: Duration) throws -> String {
         let identifier = "exec:" + command
-        let file = NSTemporaryDirectory() + "tandem-connector-\(getpid())-\(UUID().uuidString).json"
-        guard FileManager.default.createFile(atPath: file, contents: Data(request.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ConnectorFailure("\(identifier): cannot write its request to \(file)")
-        }
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        let file = try requestFile(request, program: identifier)
+        defer { close(file) }
         let child = try Subprocess.spawn("/bin/sh", ["-c", command + " \"$@\"", "sh", action], stdinFile: file, ownProcessGroup: true)
         let (output, errors, finished) = collect(child, within: timeout)
         guard finished else {
@@ -67,6 +65,33 @@ struct ExecConnector: SyncConnector {
             throw ConnectorFailure("\(identifier) exited with status \(status) on \(action)\(reason)")
         }
         return output
+    }
+
+    /// `request` in a temporary file that has no name (unlinked as soon as it is made, so that
+    /// nothing is left behind whatever happens next), read from its start: the program's
+    /// standard input, which it may read at its own pace.
+    static func requestFile(_ request: String, program: String) throws -> Int32 {
+        let path = NSTemporaryDirectory() + "tandem-connector-\(getpid())-\(UUID().uuidString)"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ConnectorFailure("\(program): cannot make \(path) for its request: \(String(cString: strerror(errno)))") }
+        unlink(path)
+        var request = request
+        let written = request.withUTF8 { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+        guard written, lseek(fd, 0, SEEK_SET) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw ConnectorFailure("\(program): cannot write its request to a temporary file: \(reason)")
+        }
+        return fd
     }
 
     /// The pulls the program declares (`PROGRAM ARGS pulls`; ``ExecConnectorFormat``); none when

@@ -2,7 +2,7 @@ import Foundation
 import Tandem
 
 /// A child process started with `posix_spawn(3)`: standard input from /dev/null (or this
-/// process's), standard output and error to pipes (or /dev/null, or this process's).
+/// process's, or a file), standard output and error to pipes (or /dev/null, or this process's).
 ///
 /// Foundation's `Process.run()` crashes intermittently on Linux when a program spawns many
 /// children (swift-corelibs-foundation issues 4772, 4795, 4810), so Tandem spawns directly.
@@ -24,13 +24,14 @@ public struct Subprocess: Sendable {
     ///   - environment: the child's whole environment; nil inherits this process's.
     ///   - stdout, stderr: pipe the stream back, discard it, or share this process's.
     ///   - inheritsStdin: the child reads this process's standard input (else /dev/null).
-    ///   - stdinFile: a file the child reads as its standard input instead.
+    ///   - stdinFile: an open file the child reads as its standard input instead, from the
+    ///     file's offset (the caller keeps and closes its descriptor).
     ///   - ownProcessGroup: the child leads a process group of its own, so that
     ///     ``signalGroup(_:)`` reaches what it starts too (a shell's commands).
     /// - Throws: ``Tandem/SystemError`` naming the call and the executable.
     public static func spawn(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false, stdinFile: String? = nil,
+        stdout: Stream = .pipe, stderr: Stream = .pipe, inheritsStdin: Bool = false, stdinFile: Int32? = nil,
         ownProcessGroup: Bool = false
     ) throws -> Subprocess {
         spawnLock.lock()
@@ -39,7 +40,7 @@ public struct Subprocess: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let stdinFile {
-            posix_spawn_file_actions_addopen(&actions, 0, stdinFile, O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, stdinFile, 0)
         } else if !inheritsStdin {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }

@@ -58,6 +58,10 @@ def dumps(value):
 class API(BaseHTTPRequestHandler):
     db = None
     protocol_version = "HTTP/1.1"
+    # An answer is written as its headers and then its body: without TCP_NODELAY, a client that
+    # keeps its connection (URLSession does) gets the body only when it acknowledges the headers,
+    # which a delayed ACK holds for up to 40 ms.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass

@@ -5,13 +5,16 @@
 # The retry contract: a 2xx answer is the outcome; a 4xx answer refuses the batch for good (Tandem
 # then sends its transactions one at a time and sets the refused one aside); anything else (a 5xx
 # answer, no answer, a timeout) exits non-zero, and Tandem retries the batch with backoff.
+# One curl process per call: the answer's body, then its HTTP status on a line of its own.
 set -u
 base=$1 action=$2
-body=$(mktemp) || exit 1
-trap 'rm -f "$body"' EXIT
-status=$(curl -sS -m 30 -o "$body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @- "$base/$action") || exit 1
+answer=$(curl -sS -m 30 -w '\n%{http_code}' -H 'Content-Type: application/json' --data-binary @- "$base/$action") || exit 1
+status=${answer##*
+}
+body=${answer%
+*}
 case $status in
-  2??) cat "$body" ;;
-  4??) printf '{"version":1,"batch":"refused","reason":"HTTP %s: %s"}\n' "$status" "$(tr -d '"\\\n' < "$body")" ;;
-  *) echo "HTTP $status: $(cat "$body")" >&2; exit 1 ;;
+  2??) printf '%s\n' "$body" ;;
+  4??) printf '{"version":1,"batch":"refused","reason":"HTTP %s: %s"}\n' "$status" "$(printf '%s' "$body" | tr -d '"\\\n')" ;;
+  *) printf 'HTTP %s: %s\n' "$status" "$body" >&2; exit 1 ;;
 esac
