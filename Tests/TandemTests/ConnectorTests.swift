@@ -191,6 +191,55 @@ import Testing
         #expect(status.lastError?.contains("down for maintenance") == true && status.nextRetryAt != nil, "\(status)")
     }
 
+    /// A pull a connector program declares with a URL is read from the API with a GET: the rows
+    /// another host uploaded arrive exactly, a row the list loses leaves, and a URL that is not
+    /// http(s) or that answers 404 is a clear failure that changes nothing.
+    @Test func aPullReadsTheAPIsListFromItsURL() throws {
+        let dir = try TemporaryDirectory()
+        let api = try API(in: dir)
+        let a = dir.path("a.db"), b = dir.path("b.db")
+        let writer = try SharedDatabase(path: a, schema: VerifyTests.schema)
+        defer { writer.close() }
+        let values: [[any DatabaseValueConvertible]] = [
+            ["p", "nul\u{0}and \"{json}\"", Int64.max, -0.0], ["q", "second", Int64.min, 0.1 + 0.2], ["r", "three", 2, 2.0],
+        ]
+        for row in values { try writer.execute("INSERT INTO items(id, title, n, r) VALUES (?, ?, ?, ?)", row) }
+        #expect(try runTandem(["sync", a, "--connector", api.connector]).status == 0)
+        try SharedDatabase(path: b, schema: VerifyTests.schema).close()
+        /// The host's connector program (one program: a client stays with its backend), now declaring `url`.
+        func program(_ url: String) throws -> String {
+            let script = dir.path("pulls.sh")
+            let text = """
+                #!/bin/sh
+                case "$1" in
+                  pulls) echo '{"version":1,"pulls":[{"table":"items","url":"\(url)"}]}' ;;
+                  upload) echo '{"version":1,"batch":"applied"}' ;;
+                  *) echo '{"version":1,"changes":[],"cursor":""}' ;;
+                esac
+                """
+            try Data(text.utf8).write(to: URL(fileURLWithPath: script))
+            chmod(script, 0o755)
+            return "exec:" + script
+        }
+        let list = try program(api.url + "/rows/items")
+        let first = try runTandem(["sync", b, "--connector", list, "--pull"])
+        #expect(first.status == 0 && first.stdout.contains("pulled items: 3 inserted"), "\(first.stdout) \(first.stderr)")
+        #expect(try Self.exactRows(b) == Self.exactRows(a))
+        try writer.execute("DELETE FROM items WHERE id = 'q'")
+        #expect(try runTandem(["sync", a, "--connector", api.connector]).status == 0)
+        let second = try runTandem(["sync", b, "--connector", list, "--pull"])
+        #expect(second.stdout.contains("pulled items: 0 inserted, 0 updated, 1 deleted, 2 unchanged"), "\(second.stdout) \(second.stderr)")
+        #expect(try Self.exactRows(b) == Self.exactRows(a))
+        for (url, message) in [("ftp://127.0.0.1/rows", "an http or https URL"), (api.url + "/nothing", "404")] {
+            let refused = try runTandem(["sync", b, "--connector", try program(url), "--pull"])
+            #expect(refused.status != 0 && refused.stderr.contains(message), "\(url): \(refused.stderr)")
+        }
+        #expect(try Self.exactRows(b) == Self.exactRows(a))
+        let reader = try SharedDatabase(path: b)
+        defer { reader.close() }
+        #expect(try reader.uploadQueue.pendingCount() == 0)
+    }
+
     /// A program reads its request on standard input from a file that has no name (nothing is
     /// left in the temporary directory, whatever happens to either process), in the documented
     /// format: version, client id, epoch, and each transaction with its id and entries.

@@ -99,16 +99,44 @@ struct ExecConnector: SyncConnector {
     var pulls: [PayloadPull] { (try? declaredPulls()) ?? [] }
 
     /// The pulls the program declares, each fetched by `PROGRAM ARGS pull` (the pull's table and
-    /// scope on standard input, the payload on standard output).
+    /// scope on standard input, the payload on standard output), or from its URL.
     func declaredPulls() throws -> [PayloadPull] {
         let answer = try Self.run(command, "pulls", request: ExecConnectorFormat.pullsRequest, timeout: timeout)
         return try ExecConnectorFormat.pulls(answer, program: identifier).map { declared in
             let (command, timeout) = (command, timeout)
             let request = ExecConnectorFormat.pullRequest(declared)
             return PayloadPull(table: declared.table, scope: declared.scope, format: declared.format) {
-                try await Task.detached { Data(try ExecConnector.run(command, "pull", request: request, timeout: timeout).utf8) }.value
+                try await Task.detached {
+                    if let url = declared.url { return try ExecConnector.get(url, timeout: timeout) }
+                    return Data(try ExecConnector.run(command, "pull", request: request, timeout: timeout).utf8)
+                }.value
             }
         }
+    }
+
+    /// The body of a GET of `url` (`curl`, following redirects, http and https only); an answer
+    /// other than 2xx, no answer within `timeout`, or no `curl` is a ``ConnectorFailure``.
+    static func get(_ url: String, timeout: Duration) throws -> Data {
+        let seconds = String(format: "%.3f", min(timeout.seconds, 86_400))
+        let child: Subprocess
+        do {
+            child = try Subprocess.spawn(
+                "/usr/bin/env", ["curl", "-sS", "-f", "-L", "--proto", "=http,https", "--max-time", seconds, "--", url], ownProcessGroup: true)
+        } catch {
+            throw ConnectorFailure("a pull from \(url) needs curl: \(error)")
+        }
+        let (output, errors, finished) = collect(child, within: timeout + .seconds(1))
+        guard finished else {
+            child.signalGroup(SIGKILL)
+            _ = child.wait()
+            throw ConnectorFailure("a pull from \(url) got no answer within \(timeout)")
+        }
+        let status = child.wait()
+        guard status == 0 else {
+            let reason = errors.split(separator: "\n").first.map { ": " + $0 } ?? ""
+            throw ConnectorFailure("a pull from \(url) failed\(status == 127 ? " (is curl installed?)" : "")\(reason)")
+        }
+        return Data(output.utf8)
     }
 
     /// Reads the child's standard output and error to their end, or until `timeout` passes

@@ -21,6 +21,7 @@ import Tandem
 /// `{"version":1,"pulls":[{"table":"notes","scope":{"column":"folder_id","value":"F1"},"format":"ndjson"}]}`
 /// (`scope` optional, `format` `array` by default); `PROGRAM ARGS pull` then reads
 /// `{"version":1,"table":"notes","scope":{…}}` and prints the rows: a JSON array, or one object a line.
+/// A pull that gives a `"url"` (http or https) is read from there with a GET instead (by `curl`).
 enum ExecConnectorFormat {
     static let version: Int64 = 1
 
@@ -54,11 +55,13 @@ enum ExecConnectorFormat {
         return text.string
     }
 
-    /// A pull as a program declares it.
+    /// A pull as a program declares it: fetched by `PROGRAM ARGS pull`, or from `url` (http or
+    /// https) with a GET.
     struct DeclaredPull {
         var table: String
         var scope: PullScope?
         var format: PayloadFormat
+        var url: String?
     }
 
     static let pullsRequest = #"{"version":1}"#
@@ -88,7 +91,13 @@ enum ExecConnectorFormat {
                 guard let known = PayloadFormat(rawValue: name) else { throw ConnectorFailure("\(program) declared a pull format '\(name)' (array or ndjson)") }
                 format = known
             }
-            return DeclaredPull(table: table, scope: scope, format: format)
+            var url: String?
+            if let declared = fields["url"] {
+                guard case .string(let text) = declared, let parsed = URL(string: text), ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
+                else { throw ConnectorFailure("\(program) declared a pull url \(declared.jsonText.prefix(200)) (an http or https URL)") }
+                url = text
+            }
+            return DeclaredPull(table: table, scope: scope, format: format, url: url)
         }
     }
 

@@ -15,6 +15,9 @@ status (a conflict, an invalid row): the connector refuses it for good. Answers 
 POST /fetch takes {"version":1,"cursor":"…","limit":N} and answers every row change after the
 cursor (a version number), each row's whole state: {"version":1,"changes":[…],"cursor":"…","has_more":…}.
 
+GET /rows/TABLE[?COLUMN=VALUE] lists a table's rows (those whose COLUMN holds VALUE) as a JSON
+array of objects with their id and columns: what a payload pull reads.
+
 POST /faults injects faults into the next uploads, for tests: {"fail": N} answers N uploads
 with 500; {"drop_after_commit": N} commits N uploads and closes the connection without an
 answer; {"delay_ms": D, "delay_count": N} delays N answers by D ms. GET /stats answers the
@@ -30,6 +33,7 @@ import sqlite3
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
@@ -82,6 +86,8 @@ class API(BaseHTTPRequestHandler):
         return False
 
     def do_GET(self):
+        if self.path.startswith("/rows/"):
+            return self.list_rows()
         if self.path != "/stats":
             return self.answer(404, {"error": "no such path"})
         with LOCK:
@@ -89,6 +95,21 @@ class API(BaseHTTPRequestHandler):
             rows = self.db.execute("SELECT count(*) FROM rows").fetchone()[0]
             in_progress = IN_PROGRESS[0]
         self.answer(200, {"most_applications": times[0], "transactions": times[1], "rows": rows, "uploads_in_progress": in_progress})
+
+    def list_rows(self):
+        """GET /rows/TABLE[?COLUMN=VALUE]: the table's rows as a JSON array of objects, each with
+        its id and columns (those whose COLUMN holds the text VALUE): a list a payload pull reads."""
+        address = urllib.parse.urlsplit(self.path)
+        table = urllib.parse.unquote(address.path[len("/rows/"):])
+        scope = urllib.parse.parse_qsl(address.query)
+        with LOCK:
+            found = self.db.execute("SELECT id, data FROM rows WHERE tbl = ? ORDER BY id", (table,)).fetchall()
+        rows = []
+        for row_id, data in found:
+            row = dict(json.loads(data), id=row_id)
+            if all(row.get(column) == value for column, value in scope):
+                rows.append(row)
+        self.answer(200, rows)
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
