@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tandem
 @testable import TandemCLI
@@ -238,6 +239,46 @@ import Testing
         let reader = try SharedDatabase(path: b)
         defer { reader.close() }
         #expect(try reader.uploadQueue.pendingCount() == 0)
+    }
+
+    /// A Swift connector that applies every transaction after a pause of its own (an await).
+    struct PausingConnector: SyncConnector {
+        final class Log: Sendable { let entries = Mutex<[Int64]>([]) }
+        let uploaded = Log()
+        var identifier: String { "pausing" }
+        var timeout: Duration { .seconds(3) }
+        func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] {
+            try await Task.sleep(for: .milliseconds(20))
+            uploaded.entries.withLock { $0 += batch.transactions.map(\.transactionID) }
+            return batch.transactions.map { UploadOutcome(transactionID: $0.transactionID, .applied) }
+        }
+    }
+
+    /// A connector's calls run on a thread of their own: an app whose async code holds every
+    /// thread of Swift's shared pool (each blocked on a semaphore) does not hold up its uploads.
+    @Test func aConnectorUploadsWhileTheAppBlocksSwiftsSharedPool() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: VerifyTests.schema)
+        defer { db.close() }
+        try db.execute("INSERT INTO items(id, title) VALUES ('a', 'x')")
+        let release = DispatchSemaphore(value: 0)
+        let started = PausingConnector.Log()
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        for _ in 0..<width {
+            Task.detached {
+                started.entries.withLock { $0.append(0) }
+                release.wait()
+            }
+        }
+        defer { for _ in 0..<width { release.signal() } }
+        // This test may itself hold one of the pool's threads while it waits.
+        try waitUntil(timeout: 30, "the app's tasks to hold the pool") { started.entries.withLock { $0.count } >= width - 1 }
+        let connector = PausingConnector()
+        let began = Date()
+        let result = try db.sync.once(with: ConnectorBackend(connector), backendName: connector.identifier)
+        #expect(result.transactions == 1 && connector.uploaded.entries.withLock { $0.count } == 1)
+        #expect(Date().timeIntervalSince(began) < 3, "the upload went through before the connector's timeout")
+        #expect(try db.uploadQueue.pendingCount() == 0)
     }
 
     /// A program reads its request on standard input from a file that has no name (nothing is

@@ -8,8 +8,8 @@ extension SyncSession {
     /// - Returns: a cancellable that stops the pulls, as releasing it does.
     public func pullInBackground(every interval: Duration = .seconds(60)) -> AnyDatabaseCancellable {
         OwnerIntervalWork(session: self, interval: interval, name: "tandem.pull") { session in
-            guard let connector = (session.backend as? ConnectorBackend)?.connector else { return }
-            for (pull, outcome) in BackgroundPulls.run(connector.pulls, on: session.database) {
+            guard let backend = session.backend as? ConnectorBackend else { return }
+            for (pull, outcome) in BackgroundPulls.run(backend, on: session.database) {
                 switch outcome {
                 case .success(let result):
                     let changed = result.inserted + result.updated + result.deleted
@@ -24,29 +24,11 @@ extension SyncSession {
     }
 }
 
-/// Pulls run one after another from a thread that is not part of Swift concurrency.
+/// Pulls run one after another on the connector's thread, from the thread that waits for them.
 enum BackgroundPulls {
-    static func run(_ pulls: [PayloadPull], on database: SharedDatabase) -> [(PayloadPull, Result<PullResult, any Error>)] {
-        pulls.map { pull in
-            let outcome = WorkAhead<PullResult>(thread: "tandem.pull.\(pull.table)") {
-                let done = DispatchSemaphore(value: 0)
-                let result = ResultBox()
-                Task {
-                    result.set(await Result { try await database.sync.pull(pull) })
-                    done.signal()
-                }
-                done.wait()
-                return try result.get()
-            }
-            return (pull, Result { try outcome.value() })
+    static func run(_ backend: ConnectorBackend, on database: SharedDatabase) -> [(PayloadPull, Result<PullResult, any Error>)] {
+        backend.connector.pulls.map { pull in
+            (pull, Result { try backend.wait(for: "the pull of \(pull.table)", bounded: false) { try await database.sync.pull(pull) } })
         }
-    }
-
-    /// A result handed from a task to the thread that waits for it.
-    private final class ResultBox: @unchecked Sendable {
-        // Invariant: written once before the semaphore is signalled, read after the wait.
-        private var value: Result<PullResult, any Error>?
-        func set(_ value: Result<PullResult, any Error>) { self.value = value }
-        func get() throws -> PullResult { try value!.get() }
     }
 }

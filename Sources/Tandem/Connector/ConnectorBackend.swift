@@ -15,10 +15,14 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
     public let connector: any SyncConnector
     private let condition = NSCondition()
     private var interruptions = 0
+    /// Where the connector's calls run (their task's preferred executor).
+    private let thread = ConnectorThread(name: "tandem.connector")
 
     public init(_ connector: any SyncConnector) {
         self.connector = connector
     }
+
+    deinit { thread.stop() }
 
     public var identifier: String { connector.identifier }
     public var retryBackoff: RetryBackoff { connector.retryBackoff }
@@ -80,17 +84,22 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs `body` as a task and waits for it up to the connector's timeout and a second more
-    /// (a connector that keeps its own timeout reports it first), then cancels it.
-    private func wait<T: Sendable>(for what: String, _ body: @escaping @Sendable () async throws -> T) throws -> T {
+    /// Runs `body` as a task on the connector's own thread and waits for it up to the
+    /// connector's timeout and a second more (a connector that keeps its own timeout reports it
+    /// first), then cancels it; `bounded` false waits for as long as it takes.
+    func wait<T: Sendable>(for what: String, bounded: Bool = true, _ body: @escaping @Sendable () async throws -> T) throws -> T {
         let result = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let task = Task {
+        let task = Task(executorPreference: thread) {
             let value = await Result { try await body() }
             result.withLock { $0 = value }
             done.signal()
         }
         let limit = connector.timeout
+        guard bounded else {
+            done.wait()
+            return try result.withLock { $0! }.get()
+        }
         guard done.wait(timeout: .now() + .nanoseconds(Int((min(limit.seconds, 86_400) + 1) * 1e9))) == .success else {
             task.cancel()
             throw ConnectorFailure("\(connector.identifier) did not finish \(what) within \(limit)")

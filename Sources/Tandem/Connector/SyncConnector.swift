@@ -22,6 +22,11 @@ import Foundation
 /// (``retryBackoff``: 50 ms doubling to 5 s unless the connector says otherwise), the batch unchanged; a transaction the API refuses for good (a 4xx
 /// answer: 409 conflict, 422 invalid) is set aside with the API's reason (`tandem crud`, the
 /// status) and the rest goes on. The status shows the last failure and when the next try is due.
+///
+/// **Where calls run.** The sync owner calls one method at a time, each as a task whose preferred
+/// executor is a thread of the connector's own (`Task(executorPreference:)`), so an app whose
+/// async code holds Swift's shared pool does not hold up sync; block in a method only as long
+/// as an answer takes, and never for longer than ``timeout``.
 public protocol SyncConnector: Sendable {
     /// A stable name of the API's data set, recorded by the client database, which refuses to
     /// sync with another one afterwards (the API's base URL, say).

@@ -44,7 +44,7 @@ struct ExecConnector: SyncConnector {
     /// Runs the program with `action` and `request` on its standard input; its standard output.
     private func run(_ action: String, request: String) async throws -> String {
         let (command, timeout) = (command, timeout)
-        return try await Task.detached { try ExecConnector.run(command, action, request: request, timeout: timeout) }.value
+        return try await awaitBlocking { try ExecConnector.run(command, action, request: request, timeout: timeout) }
     }
 
     /// ``run(_:request:)`` on the calling thread.
@@ -106,10 +106,10 @@ struct ExecConnector: SyncConnector {
             let (command, timeout) = (command, timeout)
             let request = ExecConnectorFormat.pullRequest(declared)
             return PayloadPull(table: declared.table, scope: declared.scope, format: declared.format) {
-                try await Task.detached {
+                try await awaitBlocking {
                     if let url = declared.url { return try ExecConnector.get(url, timeout: timeout) }
                     return Data(try ExecConnector.run(command, "pull", request: request, timeout: timeout).utf8)
-                }.value
+                }
             }
         }
     }

@@ -73,7 +73,7 @@ struct StressFaults {
         do {
             // posix_spawn, not Foundation's Process (see Subprocess), its output discarded.
             let shell = try Subprocess.spawn("/bin/sh", ["-c", restartCommand], stdout: .discard, stderr: .discard)
-            let status = await Task.detached { shell.wait() }.value
+            let status = (try? await awaitBlocking { shell.wait() }) ?? -1
             if status == 0 {
                 run.state.withLock { $0.serverRestarts += 1 }
             } else {
