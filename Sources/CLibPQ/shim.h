@@ -31,7 +31,7 @@ static inline void *tandem_libpq(void) {
     X(PQsendQueryParams) X(PQgetResult) X(PQclear) X(PQresultStatus) X(PQresultErrorField) X(PQntuples) \
     X(PQnfields) X(PQgetisnull) X(PQgetvalue) X(PQsocket) X(PQbackendPID) X(PQconsumeInput) X(PQnotifies) \
     X(PQfreemem) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQtransactionStatus) \
-    X(PQsendPrepare) X(PQsendQueryPrepared) X(PQexecPrepared)
+    X(PQsendPrepare) X(PQsendQueryPrepared) X(PQexecPrepared) X(PQconninfoParse) X(PQconninfoFree)
 
 /// NULL once libpq is loaded (loading it now if needed), else why not (dlerror(3)'s reason).
 static inline const char *tandem_libpq_error(void) {
@@ -115,3 +115,7 @@ static inline PGresult *tandem_PQexecPrepared(
     const int *paramFormats, int resultFormat) {
     TANDEM_LIBPQ_FUNCTION(PQexecPrepared) return function(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
 }
+static inline PQconninfoOption *tandem_PQconninfoParse(const char *conninfo, char **errmsg) {
+    TANDEM_LIBPQ_FUNCTION(PQconninfoParse) return function(conninfo, errmsg);
+}
+static inline void tandem_PQconninfoFree(PQconninfoOption *connOptions) { TANDEM_LIBPQ_FUNCTION(PQconninfoFree) function(connOptions); }

@@ -21,7 +21,7 @@ final class PostgresConnection {
     /// - Throws: ``PostgresError`` naming the server (never the password) and libpq's reason, or
     ///   saying that libpq (`libpq.so.5`, loaded on the first connection) is not installed.
     init(_ conninfo: String) throws {
-        secrets = ConnectionSecrets(conninfo)
+        secrets = ConnectionString.secrets(of: conninfo)
         safeName = secrets.redact(conninfo)
         // libpq is loaded on the first connection (shim.h): where it is missing, say so.
         if let reason = tandem_libpq_error() {

@@ -16,9 +16,10 @@ public struct ConnectionSecrets: Sendable {
     /// What is hidden, longest first.
     public let secrets: [String]
 
-    /// The secrets of `connection` (a URL or a `key=value` string).
-    public init(_ connection: String) {
-        var found: [String] = []
+    /// The secrets of `connection` (a URL or a `key=value` string), and `known` ones (the
+    /// password a backend's own parser read from it, libpq's for PostgreSQL).
+    public init(_ connection: String, known: [String] = []) {
+        var found = known
         if let userInfo = ConnectionSecrets.userInfo(of: connection), let colon = userInfo.firstIndex(of: ":") {
             found.append(String(userInfo[userInfo.index(after: colon)...]))
         }
@@ -50,14 +51,19 @@ public struct ConnectionSecrets: Sendable {
         return result
     }
 
-    /// The user information of a URL (`user:password` before the host), taken up to the last `@`
-    /// before the query, so that a raw `@` in a password stays in it.
+    /// The user information of a URL (`user:password` before the host), taken up to the last
+    /// `@`, so that a raw `@`, `?`, `/` or `#` in a password stays in it; an `@` in the query
+    /// (after a host, a `?` and a `key=`: `…@host/db?application_name=a@b`) is not the end.
     public static func userInfo(of url: String) -> Substring? {
         guard let scheme = url.range(of: "://") else { return nil }
         let rest = url[scheme.upperBound...]
-        let beforeQuery = rest[..<(rest.firstIndex(of: "?") ?? rest.endIndex)]
-        guard let at = beforeQuery.lastIndex(of: "@") else { return nil }
-        return rest[..<at]
+        var end = rest.lastIndex(of: "@")
+        while let at = end, let question = rest[..<at].lastIndex(of: "?"), let before = rest[..<question].lastIndex(of: "@"),
+            rest[rest.index(after: question)..<at].contains("=")
+        {
+            end = before
+        }
+        return end.map { rest[..<$0] }
     }
 
     /// `password = value`, the value quoted (`'a b'`, `\'` inside) or up to white space or `&`.
