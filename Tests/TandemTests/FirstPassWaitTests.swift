@@ -22,8 +22,12 @@ struct FirstPassWaitTests {
             try inner.upload(transactions, clientID: clientID, epoch: epoch)
         }
 
+        /// When set, the cursorless wait answers only once this says the first pass has ended
+        /// (and the first fetch does not wait for it): the waiter is told of the first sync late.
+        var answerAfterFirstPass: (@Sendable () -> Bool)?
+
         func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
-            if fetches.add(1, ordering: .relaxed).newValue == 1 {
+            if fetches.add(1, ordering: .relaxed).newValue == 1, answerAfterFirstPass == nil {
                 firstFetch.signal()
                 _ = cursorlessWait.wait(timeout: .now() + 2)
             }
@@ -32,7 +36,13 @@ struct FirstPassWaitTests {
 
         func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
             waits.withLock { $0.append(cursor) }
-            if cursor.isEmpty {
+            if cursor.isEmpty, let answerAfterFirstPass {
+                let deadline = Date(timeIntervalSinceNow: 30)
+                while !answerAfterFirstPass() {
+                    guard Date() < deadline else { throw TandemError.invalidArguments("the first pass did not end within 30 s") }
+                    usleep(1_000)
+                }
+            } else if cursor.isEmpty {
                 cursorlessWait.signal()
                 firstFetch.wait()
                 firstFetch.signal()
@@ -65,5 +75,25 @@ struct FirstPassWaitTests {
         while Date() < deadline, backend.fetches.load(ordering: .relaxed) == 1 { usleep(10_000) }
         #expect(backend.fetches.load(ordering: .relaxed) == 1, "no second pass for the first sync the first pass did")
         #expect(backend.waits.withLock { $0 }.filter { $0.isEmpty }.count == 1, "one cursorless wait")
+    }
+
+    /// The waiter's cursorless wait answers only after the first pass has ended (its thread was
+    /// slow to start, say): the answer is the first sync that pass did, and no second pass runs.
+    @Test func aWaiterToldOfTheFirstSyncAfterThePassRunsNoSecondPass() throws {
+        let dir = try TemporaryDirectory()
+        let backend = ObservedBackend()
+        let writer = try SharedDatabase(path: dir.path("writer.db"), schema: notesSchema)
+        try writer.execute("INSERT INTO notes(id, title) VALUES ('n1', 'one')")
+        _ = try writer.sync.once(with: backend.inner)
+        let db = try SharedDatabase(path: dir.path("new.db"), schema: notesSchema)
+        backend.answerAfterFirstPass = { (try? db.read { try $0.stored(.cursor).stringValue ?? "" })?.isEmpty == false }
+        let session = try db.sync.start(with: backend)
+        defer { session.stop() }
+        try waitUntil("the first pass's download") { try count(db, "SELECT count(*) FROM notes") == 1 }
+        let cursor = try #require(try db.read { try $0.stored(.cursor).stringValue })
+        try waitUntil("the waiter waiting after the stored cursor") { backend.waits.withLock { $0.contains(cursor) } }
+        let deadline = Date(timeIntervalSinceNow: 1)
+        while Date() < deadline, backend.fetches.load(ordering: .relaxed) == 1 { usleep(10_000) }
+        #expect(backend.fetches.load(ordering: .relaxed) == 1, "no second pass for the first sync the first pass did")
     }
 }

@@ -353,16 +353,14 @@ final class SyncEngine: Sendable {
                     if known == "" {
                         state.withLock { if $0.firstSyncDue == nil { $0.firstSyncDue = now } }
                         // A cursorless wait answers at once: a first sync is due, which the first
-                        // pass does. When that pass is under way, this waits for it and then
-                        // from the cursor it stored (which answers at once when anything came
-                        // after its download): a second pass would find nothing. Only when the
-                        // pass left its download for later (a backlog) is this answer the news.
-                        if !state.withLock({ $0.passEnded }) {
-                            firstPassEnded.wait()
-                            if let stored = try database.read({ try $0.stored(.cursor).stringValue }), !stored.isEmpty {
-                                known = stored
-                                continue
-                            }
+                        // pass does. This waits for that pass (under way, or ended already) and
+                        // then from the cursor it stored (which answers at once when anything
+                        // came after its download): a second pass would find nothing. Only when
+                        // the pass left its download for later (a backlog) is this answer the news.
+                        if !state.withLock({ $0.passEnded }) { firstPassEnded.wait() }
+                        if let stored = try database.read({ try $0.stored(.cursor).stringValue }), !stored.isEmpty {
+                            known = stored
+                            continue
                         }
                     }
                     known = newest
