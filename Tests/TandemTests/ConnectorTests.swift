@@ -39,6 +39,15 @@ import Testing
         deinit { process.signal(SIGKILL) }
     }
 
+    /// A connector program written to `path` with `text`, as an `exec:` connector that runs it
+    /// with `/bin/sh`: a script executed directly right after it is written can fail with
+    /// ETXTBSY while another thread of this test process spawns a child that still holds the
+    /// written file open.
+    static func program(_ text: String, at path: String) throws -> String {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return "exec:/bin/sh " + path
+    }
+
     /// Every row of `items`, each value spelled exactly (a real by its bits).
     static func exactRows(_ path: String) throws -> [String] {
         let db = try SharedDatabase(path: path)
@@ -178,9 +187,8 @@ import Testing
         defer { db.close() }
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'x')")
         let script = dir.path("connector.sh")
-        try Data("#!/bin/sh\necho down for maintenance >&2\nexit 1\n".utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
-        let app = try Spawned(["app", a, "--connector", "exec:" + script, "--json"], environment: ["TANDEM_CONNECTOR_BACKOFF": "2s-4s"])
+        let connector = try ConnectorTests.program("#!/bin/sh\necho down for maintenance >&2\nexit 1\n", at: script)
+        let app = try Spawned(["app", a, "--connector", connector, "--json"], environment: ["TANDEM_CONNECTOR_BACKOFF": "2s-4s"])
         defer { app.signal(SIGKILL) }
         try app.waitForLine(timeout: 30, "a first failure") { $0.contains(#""event":"error""#) }
         try waitUntil(timeout: 30, "a second failure") { app.output.filter { $0.contains(#""event":"error""#) }.count >= 2 }
@@ -218,9 +226,7 @@ import Testing
                   *) echo '{"version":1,"changes":[],"cursor":""}' ;;
                 esac
                 """
-            try Data(text.utf8).write(to: URL(fileURLWithPath: script))
-            chmod(script, 0o755)
-            return "exec:" + script
+            return try ConnectorTests.program(text, at: script)
         }
         let list = try program(api.url + "/rows/items")
         let first = try runTandem(["sync", b, "--connector", list, "--pull"])
@@ -298,9 +304,8 @@ import Testing
             cat > '\(dir.path("request.json"))'
             echo '{"version":1,"batch":"applied"}'
             """
-        try Data(program.utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
-        let sync = try runTandem(["sync", a, "--connector", "exec:" + script])
+        let connector = try ConnectorTests.program(program, at: script)
+        let sync = try runTandem(["sync", a, "--connector", connector])
         #expect(sync.status == 0, "\(sync.stderr)")
         let stdin = try String(contentsOfFile: dir.path("stdin.txt"), encoding: .utf8)
         #expect(stdin.hasSuffix("(deleted)\n"), "the program's standard input: \(stdin)")
@@ -331,10 +336,9 @@ import Testing
         defer { db.close() }
         try db.execute("INSERT INTO items(id, title) VALUES ('a', 'x')")
         let script = dir.path("connector.sh")
-        try Data("#!/bin/sh\n\(program)\n".utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
+        let connector = try ConnectorTests.program("#!/bin/sh\n\(program)\n", at: script)
         let started = Date()
-        let sync = try runTandem(["sync", a, "--connector", "exec:" + script], environment: ["TANDEM_CONNECTOR_TIMEOUT": "500ms"])
+        let sync = try runTandem(["sync", a, "--connector", connector], environment: ["TANDEM_CONNECTOR_TIMEOUT": "500ms"])
         #expect(sync.status == 1 && sync.stderr.contains(message), "\(sync.stderr)")
         #expect(Date().timeIntervalSince(started) < 4, "the hanging program was killed at its timeout")
         #expect(try db.uploadQueue.pendingCount() == 1)

@@ -82,9 +82,8 @@ import Testing
               pull) cat '\(list)' ;;
             esac
             """
-        try Data(program.utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
-        let app = try Spawned(["app", path, "--connector", "exec:" + script, "--pull-every", "200ms", "--json"])
+        let connector = try ConnectorTests.program(program, at: script)
+        let app = try Spawned(["app", path, "--connector", connector, "--pull-every", "200ms", "--json"])
         defer { app.signal(SIGKILL) }
         let db = try SharedDatabase(path: path)
         defer { db.close() }
@@ -112,9 +111,8 @@ import Testing
               *) exit 64 ;;
             esac
             """#
-        try Data(program.utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
-        let sync = try runTandem(["sync", path, "--connector", "exec:" + script, "--pull"])
+        let connector = try ConnectorTests.program(program, at: script)
+        let sync = try runTandem(["sync", path, "--connector", connector, "--pull"])
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(sync.stdout.contains("pulled notes: 2 inserted, 0 updated, 0 deleted, 0 unchanged, 0 kept (pending upload)"), "\(sync.stdout)")
         let db = try SharedDatabase(path: path)
