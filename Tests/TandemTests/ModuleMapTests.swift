@@ -28,6 +28,8 @@ import Testing
         let sources = Self.root.appendingPathComponent("Sources/Tandem")
         let tree = Set(
             try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { name in
+                // The documentation catalog is no layer.
+                guard !name.hasSuffix(".docc") else { return false }
                 var isDirectory: ObjCBool = false
                 return FileManager.default.fileExists(atPath: sources.appendingPathComponent(name).path, isDirectory: &isDirectory) && isDirectory.boolValue
             })

@@ -20,7 +20,7 @@ public struct BackendKind: Sendable {
     /// (``DatabaseSync/openBackend(_:)``).
     public let opensWithoutCreating: Bool
 
-    /// A backend kind; register it with ``BackendRegistry/register(_:)``.
+    /// A backend kind; register it with ``BackendRegistry/register(_:aliases:keywordValueStrings:)``.
     public init(
         scheme: String, usage: String,
         parse: @escaping @Sendable (String, String) throws -> BackendURL,

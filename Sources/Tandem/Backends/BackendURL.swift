@@ -7,7 +7,7 @@ import Foundation
 ///   relative PATH is taken from the current directory and kept as an absolute path.
 ///   `?busy_timeout_ms=N` sets the server file's busy timeout (default 5000 ms).
 ///
-/// Other schemes come from backend kinds registered with ``BackendRegistry/register(_:)``.
+/// Other schemes come from backend kinds registered with ``BackendRegistry/register(_:aliases:keywordValueStrings:)``.
 public struct BackendURL: Sendable, Equatable {
     /// The scheme, lowercased (`sqlite`).
     public let scheme: String

@@ -49,7 +49,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// instead.
     case misuse(String)
     /// Tandem's layout in the file is damaged in ways that cannot be repaired without losing
-    /// data (see ``SharedDatabase/repairLayout()``); `problems` names each.
+    /// data (see ``SharedDatabase/repairLayout(storedRows:)``); `problems` names each.
     case damagedLayout(path: String, problems: [String])
     /// Other processes have the file open, so it cannot be replaced (a restore): `users` names
     /// each (`process 1234 (tandem watch app.db)`).

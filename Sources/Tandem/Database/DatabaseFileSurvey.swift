@@ -35,6 +35,7 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
     public var clientID: String?
 
     /// The survey of the file at `path`, or nil when there is none or it is empty.
+    /// - Parameter path: the database file.
     /// - Parameter onDiskOnly: read the file as it is on disk (an immutable read), even while a
     ///   `-wal` beside it may hold newer commits: nothing at all is touched, the `-shm` of a file
     ///   in use included, but commits not yet checkpointed are not seen. By default a file with

@@ -41,6 +41,7 @@ extension SharedDatabase {
     /// waiting change (the union of their tables, or unknown when any was): none is dropped.
     /// - Parameter queue: where `handler` runs; give a serial queue (a concurrent one would run
     ///   calls side by side).
+    /// - Parameter handler: called with each change (or merged changes).
     /// - Throws: when the observer cannot start (see ``changes()``).
     public func addChangeHandler(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DatabaseChange) -> Void) throws -> AnyDatabaseCancellable {
         let delivery = ChangeDelivery(on: queue ?? DispatchQueue(label: "tandem.change-handler"), handler)

@@ -52,7 +52,7 @@ extension SharedDatabase {
     /// without the page check, on one read-only connection; where the file stores no schema (its
     /// settings were deleted by another program), against `schema`, the one it is about to be
     /// opened with, so that the findings say what opening it with `schema` and
-    /// ``repairLayout()`` restore.
+    /// ``repairLayout(storedRows:)`` restore.
     /// - Returns: every problem found; empty when the layout is sound or the file holds none of
     ///   Tandem's tables (a new or a plain SQLite file).
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` as ``check(path:full:configuration:)`` does.

@@ -12,7 +12,7 @@ extension SharedDatabase {
         case truncate = "TRUNCATE"
     }
 
-    /// The result of ``checkpoint(_:maximumWaitMilliseconds:)``: frames in the WAL, and frames copied into the database.
+    /// The result of ``SharedDatabase/checkpoint(_:maximumWait:)``: frames in the WAL, and frames copied into the database.
     public struct CheckpointResult: Sendable, Equatable {
         /// True when a reader kept the checkpoint from completing within the wait.
         public let busy: Bool

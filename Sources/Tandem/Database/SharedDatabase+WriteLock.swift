@@ -9,7 +9,7 @@ extension SharedDatabase {
     /// program changed (a `changed:*` stamp, see ``notifyChanged(tables:)``). When nothing was
     /// committed (the program could not start, or only read), the file is left as it was.
     ///
-    /// Waiting for the lock honours the busy timeout (``Configuration/busyTimeoutMilliseconds``).
+    /// Waiting for the lock honours the busy timeout (``Configuration/busyTimeout``).
     /// - Throws: ``TandemError/readOnly(path:)``; ``SQLiteError`` (`SQLITE_BUSY`) when the lock
     ///   stays held past the busy timeout; what `body` throws (after the refresh, if anything
     ///   was committed).

@@ -1,8 +1,8 @@
 /// One thing wrong with a database file: a missing or changed part of Tandem's layout, a
 /// counter that went back, or damage found by SQLite's own page check.
 ///
-/// ``SharedDatabase/check(path:full:)`` lists findings without changing anything;
-/// ``SharedDatabase/repairLayout()`` repairs the repairable ones.
+/// ``SharedDatabase/check(path:full:configuration:)`` lists findings without changing anything;
+/// ``SharedDatabase/repairLayout(storedRows:)`` repairs the repairable ones.
 public struct LayoutFinding: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong, in the user's terms, e.g. `view notes is missing`.
     public let problem: String
@@ -12,7 +12,7 @@ public struct LayoutFinding: Sendable, Hashable, CustomStringConvertible {
     /// How to repair it.
     let action: LayoutRepair?
 
-    /// True when ``SharedDatabase/repairLayout()`` can repair it without losing anything.
+    /// True when ``SharedDatabase/repairLayout(storedRows:)`` can repair it without losing anything.
     public var isRepairable: Bool { action != nil }
 
     public var description: String { problem }

@@ -19,6 +19,7 @@ extension SharedDatabase {
     /// column, NULL as null, reals with a fraction or exponent (`2.0`), integers without.
     /// ``exportJSON(table:where:keys:format:progress:to:)`` collected in memory.
     /// - Parameters:
+    ///   - table: a declared table.
     ///   - filter: an SQL condition on the table's columns (`done = 0`), or nil for every row.
     ///   - keys: column names as they are, or in camelCase.
     /// - Throws: ``TandemError/invalidSchema(_:)`` for a table that is not declared; ``SQLiteError``
@@ -43,6 +44,7 @@ extension SharedDatabase {
     /// Every column is written, NULL as null, reals with a fraction or exponent (`2.0`),
     /// integers without, text with JSON's escapes; an array ends with a newline after its `]`.
     /// - Parameters:
+    ///   - table: a declared table.
     ///   - filter: an SQL condition on the table's columns (`done = 0`), or nil for every row.
     ///   - keys: column names as they are, or in camelCase.
     ///   - format: one array, or one object per line (``PayloadFormat/ndjson``).

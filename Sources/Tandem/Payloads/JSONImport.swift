@@ -47,6 +47,8 @@ extension SharedDatabase {
     ///
     /// - Parameters:
     ///   - source: a file, a file descriptor (standard input) or bytes in memory.
+    ///   - table: a declared table.
+    ///   - options: how keys are matched, missing rows treated, and unknown keys taken.
     ///   - progress: called on the importing thread every 1,024 elements and after the last.
     /// - Throws: ``TandemError/invalidJSON(_:)`` for text that is not JSON, ``TandemError/invalidPayload(_:)`` for JSON that does not fit; ``TandemError/invalidSchema(_:)``
     ///   for a table that is not declared; ``SystemError`` when the source cannot be read; what a

@@ -20,7 +20,7 @@ import Foundation
 /// values when their `==` and `<` are the raw values', and values stored as JSON text (with
 /// `Data`, `Float`, and enums ordered otherwise) decoded and compared by Swift inside the query.
 /// `hasSuffix` is rejected by the `#Predicate` macro itself. Anything else (a key path through
-/// another value, `$0.title.count`): ``fetch`` evaluates the predicate in Swift over the table,
+/// another value, `$0.title.count`): `fetch` evaluates the predicate in Swift over the table,
 /// and `count`, `ids` and delete-where throw naming the expression. Sorting: numbers, dates,
 /// Bools, UUIDs and strings (in the order of their NFC forms, which is Swift's `String` order
 /// wherever that is a consistent order) sort in SQL; other keys, and string descriptors with a

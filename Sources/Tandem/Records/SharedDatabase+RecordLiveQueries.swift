@@ -11,6 +11,7 @@ extension SharedDatabase {
     /// ```swift
     /// for try await open in db.watch(RecordQuery<TodoItem>(#Predicate { !$0.done })) { render(open) }
     /// ```
+    /// - Parameter query: the records to watch.
     /// - Parameter throttle: at most one result per this interval (the latest wins); nil
     ///   delivers every changed result at once.
     public func watch<R: Record>(_ query: RecordQuery<R>, throttle: Duration? = nil) -> AsyncThrowingStream<[R], Error> {

@@ -4,7 +4,11 @@ import Foundation
 /// An error returned by SQLite.
 ///
 /// It prints the extended code, SQLite's name for it, the message, the file and the SQL:
-/// `SQLite error 2067 (constraint failed): a row with id 'x' already exists in table notes in '/var/lib/app/app.db' - while executing `INSERT INTO notes(id) VALUES (?)``.
+///
+/// ```
+/// SQLite error 2067 (constraint failed): a row with id 'x' already exists in table notes in '/var/lib/app/app.db' - while executing `INSERT INTO notes(id) VALUES (?)`
+/// ```
+///
 /// Match a ``ResultCode`` in a `catch` clause; a primary code matches all its extended codes:
 ///
 /// ```swift

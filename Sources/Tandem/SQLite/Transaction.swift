@@ -14,12 +14,12 @@ extension Connection {
     }
 }
 
-/// Access to the database inside ``SharedDatabase/write(_:)`` or ``SharedDatabase/read(_:)``.
+/// Access to the database inside a write or a read of ``SharedDatabase`` (`write(_:)`, `read(_:)`).
 ///
 /// Valid only inside the closure it was passed to. Not Sendable.
 public struct Transaction {
     let connection: Connection
-    /// True inside ``SharedDatabase/read(_:)``.
+    /// True inside a read (`SharedDatabase.read(_:)`).
     public let isReadOnly: Bool
 
     /// Runs one or more `;`-separated statements; `?` parameters take `arguments` in order.
@@ -28,7 +28,7 @@ public struct Transaction {
     /// views) are written by Tandem only: SQL that writes them, or creates, changes or drops
     /// them, is refused; write the rows through the tables' views.
     /// - Throws: ``SQLiteError`` naming the SQL; ``TandemError/invalidArguments(_:)`` on a count mismatch;
-    ///   ``TandemError/readOnly(path:)`` for a write inside ``SharedDatabase/read(_:)``;
+    ///   ``TandemError/readOnly(path:)`` for a write inside a read;
     ///   ``TandemError/invalidSQL(sql:reason:)`` for SQL that writes Tandem's own tables.
     public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws {
         try connection.asUser {

@@ -16,7 +16,10 @@ public protocol SyncBackend: Sendable {
 
     /// Applies local write transactions in order. Idempotent per (client id, transaction id): a
     /// transaction already applied is skipped, so a retry after a crash has no second effect.
-    /// - Parameter epoch: the uploading owner's epoch (fencing token).
+    /// - Parameters:
+    ///   - transactions: whole transactions from the queue's head, oldest first.
+    ///   - clientID: the uploading client's id, with each transaction id the idempotency key.
+    ///   - epoch: the uploading owner's epoch (fencing token).
     /// - Throws: ``TandemError/staleEpoch(held:current:)`` when the backend has seen a newer epoch
     ///   for this client; any error for a failure to retry later.
     func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws
@@ -29,7 +32,7 @@ public protocol SyncBackend: Sendable {
 
     /// Blocks until the backend holds changes after `cursor`, or `timeout` passes. Changes this
     /// backend uploaded itself may be left out: the owner downloads their answers after
-    /// uploading (``SyncPass`` and ``SyncEngine``), and a wait that ends is called again. So two
+    /// uploading (the sync engine's pass), and a wait that ends is called again. So two
     /// client databases that sync at the same time each use a backend object of their own (as
     /// ``DatabaseSync/start(url:)`` opens one), or one may not be woken by the other's uploads.
     /// - Returns: the cursor the next wait starts from, or nil on timeout: one at or after the

@@ -49,6 +49,7 @@ public struct UploadQueue: Sendable {
     /// Removes uploaded transactions from the queue, fenced like every other sync write: only
     /// the owner, with the epoch it was elected with, can do it, so no other process can drop
     /// queued writes while the owner uploads them.
+    /// - Parameter transactions: the transactions uploaded, from the queue's head.
     /// - Parameter epoch: the owner's epoch (fencing token).
     /// - Throws: ``TandemError/staleEpoch(held:current:)`` when `epoch` is not the current one; nothing is removed.
     public func complete(_ transactions: [CrudTransaction], epoch: Int64) throws {

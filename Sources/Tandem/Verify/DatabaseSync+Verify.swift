@@ -20,11 +20,13 @@ extension DatabaseSync {
     ///
     /// The result is stored for ``SyncStatus/lastVerification``.
     /// - Parameters:
-    ///   - tables: the synced tables to verify, by name (nil: all of them, in name order).
+    ///   - backend: the backend this file syncs with.
+    ///   - repair: write the server's state of each differing row.
+    ///   - names: the synced tables to verify, by name (nil: all of them, in name order).
     /// - Returns: the report, each table with its differences by id.
     /// - Throws: ``TandemError/verificationFailed(_:)`` when this file never synced, a table is
     ///   not a synced one, a full sync is due, or a repair kept meeting downloads; the backend's
-    ///   errors (``TandemError/backendUnavailable(_:)`` and others) as they come.
+    ///   errors (``TandemError/invalidBackend(_:)`` and others) as they come.
     public func verify(with backend: any VerifyingBackend, repair: Bool = false, tables names: [String]? = nil) throws -> VerifyReport {
         let clock = ContinuousClock()
         let began = clock.now
