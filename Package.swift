@@ -46,6 +46,11 @@ let package = Package(
             path: "Tools/tandem"
         ),
         .executableTarget(
+            name: "tandem-test-support",
+            dependencies: ["TandemCLI"],
+            path: "Tools/test-support"
+        ),
+        .executableTarget(
             name: "tandem-example",
             dependencies: ["Tandem"],
             path: "Tools/example",

@@ -10,9 +10,14 @@ public enum CommandLineTool {
         let summary: String
         let usage: String
         let hidden: Bool
+        /// SIGINT and SIGTERM stop it cleanly (a command that runs until stopped closes its
+        /// databases and exits 0); any other command dies of them at once.
+        var stopsOnSignal = false
         let run: @Sendable ([String]) async throws -> Int32
     }
 
+    /// The commands of `tandem`: the public ones, and the hidden ones its own commands run as
+    /// processes (`demo`'s helpers, `stress`'s writers) or its benchmarks time.
     static let commands: [Command] = [
         InitCommand.command, MigrateCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command,
         RestoreCommand.command,
@@ -20,9 +25,18 @@ public enum CommandLineTool {
         ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
-        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
-        PredicateBenchCommand.command, SchemaWriterCommand.command, VerifyCommand.command,
+        PredicateBenchCommand.command, VerifyCommand.command,
     ]
+
+    /// The commands only Tandem's tests run as real processes, in `tandem-test-support`
+    /// (Tools/test-support), not in `tandem`.
+    static let testSupportCommands: [Command] = [
+        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
+        SchemaWriterCommand.command,
+    ]
+
+    /// The commands a program runs: `tandem`'s, or the test support's.
+    static func commands(testSupport: Bool) -> [Command] { testSupport ? testSupportCommands : commands }
 
     static var overview: String {
         var text = """
@@ -50,7 +64,8 @@ public enum CommandLineTool {
     /// check that enough file descriptors are free. Returns the exit status when that is all,
     /// or nil when the command is to run. `tandem`'s entry point calls it before anything
     /// starts Swift concurrency.
-    public static func runImmediately(_ arguments: [String]) -> Int32? {
+    public static func runImmediately(_ arguments: [String], testSupport: Bool = false) -> Int32? {
+        let commands = commands(testSupport: testSupport)
         if let bad = arguments.first(where: { $0.unicodeScalars.contains("\u{FFFD}") }), !argumentsAreValidUTF8() {
             Output.error("tandem: an argument is not valid UTF-8 (\(bad.debugDescription)); Tandem stores text as UTF-8\n")
             return 2
@@ -112,15 +127,16 @@ public enum CommandLineTool {
         )
     }
 
-    /// Runs the command named by `arguments[0]` and returns the exit status.
-    public static func run(_ arguments: [String]) async -> Int32 {
+    /// Runs the command named by `arguments[0]` (one of the test support's with `testSupport`)
+    /// and returns the exit status.
+    public static func run(_ arguments: [String], testSupport: Bool = false) async -> Int32 {
         PostgresBackend.register()
         BackendRegistry.register(ExecConnector.kind)
-        if let status = runImmediately(arguments) { return status }
+        if let status = runImmediately(arguments, testSupport: testSupport) { return status }
         await prepareTimers()
         let name = arguments[0]
-        let command = commands.first { $0.name == name }!
-        if !["watch", "app", "changes", "demo"].contains(name) { Signals.restoreTermination() }
+        let command = commands(testSupport: testSupport).first { $0.name == name }!
+        if !command.stopsOnSignal { Signals.restoreTermination() }
         // The last process to close a file leaves its data in the main file (no -wal left behind).
         defer { SharedDatabase.closeAll() }
         do {

@@ -11,7 +11,7 @@ import Testing
         try db.execute("INSERT INTO notes(id, title, done) VALUES ('n', 'x', 0)")
         let holder =
             holderKind == "tandem"
-            ? try Spawned(["hold", db.path, "--seconds", "1.5", "UPDATE notes SET title = 'held' WHERE id = 'n'"])
+            ? try Spawned(testSupport: ["hold", db.path, "--seconds", "1.5", "UPDATE notes SET title = 'held' WHERE id = 'n'"])
             : try pythonLockHolder(path: db.path, seconds: 1.5, mode: "IMMEDIATE")
         let locked = try holder.waitForLine("locked") { $0 == "locked" }
         let writer = try Spawned(["exec", db.path, "SELECT done FROM notes WHERE id = 'n'; UPDATE notes SET done = done + 1 WHERE id = 'n'"])
@@ -28,7 +28,7 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [TableSchema(name: "counters", columns: [.integer("n")])]))
         try db.execute("INSERT INTO counters(id, n) VALUES ('c', 0)")
         let startAt = String(nowMicroseconds() + 200_000)
-        let writers = try (0..<4).map { _ in try Spawned(["counter", db.path, "--times", "40"], environment: ["TANDEM_START_AT_US": startAt]) }
+        let writers = try (0..<4).map { _ in try Spawned(testSupport: ["counter", db.path, "--times", "40"], environment: ["TANDEM_START_AT_US": startAt]) }
         for writer in writers { #expect(try writer.wait() == 0, "\(writer.stderr)") }
         #expect(try count(db, "SELECT n FROM counters WHERE id = 'c'") == 160)
         #expect(try count(db, "SELECT count(*) FROM ps_crud") == 161)

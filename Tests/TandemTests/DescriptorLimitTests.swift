@@ -5,10 +5,10 @@ import Testing
 /// Few file descriptors (`ulimit -n`, or most of them in use): no command crashes; each works or
 /// fails naming the limit (EMFILE); `--version` and `--help` work whatever the limit.
 @Suite struct DescriptorLimitTests {
-    /// `tandem ARGS…` under `ulimit -n limit`.
-    func run(limit: Int, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    /// `tandem ARGS…` (or another binary's) under `ulimit -n limit`.
+    func run(limit: Int, _ arguments: [String], binary: String = tandemBinary) throws -> (status: Int32, stdout: String, stderr: String) {
         let spawned = try Spawned(
-            executable: "/bin/sh", ["-c", #"ulimit -n "$0" && exec "$@""#, String(limit), tandemBinary] + arguments,
+            executable: "/bin/sh", ["-c", #"ulimit -n "$0" && exec "$@""#, String(limit), binary] + arguments,
             environment: ["SWIFT_BACKTRACE": "enable=no"])
         let status = try spawned.wait()
         return (status, spawned.output.joined(separator: "\n"), spawned.stderr)
@@ -55,7 +55,7 @@ import Testing
         _ = try SharedDatabase(path: path, schema: notesSchema)
         var failures = 0
         for left in 0...16 {
-            let result = try run(limit: 256, ["scarce-descriptors", path, "--left", String(left)])
+            let result = try run(limit: 256, ["scarce-descriptors", path, "--left", String(left)], binary: testSupportBinary)
             #expect(result.status == 0 || result.status == 1, "\(left) left: crashed (\(result.status)): \(result.stderr)")
             if result.status == 0 {
                 #expect(result.stdout == "ok")

@@ -12,9 +12,9 @@ import Testing
         let path = dir.path("a.db")
         let oldFile = try dir.schemaFile(MigrationTests.v1, name: "v1.json")
         let newFile = try dir.schemaFile(MigrationTests.v2, name: "v2.json")
-        let old = try Spawned(["schema-writer", path, "--schema", oldFile, "INSERT INTO notes(id, title) VALUES ('old-' || ?1, 'old')"])
+        let old = try Spawned(testSupport: ["schema-writer", path, "--schema", oldFile, "INSERT INTO notes(id, title) VALUES ('old-' || ?1, 'old')"])
         _ = try old.waitForLine(timeout: 30, "the old program to write") { $0 == "wrote 20" }
-        let new = try Spawned(["schema-writer", path, "--schema", newFile, "INSERT INTO notes(id, heading) VALUES ('new-' || ?1, 'new')"])
+        let new = try Spawned(testSupport: ["schema-writer", path, "--schema", newFile, "INSERT INTO notes(id, heading) VALUES ('new-' || ?1, 'new')"])
         _ = try new.waitForLine(timeout: 30, "the new program to write") { $0 == "wrote 20" }
         #expect(try old.wait(timeout: 30) == 3, "\(old.output.suffix(2)) \(old.stderr)")
         let refusal = try #require(old.output.last)

@@ -62,7 +62,7 @@ import Testing
         #expect(try create.wait() == 0, "\(create.stderr)")
         let startAt = String(nowMicroseconds() + 300_000)
         let openers = try (0..<12).map { _ in
-            try Spawned(["open-rounds", "--schema", schemaFile, "--start-at-us", startAt, "--interval-us", "25000"] + paths)
+            try Spawned(testSupport: ["open-rounds", "--schema", schemaFile, "--start-at-us", startAt, "--interval-us", "25000"] + paths)
         }
         for opener in openers {
             let status = try opener.wait()

@@ -133,7 +133,7 @@ let recordSchema: Schema = {
     @Test func asyncWritesRunOffThePoolAndWaitsCanBeCancelled() async throws {
         let item = try await db.write { try $0.insert(TodoItem(title: "async")) }
         #expect(try await db.read { try $0.fetch(TodoItem.self, id: item.id) } == item)
-        let holder = try Spawned(["hold", db.path, "--seconds", "5"])
+        let holder = try Spawned(testSupport: ["hold", db.path, "--seconds", "5"])
         try holder.waitForLine("locked") { $0 == "locked" }
         let database = db
         let waiting = Task { try await database.write { try $0.insert(TodoItem(title: "never")) } }

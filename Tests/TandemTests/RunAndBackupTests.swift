@@ -14,7 +14,7 @@ import Testing
         let seen = Mutex<[DatabaseChange]>([])
         let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
         defer { token.cancel() }
-        let holder = try Spawned(["hold", db.path, "--seconds", "1", "INSERT INTO notes(id, title) VALUES ('held', 'by tandem')"])
+        let holder = try Spawned(testSupport: ["hold", db.path, "--seconds", "1", "INSERT INTO notes(id, title) VALUES ('held', 'by tandem')"])
         try holder.waitForLine("locked") { $0 == "locked" }
         let bare = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(id, title) VALUES ('bare', 'x')"])
         #expect(try bare.wait() != 0, "without tandem run the shell races the Tandem writer")

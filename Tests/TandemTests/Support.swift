@@ -51,6 +51,9 @@ let tandemBinary: String = {
     return "/nonexistent/tandem (run `swift build` first)"
 }()
 
+/// The `tandem-test-support` binary built beside `tandem`: the commands only tests run.
+let testSupportBinary = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent().appendingPathComponent("tandem-test-support").path
+
 /// Microseconds on CLOCK_MONOTONIC (the clock `tandem` stamps its output with).
 func nowMicroseconds() -> Int64 {
     var ts = timespec()
@@ -91,6 +94,11 @@ final class Spawned: @unchecked Sendable {
 
     convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {
         try self.init(executable: tandemBinary, arguments, environment: environment)
+    }
+
+    /// A command of `tandem-test-support` (`hold`, `counter`, …) as a real process.
+    convenience init(testSupport arguments: [String], environment: [String: String] = [:]) throws {
+        try self.init(executable: testSupportBinary, arguments, environment: environment)
     }
 
     private func finishStream() {

@@ -85,7 +85,7 @@ import Testing
         }
         #expect(queue.ticketsDrawn == before, "a writer alone drew \(queue.ticketsDrawn - before) tickets")
 
-        let holder = try Spawned(["hold", path, "--seconds", "60"])
+        let holder = try Spawned(testSupport: ["hold", path, "--seconds", "60"])
         try holder.waitForLine("locked") { $0 == "locked" }
         let waiter = try Self.enqueue(path: path, id: "waiter", queue: queue)
         let late = DispatchSemaphore(value: 0)
@@ -147,7 +147,7 @@ import Testing
         let path = dir.path("a.db")
         do { _ = try SharedDatabase(path: path, schema: notesSchema) }
         let queue = try WriteLock(path: path + "-write.lock", databasePath: path, mode: 0o600, streakLimit: 4, timeoutMilliseconds: 0)
-        let holder = try Spawned(["hold", path, "--seconds", "60"])
+        let holder = try Spawned(testSupport: ["hold", path, "--seconds", "60"])
         try holder.waitForLine("locked") { $0 == "locked" }
         return (dir, queue, holder)
     }
@@ -157,7 +157,7 @@ import Testing
     private static func enqueue(path: String, id: String, queue: WriteLock) throws -> Spawned {
         let ticket = queue.ticketsDrawn
         // A long busy timeout: under load, starting the later waiters may take seconds.
-        let waiter = try Spawned([
+        let waiter = try Spawned(testSupport: [
             "hold", path, "--seconds", "0", "--busy-timeout", "60000",
             "INSERT INTO notes(id, title) VALUES ('\(id)', (SELECT count(*) FROM notes))",
         ])

@@ -8,7 +8,7 @@ import Testing
     @Test func waitingForTheWriteLockHonoursTheBusyTimeout() throws {
         let dir = try TemporaryDirectory()
         do { _ = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema) }
-        let holder = try Spawned(["hold", dir.path("a.db"), "--seconds", "3"])
+        let holder = try Spawned(testSupport: ["hold", dir.path("a.db"), "--seconds", "3"])
         try holder.waitForLine("locked") { $0 == "locked" }
         var configuration = Configuration()
         configuration.busyTimeout = .milliseconds(500)

@@ -29,7 +29,7 @@ enum AppCommand {
 
             Example: tandem app app.db --backend sqlite:/var/lib/app/server.db
 
-            """, hidden: false, run: run)
+            """, hidden: false, stopsOnSignal: true, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "verify-every", "pull-every", BackendURLSource.fileOption])

@@ -15,7 +15,7 @@ enum ChangesCommand {
 
             Example: tandem changes app.db --json
 
-            """, hidden: false, run: run)
+            """, hidden: false, stopsOnSignal: true, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: ["json"])

@@ -17,7 +17,7 @@ enum DemoCommand {
 
             Example: tandem demo --seconds 10
 
-            """, hidden: false, run: run)
+            """, hidden: false, stopsOnSignal: true, run: run)
 
     struct View { var notes = 0, done = 0, last: Int64 = 0, updates = 0 }
     /// One of the latest notes a watcher shows.

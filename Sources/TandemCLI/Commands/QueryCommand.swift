@@ -49,7 +49,7 @@ enum WatchCommand {
 
             Example: tandem watch app.db "SELECT count(*) AS open FROM notes WHERE done = 0" --mode ndjson
 
-            """, hidden: false, run: run)
+            """, hidden: false, stopsOnSignal: true, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
         let args = try Arguments(words, flags: OutputMode.flags, options: OutputMode.options.union(["args-json", "file"]))

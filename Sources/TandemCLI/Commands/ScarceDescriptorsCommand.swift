@@ -6,7 +6,7 @@ enum ScarceDescriptorsCommand {
     static let command = CommandLineTool.Command(
         name: "scarce-descriptors", summary: "(internal) open and write with few descriptors left",
         usage: """
-            Usage: tandem scarce-descriptors DB --left N
+            Usage: tandem-test-support scarce-descriptors DB --left N
 
             Opens /dev/null until only N more files can be opened, then opens DB, inserts a row
             into notes and reads it back, and prints "ok" (or fails with the error).

@@ -1,14 +1,14 @@
 import Foundation
 import Tandem
 
-// Hidden commands that tests run as real processes.
+// Commands that tests run as real processes (`tandem-test-support`, not `tandem`).
 
 /// Holds a write transaction for a while (tests of lock waiting).
 enum HoldCommand {
     static let command = CommandLineTool.Command(
         name: "hold", summary: "(internal) hold a write transaction",
         usage: """
-            Usage: tandem hold DB --seconds S [--busy-timeout MS] [SQL]
+            Usage: tandem-test-support hold DB --seconds S [--busy-timeout MS] [SQL]
 
             Opens a write transaction, runs SQL if given, prints "locked", holds the transaction
             for S seconds, commits and prints "committed". --busy-timeout sets how long it waits
@@ -37,7 +37,7 @@ enum CounterCommand {
     static let command = CommandLineTool.Command(
         name: "counter", summary: "(internal) increment a counter by read-then-write",
         usage: """
-            Usage: tandem counter DB --times N
+            Usage: tandem-test-support counter DB --times N
 
             N write transactions that each read counters.n for id 'c' and write n + 1 in a second
             statement.
@@ -65,7 +65,7 @@ enum OpenRoundsCommand {
     static let command = CommandLineTool.Command(
         name: "open-rounds", summary: "(internal) open files at given instants",
         usage: """
-            Usage: tandem open-rounds --schema FILE --start-at-us T --interval-us U DB…
+            Usage: tandem-test-support open-rounds --schema FILE --start-at-us T --interval-us U DB…
 
             For each DB i, waits until CLOCK_MONOTONIC microsecond T + i × U, opens DB with the
             schema as `tandem init` does, and prints "<i> ok" or "<i> error: …".
@@ -99,7 +99,7 @@ enum BulkRecordsCommand {
     static let command = CommandLineTool.Command(
         name: "bulk-records", summary: "(internal) time a bulk load of records against SQL",
         usage: """
-            Usage: tandem bulk-records DIR --rows N
+            Usage: tandem-test-support bulk-records DIR --rows N
 
             Loads N notes into a new database in DIR twice, each in one write transaction: with
             `insert(contentsOf:)` and with `tx.execute` of the same INSERT per row. Prints
@@ -142,7 +142,7 @@ enum SchemaWriterCommand {
     static let command = CommandLineTool.Command(
         name: "schema-writer", summary: "(internal) write with a declared schema until refused",
         usage: """
-            Usage: tandem schema-writer DB --schema FILE SQL
+            Usage: tandem-test-support schema-writer DB --schema FILE SQL
 
             Opens DB with FILE's schema (migrating it when FILE's list is longer), prints "open",
             then runs SQL (`?` is the write's number) in its own write transaction again and again,
