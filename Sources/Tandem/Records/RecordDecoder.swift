@@ -134,41 +134,12 @@ struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeValue(type) }
 
     private func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
+        // Strings, numbers, dates, UUIDs, bytes and URLs read as they bind (one mapping).
+        if let readable = type as? any DatabaseValueDecodable.Type {
+            guard let decoded = readable.decode(from: value) else { throw mismatch(readable.storedForm) }
+            return decoded as! T
+        }
         switch type {
-        case is String.Type:
-            guard case .text(let s) = value else { throw mismatch("text") }
-            return s as! T
-        case is Bool.Type:
-            guard case .integer(let i) = value, i == 0 || i == 1 else { throw mismatch("0 or 1") }
-            return (i == 1) as! T
-        case is Int.Type: return try integer(Int.self) as! T
-        case is Int64.Type: return try integer(Int64.self) as! T
-        case is Int32.Type: return try integer(Int32.self) as! T
-        case is Int16.Type: return try integer(Int16.self) as! T
-        case is Int8.Type: return try integer(Int8.self) as! T
-        case is UInt.Type: return try integer(UInt.self) as! T
-        case is UInt64.Type: return try integer(UInt64.self) as! T
-        case is UInt32.Type: return try integer(UInt32.self) as! T
-        case is UInt16.Type: return try integer(UInt16.self) as! T
-        case is UInt8.Type: return try integer(UInt8.self) as! T
-        case is Double.Type:
-            guard isNumber, let d = value.doubleValue else { throw mismatch("a real") }
-            return d as! T
-        case is Float.Type:
-            guard isNumber, let d = value.doubleValue else { throw mismatch("a real") }
-            return Float(d) as! T
-        case is Date.Type:
-            guard isNumber, let d = value.doubleValue else { throw mismatch("seconds since 1970") }
-            return Date(timeIntervalSince1970: d) as! T
-        case is UUID.Type:
-            guard case .text(let s) = value, let uuid = UUID(uuidString: s) else { throw mismatch("a UUID") }
-            return uuid as! T
-        case is Data.Type:
-            guard case .text(let s) = value, let data = Data(base64Encoded: s) else { throw mismatch("base64 text") }
-            return data as! T
-        case is URL.Type:
-            guard case .text(let s) = value, let url = URL(string: s) else { throw mismatch("a URL") }
-            return url as! T
         case is any RawRepresentable.Type:
             do { return try T(from: self) } catch is DecodingError {
                 throw TandemError.invalidRecord("\(value.isNull ? "NULL" : SQLText.literal(value.description)) is not a raw value of \(T.self)\(Self.rawValues(of: T.self))")
