@@ -101,6 +101,16 @@ public enum CommandLineTool {
         return nil
     }
 
+    /// Waits until the CLOCK_MONOTONIC microsecond in `TANDEM_START_AT_US`, if set and ahead (at
+    /// most 10 s), so that many processes a test or benchmark starts act at one instant.
+    public static func waitForStartInstant() {
+        guard let text = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"], let startAt = Int64(text) else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let wait = startAt - (Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
+        if wait > 0 { usleep(useconds_t(min(wait, 10_000_000))) }
+    }
+
     /// Makes libdispatch create the descriptors of its timers (`timerfd`, one per clock) now,
     /// while descriptors are free: it creates each when a timer on that clock is first armed, and
     /// stops the process with SIGILL when none is left then (a command that ran out of

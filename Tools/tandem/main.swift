@@ -3,13 +3,8 @@ import TandemCLI
 
 Signals.catchTermination()  // first: from now on SIGINT/SIGTERM stop long-running commands cleanly
 signal(SIGPIPE, SIG_IGN)
-// Test hook: start at a given CLOCK_MONOTONIC microsecond, so that many processes act at one instant.
-if let text = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"], let startAt = Int64(text) {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    let wait = startAt - (Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
-    if wait > 0 { usleep(useconds_t(min(wait, 10_000_000))) }
-}
+// Test and benchmark hook: many processes act at one instant.
+CommandLineTool.waitForStartInstant()
 let arguments = Array(CommandLine.arguments.dropFirst())
 // Read above; from now on `ps` shows no backend password (and the command warns that one was given).
 CommandLineTool.hidePasswords(arguments)

@@ -6,13 +6,8 @@ import TandemCLI
 // schema, …), kept out of the `tandem` product.
 Signals.catchTermination()
 signal(SIGPIPE, SIG_IGN)
-// Start at a given CLOCK_MONOTONIC microsecond, so that many processes act at one instant.
-if let text = ProcessInfo.processInfo.environment["TANDEM_START_AT_US"], let startAt = Int64(text) {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    let wait = startAt - (Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)
-    if wait > 0 { usleep(useconds_t(min(wait, 10_000_000))) }
-}
+// Test and benchmark hook: many processes act at one instant.
+CommandLineTool.waitForStartInstant()
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let status = CommandLineTool.runImmediately(arguments, testSupport: true) { exit(status) }
 exit(await CommandLineTool.run(arguments, testSupport: true))

@@ -53,17 +53,27 @@ struct ExecConnector: SyncConnector {
         let file = try requestFile(request, program: identifier)
         defer { close(file) }
         let child = try Subprocess.spawn("/bin/sh", ["-c", command + " \"$@\"", "sh", action], stdinFile: file, ownProcessGroup: true)
+        return try finish(child, within: timeout) {
+            "\(identifier) did not answer \(action) within \(timeout) (killed)"
+        } failed: { status, reason in
+            "\(identifier) exited with status \(status) on \(action)\(reason)"
+        }
+    }
+
+    /// The standard output of `child` once it exits with status 0. Killed with what it started
+    /// past `timeout` (then `late` says so), or exited otherwise (`failed` with its status and
+    /// the first line of its standard error): a ``ConnectorFailure``.
+    private static func finish(
+        _ child: Subprocess, within timeout: Duration, late: () -> String, failed: (_ status: Int32, _ reason: String) -> String
+    ) throws -> String {
         let (output, errors, finished) = collect(child, within: timeout)
         guard finished else {
             child.signalGroup(SIGKILL)
             _ = child.wait()
-            throw ConnectorFailure("\(identifier) did not answer \(action) within \(timeout) (killed)")
+            throw ConnectorFailure(late())
         }
         let status = child.wait()
-        guard status == 0 else {
-            let reason = errors.split(separator: "\n").first.map { ": " + $0 } ?? ""
-            throw ConnectorFailure("\(identifier) exited with status \(status) on \(action)\(reason)")
-        }
+        guard status == 0 else { throw ConnectorFailure(failed(status, errors.split(separator: "\n").first.map { ": " + $0 } ?? "")) }
         return output
     }
 
@@ -125,16 +135,10 @@ struct ExecConnector: SyncConnector {
         } catch {
             throw ConnectorFailure("a pull from \(url) needs curl: \(error)")
         }
-        let (output, errors, finished) = collect(child, within: timeout + .seconds(1))
-        guard finished else {
-            child.signalGroup(SIGKILL)
-            _ = child.wait()
-            throw ConnectorFailure("a pull from \(url) got no answer within \(timeout)")
-        }
-        let status = child.wait()
-        guard status == 0 else {
-            let reason = errors.split(separator: "\n").first.map { ": " + $0 } ?? ""
-            throw ConnectorFailure("a pull from \(url) failed\(status == 127 ? " (is curl installed?)" : "")\(reason)")
+        let output = try finish(child, within: timeout + .seconds(1)) {
+            "a pull from \(url) got no answer within \(timeout)"
+        } failed: { status, reason in
+            "a pull from \(url) failed\(status == 127 ? " (is curl installed?)" : "")\(reason)"
         }
         return Data(output.utf8)
     }
