@@ -260,6 +260,52 @@ import Testing
         }
     }
 
+    /// An API that answers for each transaction: the refused one is set aside with its reason
+    /// and the others complete from that one answer, without sending the batch again one
+    /// transaction at a time; one asked to retry later keeps itself and what follows queued
+    /// while what came before it completes.
+    @Test func perTransactionAnswersSettleTheBatchAtOnce() throws {
+        let dir = try TemporaryDirectory()
+        let a = dir.path("a.db")
+        let db = try SharedDatabase(path: a, schema: VerifyTests.schema)
+        defer { db.close() }
+        for n in 0..<30 { try db.execute("INSERT INTO items(id, title) VALUES (?, ?)", ["t\(n)", n == 12 ? "bad" : n == 20 ? "later" : "ok"]) }
+        let log = dir.path("calls.log"), script = dir.path("connector.py")
+        let source = #"""
+            import json, sys
+            log, action = sys.argv[1], sys.argv[2]
+            with open(log, "a") as f:
+                f.write(action + "\n")
+            if action != "upload":
+                print(json.dumps({"version": 1, "changes": [], "cursor": ""}))
+                sys.exit(0)
+            request = json.load(sys.stdin)
+            later = open(log).read().count("upload") == 1
+            results = []
+            for transaction in request["transactions"]:
+                title = transaction["entries"][0].get("data", {}).get("title")
+                if title == "bad":
+                    results.append({"id": transaction["id"], "outcome": "refused", "reason": "HTTP 422: a bad title"})
+                elif title == "later" and later:
+                    results.append({"id": transaction["id"], "outcome": "retry", "reason": "busy"})
+                else:
+                    results.append({"id": transaction["id"], "outcome": "applied"})
+            print(json.dumps({"version": 1, "results": results}))
+            """#
+        try Data(source.utf8).write(to: URL(fileURLWithPath: script))
+        let connector = "exec:/usr/bin/python3 \(script) \(log)"
+        let first = try runTandem(["sync", a, "--connector", connector], environment: ["TANDEM_CONNECTOR_BACKOFF": "10s-10s"])
+        #expect(first.stderr.contains("asked to retry transaction"), "\(first.stderr)")
+        #expect(try db.uploadQueue.pendingCount() == 10, "t20…t29 still queued")
+        let rejected = try db.uploadQueue.rejected()
+        #expect(rejected.count == 1 && rejected.first?.error.contains("a bad title") == true, "\(rejected)")
+        let second = try runTandem(["sync", a, "--connector", connector])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try db.uploadQueue.pendingCount() == 0)
+        let uploads = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0 == "upload" }.count
+        #expect(uploads == 2, "one upload call per batch: \(uploads)")
+    }
+
     /// A connector's calls run on a thread of their own: an app whose async code holds every
     /// thread of Swift's shared pool (each blocked on a semaphore) does not hold up its uploads.
     @Test func aConnectorUploadsWhileTheAppBlocksSwiftsSharedPool() throws {

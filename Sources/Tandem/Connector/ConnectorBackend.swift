@@ -5,11 +5,14 @@ import Synchronization
 /// async method and waits for it (bounded by ``SyncConnector/timeout``), outcomes become the
 /// engine's errors, and waits for changes poll at ``SyncConnector/pollInterval``.
 ///
-/// Outcomes: all applied, the batch is done. The first transaction not applied decides: refused
-/// throws ``TandemError/uploadRejected(table:rowID:reason:)`` naming its first row, upon which
-/// the engine sends the batch's transactions one at a time (the applied ones again: the API
-/// answers `applied` without applying them twice) and sets aside the refused one; retry later
-/// (or no outcome at all) throws ``ConnectorFailure``, and the engine retries with backoff.
+/// Outcomes: all applied, the batch is done. Some applied and some refused: ``PartialUpload``,
+/// upon which the engine completes the applied ones and sets aside the refused ones, in order,
+/// up to the first asked to retry later (or given no outcome), which ends the pass with its
+/// ``ConnectorFailure`` (retried with backoff). A batch whose first transaction is refused
+/// before any is applied says only that something in it is refused (an answer for the whole
+/// batch does that): ``TandemError/uploadRejected(table:rowID:reason:)``, upon which the engine
+/// sends the batch's transactions one at a time (the applied ones again: the API answers
+/// `applied` without applying them twice) and sets aside the refused ones.
 public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
     // Invariant: `interruptions` is read and written with `condition` locked.
     public let connector: any SyncConnector
@@ -43,19 +46,28 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
             }
             byID[outcome.transactionID] = outcome.kind
         }
-        for transaction in transactions {
+        var applied = Set<Int64>(), refused: [Int64: String] = [:]
+        var retry: ConnectorFailure?
+        for transaction in transactions where retry == nil {
             switch byID[transaction.transactionID] {
-            case .applied:
-                continue
-            case .refused(let reason):
-                let first = transaction.entries.first
-                throw TandemError.uploadRejected(table: first?.table ?? "", rowID: first?.rowID ?? "", reason: reason)
+            case .applied: applied.insert(transaction.transactionID)
+            case .refused(let reason): refused[transaction.transactionID] = reason
             case .retryLater(let reason):
-                throw ConnectorFailure("\(connector.identifier) asked to retry transaction \(transaction.transactionID) later: \(reason)")
+                retry = ConnectorFailure("\(connector.identifier) asked to retry transaction \(transaction.transactionID) later: \(reason)")
             case nil:
-                throw ConnectorFailure("\(connector.identifier) gave no outcome for transaction \(transaction.transactionID); the batch is retried")
+                retry = ConnectorFailure("\(connector.identifier) gave no outcome for transaction \(transaction.transactionID); the batch is retried")
             }
         }
+        if refused.isEmpty, let retry, applied.isEmpty { throw retry }
+        guard !refused.isEmpty || retry != nil else { return }
+        // Refused from its first transaction with none applied, the answer says no more than
+        // "something in it is refused" (an answer for the whole batch reads so): the engine
+        // then finds the refused ones by sending the transactions one at a time.
+        if applied.isEmpty, let first = transactions.first, let reason = refused[first.transactionID] {
+            let entry = first.entries.first
+            throw TandemError.uploadRejected(table: entry?.table ?? "", rowID: entry?.rowID ?? "", reason: reason)
+        }
+        throw PartialUpload(applied: applied, refused: refused, retry: retry)
     }
 
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {

@@ -132,6 +132,11 @@ struct SyncPass {
                 if let ahead, (try? ahead.value()) == nil { throw error }
                 try recordCompleted(&taken, into: &result)
                 switch error {
+                case let partial as PartialUpload:
+                    try settle(batch, by: partial, into: &result)
+                    if let retry = partial.retry { throw retry }
+                    batch = try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries)
+                    continue
                 case TandemError.uploadRejected:
                     // One of them can never apply: find it, set it aside, and upload the others.
                     try uploadOneByOne(try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries), into: &result)
@@ -191,20 +196,43 @@ struct SyncPass {
                 try backend.upload([transaction], clientID: clientID, epoch: epoch)
             } catch let error as TandemError {
                 guard case .uploadRejected = error else { throw error }
-                try database.setAside(transaction, error: "\(error)", epoch: epoch)
-                pendingRows.remove(transaction.entries.map(\.id))
-                result.setAside += 1
-                var failure = SyncFailure(error, databasePath: database.path)
-                failure.message = "set aside transaction \(transaction.transactionID) (resolve it with \(Remedy.resolveRejectedUpload.apiTerms)): \(failure.message)"
-                onEvent(.error(failure))
+                try setAside(transaction, error, into: &result)
                 continue
             }
-            try database.uploadQueue.complete([transaction], epoch: epoch)
-            pendingRows.removeThrough(transaction.lastEntryID)
-            result.transactions += 1
-            result.entries += transaction.entries.count
-            onEvent(.uploaded(transactions: 1, entries: transaction.entries.count))
+            var completed = [transaction]
+            try database.uploadQueue.complete(completed, epoch: epoch)
+            try recordCompleted(&completed, into: &result)
         }
+    }
+
+    /// Completes the transactions of `batch` the backend applied and sets aside those it refused,
+    /// in order, up to the first with neither answer (``PartialUpload``).
+    private func settle(_ batch: [CrudTransaction], by answers: PartialUpload, into result: inout Result) throws {
+        var applied: [CrudTransaction] = []
+        for transaction in batch {
+            if answers.applied.contains(transaction.transactionID) {
+                applied.append(transaction)
+            } else if let reason = answers.refused[transaction.transactionID] {
+                if !applied.isEmpty { try database.uploadQueue.complete(applied, epoch: epoch) }
+                try recordCompleted(&applied, into: &result)
+                let first = transaction.entries.first
+                try setAside(transaction, .uploadRejected(table: first?.table ?? "", rowID: first?.rowID ?? "", reason: reason), into: &result)
+            } else {
+                break
+            }
+        }
+        if !applied.isEmpty { try database.uploadQueue.complete(applied, epoch: epoch) }
+        try recordCompleted(&applied, into: &result)
+    }
+
+    /// Sets `transaction` aside with the backend's refusal, fenced, and tells the events.
+    private func setAside(_ transaction: CrudTransaction, _ error: TandemError, into result: inout Result) throws {
+        try database.setAside(transaction, error: "\(error)", epoch: epoch)
+        pendingRows.remove(transaction.entries.map(\.id))
+        result.setAside += 1
+        var failure = SyncFailure(error, databasePath: database.path)
+        failure.message = "set aside transaction \(transaction.transactionID) (resolve it with \(Remedy.resolveRejectedUpload.apiTerms)): \(failure.message)"
+        onEvent(.error(failure))
     }
 
     /// Moves the queued transaction ids from `conflicting` on past `highest` (order and grouping
