@@ -70,10 +70,8 @@ import Testing
         let tools = dir.path("tools")
         try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
         try Data("plain".utf8).write(to: URL(fileURLWithPath: tools + "/plain"))
-        try Data([0x67, 0x61, 0x72, 0x00, 0x01]).write(to: URL(fileURLWithPath: tools + "/garbage"))
-        #expect(chmod(tools + "/garbage", 0o755) == 0)
-        try Data("echo no interpreter line\n".utf8).write(to: URL(fileURLWithPath: tools + "/script"))
-        #expect(chmod(tools + "/script", 0o755) == 0)
+        try writeFile([0x67, 0x61, 0x72, 0x00, 0x01], to: tools + "/garbage", mode: 0o755)
+        try writeFile(Array("echo no interpreter line\n".utf8), to: tools + "/script", mode: 0o755)
         let cases: [(command: String, reason: String, opens: Bool)] = [
             ("/nonexistent/cmd", "No such file or directory", false), ("./nope", "No such file or directory", false),
             ("no-such-command-\(UUID().uuidString.prefix(6))", "no executable file of that name in PATH", false),

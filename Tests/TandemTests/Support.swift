@@ -54,6 +54,18 @@ let tandemBinary: String = {
 /// The `tandem-test-support` binary built beside `tandem`: the commands only tests run.
 let testSupportBinary = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent().appendingPathComponent("tandem-test-support").path
 
+/// Writes `bytes` to a new file at `path` with `mode`, through a descriptor marked close-on-exec:
+/// a child another thread spawns meanwhile does not inherit it, so executing the file later
+/// cannot fail with ETXTBSY (Text file busy) while that child lives.
+func writeFile(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else { throw SystemError(call: "open(2)", path: path, errno: errno) }
+    defer { close(fd) }
+    guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count, fchmod(fd, mode) == 0 else {
+        throw SystemError(call: "write(2)", path: path, errno: errno)
+    }
+}
+
 /// Microseconds on CLOCK_MONOTONIC (the clock `tandem` stamps its output with).
 func nowMicroseconds() -> Int64 {
     var ts = timespec()
