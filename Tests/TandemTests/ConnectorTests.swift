@@ -306,6 +306,18 @@ import Testing
         #expect(uploads == 2, "one upload call per batch: \(uploads)")
     }
 
+    /// A command of plain words starts its program without a shell; anything a shell would
+    /// read otherwise (quotes, expansions, an assignment, a program it cannot find) goes
+    /// through `/bin/sh` as written.
+    @Test func plainCommandsStartWithoutAShell() {
+        #expect(ExecConnector.plainWords("/bin/sh /tmp/x.sh http://127.0.0.1:80/a?b=c") == nil, "? is the shell's")
+        #expect(ExecConnector.plainWords("/bin/sh /tmp/x.sh http://127.0.0.1:80/api") == ["/bin/sh", "/tmp/x.sh", "http://127.0.0.1:80/api"])
+        #expect(ExecConnector.plainWords("sh -x")?.first?.hasSuffix("/sh") == true)
+        for shell in ["FOO=1 /bin/sh x", "/bin/sh 'a b'", "/bin/sh $HOME", "/bin/sh x > out", "/bin/sh x; rm y", "/nonexistent/prog", "~/prog"] {
+            #expect(ExecConnector.plainWords(shell) == nil, "\(shell)")
+        }
+    }
+
     /// A connector's calls run on a thread of their own: an app whose async code holds every
     /// thread of Swift's shared pool (each blocked on a semaphore) does not hold up its uploads.
     @Test func aConnectorUploadsWhileTheAppBlocksSwiftsSharedPool() throws {
