@@ -105,6 +105,11 @@ public struct CrudTransaction: Sendable, Hashable {
 
     /// The highest `ps_crud` id in the transaction.
     public var lastEntryID: Int64 { entries.last?.id ?? 0 }
+
+    /// The backend's refusal of the transaction for good, naming its first row.
+    func refused(_ reason: String) -> TandemError {
+        .uploadRejected(table: entries.first?.table ?? "", rowID: entries.first?.rowID ?? "", reason: reason)
+    }
 }
 
 extension CrudTransaction {

@@ -44,6 +44,18 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
     /// True for SQL NULL.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// The value with its storage class, for messages: `300 (integer)`, `'x' (text)` (its first
+    /// 100 characters), `NULL`.
+    var shownWithKind: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "\(self) (integer)"
+        case .real: "\(self) (real)"
+        case .text(let text): "\(SQLText.literal(String(text.prefix(100)))) (text)"
+        case .blob: "\(self) (blob)"
+        }
+    }
+
     public var description: String {
         switch self {
         case .null: return "NULL"

@@ -63,10 +63,7 @@ public final class ConnectorBackend: SyncBackend, @unchecked Sendable {
         // Refused from its first transaction with none applied, the answer says no more than
         // "something in it is refused" (an answer for the whole batch reads so): the engine
         // then finds the refused ones by sending the transactions one at a time.
-        if applied.isEmpty, let first = transactions.first, let reason = refused[first.transactionID] {
-            let entry = first.entries.first
-            throw TandemError.uploadRejected(table: entry?.table ?? "", rowID: entry?.rowID ?? "", reason: reason)
-        }
+        if applied.isEmpty, let first = transactions.first, let reason = refused[first.transactionID] { throw first.refused(reason) }
         throw PartialUpload(applied: applied, refused: refused, retry: retry)
     }
 

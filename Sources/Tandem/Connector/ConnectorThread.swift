@@ -35,23 +35,8 @@ final class ConnectorThread: TaskExecutor, @unchecked Sendable {
     private func run() {
         while true {
             ready.wait()
-            let next = state.withLock { state -> UnownedJob?? in
-                if !state.jobs.isEmpty { return state.jobs.removeFirst() }
-                return state.stopped ? .some(nil) : nil
-            }
-            switch next {
-            case .some(.some(let job)): job.runSynchronously(on: asUnownedTaskExecutor())
-            case .some(.none): return
-            case .none: continue
-            }
+            let (job, stopped) = state.withLock { ($0.jobs.isEmpty ? nil : $0.jobs.removeFirst(), $0.stopped) }
+            if let job { job.runSynchronously(on: asUnownedTaskExecutor()) } else if stopped { return }
         }
-    }
-}
-
-/// Runs blocking `work` (a child process, a synchronous read) on a Dispatch thread and awaits
-/// it, so that it holds no thread of Swift's shared concurrency pool.
-package func awaitBlocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result(catching: work)) }
     }
 }

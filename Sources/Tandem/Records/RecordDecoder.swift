@@ -107,28 +107,7 @@ struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
     func decodeNil() -> Bool { value.isNull }
 
     private func mismatch(_ expected: String) -> TandemError {
-        .invalidRecord("expected \(expected), found \(value.isNull ? "NULL" : "\(value) (\(kind))")")
-    }
-
-    private var kind: String {
-        switch value {
-        case .null: return "null"
-        case .integer: return "integer"
-        case .real: return "real"
-        case .text: return "text"
-        case .blob: return "blob"
-        }
-    }
-
-    private var isNumber: Bool { kind == "integer" || kind == "real" }
-
-    private func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
-        switch value {
-        case .integer(let i): if let exact = I(exactly: i) { return exact }
-        case .real(let d): if let exact = I(exactly: d) { return exact }
-        default: break
-        }
-        throw mismatch("an integer that fits \(I.self)")
+        .invalidRecord("expected \(expected), found \(value.shownWithKind)")
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeValue(type) }

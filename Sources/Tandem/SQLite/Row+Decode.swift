@@ -9,7 +9,7 @@ extension Row {
     public func decode<T: DatabaseValueDecodable>(_ type: T.Type = T.self, at index: Int) throws -> T {
         let value = self[index]
         guard let decoded = T.decode(from: value) else {
-            throw TandemError.invalidRecord("column \(columns[index]) holds \(Self.shown(value)), not \(T.storedForm) (\(T.self))")
+            throw TandemError.invalidRecord("column \(columns[index]) holds \(value.shownWithKind), not \(T.storedForm) (\(T.self))")
         }
         return decoded
     }
@@ -25,15 +25,5 @@ extension Row {
     /// - Throws: as ``decode(_:at:)`` for a value that is not NULL.
     public func decodeIfPresent<T: DatabaseValueDecodable>(_ type: T.Type = T.self, at index: Int) throws -> T? {
         self[index].isNull ? nil : try decode(type, at: index)
-    }
-
-    private static func shown(_ value: DatabaseValue) -> String {
-        switch value {
-        case .null: "NULL"
-        case .integer: "\(value) (integer)"
-        case .real: "\(value) (real)"
-        case .text(let text): "\(SQLText.literal(String(text.prefix(100)))) (text)"
-        case .blob: "\(value) (blob)"
-        }
     }
 }

@@ -215,8 +215,7 @@ struct SyncPass {
             } else if let reason = answers.refused[transaction.transactionID] {
                 if !applied.isEmpty { try database.uploadQueue.complete(applied, epoch: epoch) }
                 try recordCompleted(&applied, into: &result)
-                let first = transaction.entries.first
-                try setAside(transaction, .uploadRejected(table: first?.table ?? "", rowID: first?.rowID ?? "", reason: reason), into: &result)
+                try setAside(transaction, transaction.refused(reason), into: &result)
             } else {
                 break
             }

@@ -65,12 +65,7 @@ enum RunCommand {
             guard access(name, X_OK) == 0 else { throw CannotRun(command: name, reason: String(cString: strerror(errno))) }
             return name
         }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
-        }
-        throw CannotRun(command: name, reason: "no executable file of that name in PATH")
+        guard let found = ExecutableSearch.onPath(name) else { throw CannotRun(command: name, reason: "no executable file of that name in PATH") }
+        return found
     }
 }

@@ -31,8 +31,7 @@ struct ExecConnector: SyncConnector {
     }
 
     func upload(_ batch: UploadBatch) async throws -> [UploadOutcome] {
-        let request = ExecConnectorFormat.uploadRequest(batch)
-        let answer = try await run("upload", request: request)
+        let answer = try await run("upload", request: ExecConnectorFormat.uploadRequest(batch))
         return try ExecConnectorFormat.outcomes(answer, batch: batch, program: identifier)
     }
 
@@ -92,10 +91,8 @@ struct ExecConnector: SyncConnector {
         guard command.unicodeScalars.allSatisfy(plainCharacters.contains) else { return nil }
         var words = command.split(separator: " ").map(String.init)
         guard let first = words.first, !first.contains("=") else { return nil }
-        let candidates =
-            first.contains("/")
-            ? [first] : (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(first)" }
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        let found = first.contains("/") ? (ExecutableSearch.isExecutableFile(first) ? first : nil) : ExecutableSearch.onPath(first)
+        guard let executable = found else { return nil }
         words[0] = executable
         return words
     }
