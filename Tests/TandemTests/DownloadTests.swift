@@ -98,7 +98,7 @@ import Testing
         defer { withExtendedLifetime(dir) {} }  // the files stay while the test runs
         var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         pass.uploadBatch = 64  // fewer than are queued
-        pass.uploadTimeLimit = 0
+        pass.uploadTimeLimit = .zero
         let result = try pass.run()
         #expect(result.transactions == pass.uploadBatch, "one batch, then the download")
         #expect(result.moreToUpload)
@@ -109,77 +109,33 @@ import Testing
         #expect(try a.uploadQueue.pendingCount() == 0)
     }
 
-    /// A pass leaves its download to a later pass when the engine lets it (told whether more is
-    /// queued), whether or not it uploaded anything.
+    /// A pass's uploads alone leave its download to a later pass (the engine runs the halves
+    /// apart when its ``PassSchedule`` says so), whether or not they uploaded anything, and say
+    /// whether more is queued.
     @Test func aPassMayLeaveItsDownloadToALaterOneWhenTheEngineLetsIt() throws {
         let (dir, backend, a) = try backlogBesideAnotherClientsRow()
         defer { withExtendedLifetime(dir) {} }  // the files stay while the test runs
         var pass = SyncPass(database: a, backend: backend, epoch: 0, clientID: try a.clientID())
         pass.uploadBatch = 64
-        pass.uploadTimeLimit = 0
-        let asked = Mutex<[Bool]>([])
-        pass.mayDeferDownload = { more in
-            asked.withLock { $0.append(more) }
-            return true
-        }
-        let deferred = try pass.run()
-        #expect(deferred.transactions == 64 && deferred.moreToUpload && deferred.downloadLeft)
+        pass.uploadTimeLimit = .zero
+        let deferred = try pass.uploads()
+        #expect(deferred.transactions == 64 && deferred.moreToUpload, "told that more is queued")
         #expect(deferred.downloadBegan == nil && deferred.downloaded == 0)
         #expect(try a.read { try $0.stored(.cursor).stringValue } == nil, "nothing downloaded: the cursor has not moved")
         #expect(try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 0)
-        pass.mayDeferDownload = { _ in false }
         let downloaded = try pass.run()
-        #expect(downloaded.downloadBegan != nil && downloaded.downloaded > 0 && !downloaded.downloadLeft)
+        #expect(downloaded.downloadBegan != nil && downloaded.downloaded > 0)
         #expect(try count(a, "SELECT count(*) FROM notes WHERE id = 'from-b'") == 1)
         pass.uploadTimeLimit = nil
-        pass.mayDeferDownload = { more in
-            asked.withLock { $0.append(more) }
-            return true
-        }
-        let emptied = try pass.run()
-        #expect(!emptied.moreToUpload && emptied.downloadLeft && emptied.downloadBegan == nil, "the queue emptied, its answers left for later")
-        #expect(asked.withLock { $0 } == [true, false], "asked after each upload, told whether more was queued")
-        let nothing = try pass.run()
-        #expect(nothing.transactions == 0 && nothing.downloadLeft && nothing.downloadBegan == nil, "nothing uploaded, the answers still left")
-        #expect(asked.withLock { $0 } == [true, false, false])
-        pass.mayDeferDownload = { _ in false }
-        let last = try pass.run()
+        let emptied = try pass.uploads()
+        #expect(!emptied.moreToUpload && emptied.downloadBegan == nil, "the queue emptied, its answers left for later; told so")
+        let nothing = try pass.uploads()
+        #expect(nothing.transactions == 0 && !nothing.moreToUpload && nothing.downloadBegan == nil, "nothing uploaded, the answers still left")
+        var last = try pass.uploads()
+        try pass.downloads(after: &last)
         #expect(last.transactions == 0 && last.downloadBegan != nil && last.downloaded > 0, "nothing to upload: the pass downloads")
         #expect(try count(a, "SELECT count(*) FROM notes") == 201)
         #expect(try backend.fetchChanges(after: try #require(try a.read { try $0.stored(.cursor).stringValue }), limit: 10).changes.isEmpty)
-    }
-
-    /// The engine's rule for leaving a download to a later pass: never once anything is
-    /// announced; with more queued, for `ownAnswersDeferral` (1 s) after a download, then while
-    /// the backlog queued at that download (through entry 100 here) is still uploading; before
-    /// the first download, while the backlog the owner began with is; with the queue emptied,
-    /// for `ownAnswersGathering` (0.1 s) after a download only.
-    @Test func ownAnswersWaitForTheBacklogQueuedAtTheLastDownload() {
-        func may(_ announced: Bool, _ since: Duration?, _ head: Int64?, _ through: Int64?) -> Bool {
-            SyncEngine.mayDefer(announced: announced, sinceLastDownload: since, moreQueued: head != nil, firstQueued: { head }, backlogThrough: through)
-        }
-        #expect(may(false, nil, 1, 100), "no download yet: the first backlog goes up first")
-        #expect(may(false, nil, 100, 100))
-        #expect(!may(true, nil, 1, 100), "no download yet, someone else changed something")
-        #expect(!may(false, nil, 101, 100), "no download yet, the first backlog has gone up")
-        #expect(!may(false, nil, 1, nil), "no download yet, nothing was queued when the owner began")
-        #expect(!may(false, nil, nil, 100), "no download yet, the queue is empty")
-        let within = SyncEngine.ownAnswersDeferral / 2, after = SyncEngine.ownAnswersDeferral * 60
-        #expect(!may(true, within, 1, 100), "someone else changed something")
-        #expect(may(false, within, 500, 100), "within the deferral")
-        #expect(may(false, after, 100, 100), "the backlog's last entry is still queued")
-        #expect(!may(false, after, 101, 100), "the backlog has gone up")
-        #expect(!may(false, after, 1, nil), "nothing was queued at the last download")
-        #expect(!may(false, after, nil, 100), "the queue is empty")
-        #expect(!may(true, after, 1, 100))
-        let gathering = SyncEngine.ownAnswersGathering
-        #expect(gathering < SyncEngine.ownAnswersDeferral)
-        #expect(may(false, gathering / 2, nil, nil), "the queue emptied within the gathering")
-        #expect(may(false, gathering / 2, nil, 100))
-        #expect(!may(true, gathering / 2, nil, nil), "the queue emptied, someone else changed something")
-        #expect(!may(false, gathering, nil, nil), "the queue emptied, the gathering is over")
-        #expect(!may(false, (gathering + within) / 2, nil, 100), "past the gathering, within the backlog's deferral, the queue empty")
-        #expect(may(false, (gathering + within) / 2, 500, 100), "the same with more queued")
     }
 
     /// An owner of a client that has synced before downloads in its first pass what another

@@ -4,7 +4,7 @@ import Testing
 @testable import Tandem
 
 /// An owner whose writer commits every few milliseconds uploads each commit as it comes, and
-/// downloads its own uploads' answers gathered (``SyncEngine/ownAnswersGathering``), the last
+/// downloads its own uploads' answers gathered (``PassSchedule/ownAnswersGathering``), the last
 /// ones with no wake-up but the time; anyone else's change still comes at once.
 struct OwnAnswersTests {
     /// Whether `db` has downloaded everything the server holds (its own uploads' answers included).
@@ -35,7 +35,7 @@ struct OwnAnswersTests {
         let fetches = backend.fetches.load(ordering: .relaxed) - fetchesBefore
         // About one download per gathering (each pass's start counts: allow twice as many), where
         // a download after every upload fetched once per upload.
-        let most = 2 * Int(took / SyncEngine.ownAnswersGathering) + 4
+        let most = 2 * Int(took / PassSchedule.ownAnswersGathering) + 4
         #expect(fetches <= most, "\(fetches) fetches for \(uploads) uploads in \(took): at most \(most)")
         #expect(fetches < uploads)
         #expect(try db.sync.status().downloadPendingSince == nil)

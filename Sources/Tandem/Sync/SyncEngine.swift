@@ -16,16 +16,8 @@ final class SyncEngine: Sendable {
         var loopStarted = false, loopEnded = false
         /// Called once the loop has ended (``requestStop(whenEnded:)``).
         var whenEnded: (@Sendable () -> Void)?
-        /// When the last pass that downloaded began, on the monotonic clock (nil before the
-        /// first), and the last entry queued then or, before the first, when the first pass
-        /// began if the client had never synced (nil: none); nil before the first pass.
-        var lastDownload: (began: ContinuousClock.Instant?, backlogThrough: Int64?)?
-        /// When the backend's waiter first answered for a client that has never downloaded: a
-        /// cursorless wait always answers (a first sync is due), which announces nothing anyone
-        /// did since; later answers do.
-        var firstSyncDue: Date?
-        /// Whether a pass has ended (``firstPassEnded`` is raised then).
-        var passEnded = false
+        /// When passes download (``PassSchedule``).
+        var schedule: PassSchedule
     }
 
     private let database: SharedDatabase
@@ -42,7 +34,7 @@ final class SyncEngine: Sendable {
     private let firstPassEnded = WakeFlag()
     /// Entered by ``start()`` for the loop, left when the loop has ended: ``stop()`` waits for it.
     private let loopRunning = DispatchGroup()
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let onEvent: @Sendable (SyncEvent) -> Void
     /// The rows with queued entries, kept from pass to pass (``PendingRows``).
     private let pendingRows = PendingRows()
@@ -66,6 +58,8 @@ final class SyncEngine: Sendable {
         localWork.setSpecific(key: localWorkKey, value: true)
         self.clientID = try database.clientID()
         self.onEvent = onEvent
+        let neverSynced = try database.read { try $0.stored(.cursor).stringValue ?? "" }.isEmpty
+        state = Mutex(State(schedule: PassSchedule(neverSynced: neverSynced)))
         var status = (try? database.sync.status()) ?? SyncStatus()
         status.backend = backendName
         initialStatus = status
@@ -159,14 +153,10 @@ final class SyncEngine: Sendable {
             switch next {
             case .runPass:
                 next = runPass()
-                let first = state.withLock { s -> Bool in
-                    defer { s.passEnded = true }
-                    return !s.passEnded
-                }
-                if first { firstPassEnded.raise() }
+                firstPassEnded.raise()
             case .waitForWakeUp(let timeout):
                 // Woken, or the time the last pass left its own uploads' answers for is up.
-                if let timeout { signal.wait(timeout: timeout) } else { signal.wait() }
+                if let timeout { signal.wait(timeout: .seconds(timeout)) } else { signal.wait() }
                 switch lifecycle.send({ $0.woken() }) {
                 case .runPass: next = .runPass
                 case .none: next = .waitForWakeUp(timeout: nil)
@@ -174,8 +164,8 @@ final class SyncEngine: Sendable {
                 }
             case .backOff(let seconds):
                 // Sleep out the backoff; local writes do not cut it short, a stop does.
-                let deadline = Date(timeIntervalSinceNow: seconds)
-                while !stopped, Date() < deadline { _ = signal.wait(timeout: deadline.timeIntervalSinceNow) }
+                let deadline = ContinuousClock.now + .seconds(seconds)
+                while !stopped, ContinuousClock.now < deadline { signal.wait(timeout: ContinuousClock.now.duration(to: deadline)) }
                 switch lifecycle.send({ $0.backoffElapsed() }) {
                 case .runPass: next = .runPass
                 case .finish: next = .finish
@@ -191,65 +181,18 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// How long one pass uploads before it downloads (seconds; see ``SyncPass/uploadTimeLimit``).
-    static let uploadTimeLimit = 0.2
-
-    /// How long a backlog's uploads go on without a download at least while the backend
-    /// announces nothing (see ``mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``).
-    /// A writer that keeps the queue full gets its answers about this often; each of their
-    /// downloads stops its uploads for its length (at 5 s, about 40,000 answers at once held a
-    /// saturating writer's rows from PostgreSQL clients for up to 0.3 s; at 1 s, 0.17 s).
-    static let ownAnswersDeferral = Duration.seconds(1)
-
-    /// How long the answers to uploads that emptied the queue may wait after the last download
-    /// began (see ``mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``).
-    /// A writer that commits every few milliseconds gets its answers in one download about this
-    /// often, where each upload's own download ran beside the download of every other client
-    /// of the same change, on the server and on the host (at 50 commits/s through PostgreSQL, a
-    /// quarter of the owner's CPU).
-    static let ownAnswersGathering = Duration.milliseconds(100)
-
-    /// Whether a pass may leave its download to a later one (``SyncPass/mayDeferDownload``),
-    /// having uploaded or not (a commit during a pass wakes another, which may find it uploaded
-    /// already, and then downloaded after every such commit): only while the backend has
-    /// announced nothing since the last download began (then only the answers to this owner's
-    /// own uploads can be waiting: a backend's waiter is not woken by its own uploads, though
-    /// PostgreSQL's look at the feed, at least every 10 s, announces whatever it finds), and then
-    /// - when the pass left the queue empty (`moreQueued` false), for ``ownAnswersGathering``
-    ///   after the last download began (`sinceLastDownload`): the loop runs the pass that
-    ///   downloads when that time is up, unless a wake-up comes first;
-    /// - when more is queued, for ``ownAnswersDeferral`` after the last download began, and on
-    ///   while the backlog queued then (through entry `backlogThrough`) is still uploading (the
-    ///   queue's head `firstQueued` is within it): a backlog has the answers once it has gone
-    ///   up, a writer that keeps the queue full at least every 1 s or every backlog's upload;
-    /// - before the first download of a client that has never synced (`sinceLastDownload` nil),
-    ///   while the backlog it began with is still uploading: the first download, whose reading
-    ///   of the queued rows costs as much as the queue is long, comes when the queue is short,
-    ///   as PowerSync's client advances to no new checkpoint while its upload queue holds
-    ///   changes (https://docs.powersync.com/architecture/consistency). A client that has synced
-    ///   before downloads in its first pass what others did while no owner ran.
-    ///
-    /// The answers come at once when anyone else changes something, and an upload after a
-    /// quiet stretch gets its answer in its own pass.
-    static func mayDefer(
-        announced: Bool, sinceLastDownload: Duration?, moreQueued: Bool, firstQueued: () -> Int64?, backlogThrough: Int64?
-    ) -> Bool {
-        guard !announced else { return false }
-        if let sinceLastDownload, sinceLastDownload < (moreQueued ? ownAnswersDeferral : ownAnswersGathering) { return true }
-        guard moreQueued, let backlogThrough, let head = firstQueued() else { return false }
-        return head <= backlogThrough
-    }
+    /// How long one pass uploads before it downloads (see ``SyncPass/uploadTimeLimit``).
+    static let uploadTimeLimit = Duration.milliseconds(200)
 
     /// One pass and its bookkeeping, sent to the machine; what the loop does next.
-    /// - Parameter downloading: the pass downloads, whatever
-    ///   ``mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)`` says.
+    /// - Parameter downloading: the pass downloads, whatever its ``PassSchedule`` says.
     private func runPass(downloading: Bool = false) -> Next {
-        let started = Date()
+        let (started, wallStarted) = (ContinuousClock.now, Date())
         let queue = try? database.read { tx in (head: try UploadQueueRows.firstID(in: tx), last: try UploadQueueRows.lastID(in: tx)) }
         let (head, last) = queue ?? (nil, nil)
         if let last { lag.queued(through: last, at: started) }
         let moreToUpload: Bool
-        var answersDueIn: Double?
+        var answersDueIn: Duration?
         do {
             var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
             pass.pendingRows = pendingRows
@@ -257,46 +200,29 @@ final class SyncEngine: Sendable {
             pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
             // Read above: the pass need not read it again.
             if queue != nil { pass.queueAtStart = SyncPass.QueueAtStart(lastID: last) }
-            let began = ContinuousClock.now
-            let lastDownload =
-                try state.withLock({ $0.lastDownload })
-                ?? {
-                    // The first pass: the backlog it began with, for a client that has never
-                    // synced (a synced one downloads what others did while no owner ran first).
-                    let neverSynced = try database.read { try $0.stored(.cursor).stringValue ?? "" }.isEmpty
-                    let first = (began: ContinuousClock.Instant?.none, backlogThrough: neverSynced ? last : nil)
-                    state.withLock { $0.lastDownload = first }
-                    return first
-                }()
-            pass.mayDeferDownload = { [lag, database, self] more in
-                if downloading { return false }
-                let since = lastDownload.began == nil ? state.withLock { $0.firstSyncDue } : nil
-                return SyncEngine.mayDefer(
-                    announced: lag.isAnnounced(after: since), sinceLastDownload: lastDownload.began.map { $0.duration(to: .now) },
-                    moreQueued: more, firstQueued: { try? database.read { try UploadQueueRows.firstID(in: $0) } },
-                    backlogThrough: lastDownload.backlogThrough)
-            }
-            let result = try pass.run()
-            if result.downloadBegan != nil { state.withLock { $0.lastDownload = (began, last) } }
-            if result.downloadLeft, !result.moreToUpload, let since = lastDownload.began {
-                // The pass that downloads them runs when the gathering is over, if nothing wakes the loop first.
-                answersDueIn = max(0, (SyncEngine.ownAnswersGathering - since.duration(to: .now)).seconds)
+            state.withLock { $0.schedule.passBegan(at: started, lastQueued: last) }
+            var result = try pass.uploads()
+            if try downloading || downloadsNow(moreQueued: result.moreToUpload) { try pass.downloads(after: &result) }
+            answersDueIn = state.withLock {
+                $0.schedule.passEnded(at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload))
             }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
-            let lags = (upload: lag.pendingSince(head: newHead), download: lag.downloadPending(appliedFrom: result.downloadBegan ?? .distantPast))
+            let now = ContinuousClock.now, wallNow = Date()
+            let wall = { (instant: ContinuousClock.Instant?) in instant.map { wallNow.addingTimeInterval(now.duration(to: $0).seconds) } }
+            let lags = (upload: wall(lag.pendingSince(head: newHead)), download: wall(lag.downloadPending(appliedFrom: result.downloadBegan)))
             if let progress = try lag.passed(
                 began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.uploadQueue.pendingCount() },
-                busy: result.moreToUpload, interval: database.configuration.syncProgressInterval.seconds)
+                busy: result.moreToUpload, interval: database.configuration.syncProgressInterval, at: now)
             {
                 onEvent(.progress(progress))
             }
-            let now = Date()
-            if let status = lifecycle.send({ $0.passRecorded(fullSync: result.fullSyncReason, lags: lags, now: now) }) {
+            if let status = lifecycle.send({ $0.passRecorded(fullSync: result.fullSyncReason, lags: lags, now: wallNow) }) {
                 try writeStatus(status)
             }
             checkpointIfLarge()
             moreToUpload = result.moreToUpload
         } catch {
+            state.withLock { $0.schedule.passFailed() }
             let failure = SyncFailure(error, databasePath: database.path)
             if failure.kind == .refusedEpoch {
                 switch lifecycle.send({ $0.staleEpoch(failure.message) }) {
@@ -305,7 +231,7 @@ final class SyncEngine: Sendable {
                 }
             }
             // Entries wait while the backend cannot take them: the status says since when.
-            let since = lag.pendingSince(head: head)
+            let since = lag.pendingSince(head: head).map { wallStarted.addingTimeInterval(started.duration(to: $0).seconds) }
             switch lifecycle.send({ $0.passFailed(failure, uploadPendingSince: since, now: Date()) }) {
             case .backOff(let seconds, let failure, let status):
                 onEvent(.error(failure))
@@ -315,10 +241,18 @@ final class SyncEngine: Sendable {
                 return .finish
             }
         }
-        switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload, answersDueIn: answersDueIn) }) {
+        switch lifecycle.send({ $0.passSucceeded(moreToUpload: moreToUpload, answersDueIn: answersDueIn?.seconds) }) {
         case .runPass: return .runPass
         case .waitForWakeUp(let timeout): return .waitForWakeUp(timeout: timeout)
         case .finish: return !downloading && answersDueIn != nil ? .downloadThenFinish : .finish
+        }
+    }
+
+    /// Whether the pass under way downloads after its uploads (``PassSchedule/afterUploads(at:moreQueued:)``),
+    /// reading the queue's head only when the schedule asks.
+    private func downloadsNow(moreQueued: Bool) throws -> Bool {
+        try state.withLock { $0.schedule.afterUploads(at: .now, moreQueued: moreQueued) }.downloads {
+            try database.read { try UploadQueueRows.firstID(in: $0) }
         }
     }
 
@@ -349,15 +283,15 @@ final class SyncEngine: Sendable {
                     known = try database.read { try $0.stored(.cursor).stringValue } ?? ""
                 }
                 if let newest = try backend.waitForChanges(after: known ?? "", timeout: .seconds(10)) {
-                    let now = Date()
+                    let now = ContinuousClock.now
                     if known == "" {
-                        state.withLock { if $0.firstSyncDue == nil { $0.firstSyncDue = now } }
+                        state.withLock { $0.schedule.firstSyncAnswered(at: now) }
                         // A cursorless wait answers at once: a first sync is due, which the first
                         // pass does. This waits for that pass (under way, or ended already) and
                         // then from the cursor it stored (which answers at once when anything
                         // came after its download): a second pass would find nothing. Only when
                         // the pass left its download for later (a backlog) is this answer the news.
-                        if !state.withLock({ $0.passEnded }) { firstPassEnded.wait() }
+                        if !state.withLock({ $0.schedule.passHasEnded }) { firstPassEnded.wait() }
                         if let stored = try database.read({ try $0.stored(.cursor).stringValue }), !stored.isEmpty {
                             known = stored
                             continue
@@ -365,6 +299,7 @@ final class SyncEngine: Sendable {
                     }
                     known = newest
                     lag.announced(at: now)
+                    state.withLock { $0.schedule.announced(at: now) }
                     signal.raise()
                 }
                 backoff.reset()

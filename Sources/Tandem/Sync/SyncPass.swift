@@ -6,8 +6,9 @@ import Foundation
 /// it in uploads for ever), for at most ``uploadTimeLimit``, then downloads. Downloads never
 /// wait for an empty queue: a row with an entry still queued keeps its local state, because the
 /// backend's answer to that entry (the row's state after it, which every client downloads)
-/// comes later in the change log. While a backlog uploads, a pass may leave its download to a
-/// later one when nothing but its own uploads' answers can be waiting (``mayDeferDownload``).
+/// comes later in the change log. The owner's loop runs the two halves itself
+/// (``uploads()``, ``downloads(after:)``), leaving a download to a later pass when its
+/// ``PassSchedule`` says so.
 struct SyncPass {
     let database: SharedDatabase
     let backend: any SyncBackend
@@ -25,25 +26,14 @@ struct SyncPass {
     /// The rows with queued entries, kept from pass to pass by the owner (a new one reads the
     /// whole queue once).
     var pendingRows = PendingRows()
-    /// Longest a pass uploads before it downloads, in seconds (nil: the whole queue as it was
+    /// Longest a pass uploads before it downloads (nil: the whole queue as it was
     /// when the pass began). The sync engine bounds its passes, so that a backlog of many
     /// seconds' uploads (a busy writer) delays other clients' changes by about this much only:
     /// the next pass goes on uploading at once.
-    var uploadTimeLimit: Double?
+    var uploadTimeLimit: Duration?
     /// Where the local side of an upload step (completing the batch before, reading the next)
     /// runs while the backend takes the current batch.
     var localWork = DispatchQueue(label: "tandem.upload-queue")
-    /// Asked after a pass's uploads (a pass woken by a commit it finds uploaded already uploads
-    /// none), with whether more remains queued: true lets it leave its download to a later
-    /// pass. The engine says so while the backend has announced nothing (so, as far as it has
-    /// said, only the answers to this owner's own uploads are waiting, which change no row
-    /// unless the server changed it on the way in) and a download ran recently or the backlog
-    /// queued then is still uploading, and, before the first download of a client that has
-    /// never synced, while the backlog it began with is
-    /// (``SyncEngine/mayDefer(announced:sinceLastDownload:moreQueued:firstQueued:backlogThrough:)``):
-    /// each download stops the uploads for its length, a backlog's answers are many, and a
-    /// paced writer's are gathered.
-    var mayDeferDownload: (_ moreQueued: Bool) -> Bool = { _ in false }
     /// The queue when the pass began, as the caller read it (the owner's loop reads it anyway);
     /// nil: the pass reads it. A pass that starts with an empty queue then reads the queue no
     /// more: a commit during it wakes the loop for the next one.
@@ -63,28 +53,39 @@ struct SyncPass {
         var fullSyncReason: String?
         /// Local writes arrived during the pass: run again soon.
         var moreToUpload = false
-        /// When the download began (its first fetch came after), or nil when the pass left it
-        /// to a later one (``mayDeferDownload``).
-        var downloadBegan: Date?
-        /// The pass left its download to a later one (``mayDeferDownload``).
-        var downloadLeft = false
+        /// When the download began (its first fetch came after), on the monotonic clock; nil:
+        /// the pass has not downloaded.
+        var downloadBegan: ContinuousClock.Instant?
     }
 
+    /// Uploads, then downloads.
     func run() throws -> Result {
+        var result = try uploads()
+        try downloads(after: &result)
+        return result
+    }
+
+    /// The first half of a pass: the uploads, with ``Result/moreToUpload`` set to whether
+    /// entries remain queued after them.
+    func uploads() throws -> Result {
         var result = Result()
         try upload(into: &result)
-        let emptyAtStart = queueAtStart.map { $0.lastID == nil } ?? false
-        let queued = { try !emptyAtStart && database.read { try !UploadQueueRows.isEmpty(in: $0) } }
-        let more = try queued()
-        if mayDeferDownload(more) {
-            result.moreToUpload = more
-            result.downloadLeft = true
-            return result
-        }
-        result.downloadBegan = Date()
-        try download(into: &result)
         result.moreToUpload = try queued()
         return result
+    }
+
+    /// The second half: the download, after which ``Result/moreToUpload`` is read again.
+    func downloads(after result: inout Result) throws {
+        result.downloadBegan = .now
+        try download(into: &result)
+        result.moreToUpload = try queued()
+    }
+
+    /// Whether entries are queued (no read when the pass began with an empty queue: a commit
+    /// since wakes the loop for the next pass).
+    private func queued() throws -> Bool {
+        if let queueAtStart, queueAtStart.lastID == nil { return false }
+        return try database.read { try !UploadQueueRows.isEmpty(in: $0) }
     }
 
     /// Uploads the queue as it was when the pass began, in batches of whole transactions.
@@ -101,14 +102,14 @@ struct SyncPass {
             last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
         }
         guard last > 0 else { return }  // nothing was queued when the pass began
-        let deadline = uploadTimeLimit.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
+        let deadline = uploadTimeLimit.map { ContinuousClock.now + max(.zero, $0) }
         var renumberings = 0
         var batch = try database.uploadQueue.transactions(limit: uploadBatch, entryLimit: uploadBatchEntries)
         /// Uploaded, not yet completed.
         var taken: [CrudTransaction] = []
         defer { if !taken.isEmpty { try? completeTaken(taken, into: &result) } }
         while true {
-            if let deadline, result.transactions + taken.count > 0, DispatchTime.now().uptimeNanoseconds >= deadline { break }
+            if let deadline, result.transactions + taken.count > 0, ContinuousClock.now >= deadline { break }
             guard let first = batch.first, first.entries.first.map({ $0.id <= last }) ?? false else { break }
             let (database, uploadBatch, uploadBatchEntries, epoch, previous) = (database, uploadBatch, uploadBatchEntries, epoch, taken)
             let after = batch.last?.lastEntryID ?? 0

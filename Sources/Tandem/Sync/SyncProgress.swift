@@ -32,20 +32,22 @@ public struct SyncProgress: Sendable, Hashable, CustomStringConvertible {
 /// queued (each commit to the queue wakes it) and the backend changes not yet applied (the
 /// backend announces them), and the counts for ``SyncProgress``.
 final class SyncLagTracker: Sendable {
+    typealias Instant = ContinuousClock.Instant
+
     private struct State {
         /// (highest queued entry id seen, when first seen), oldest first.
-        var queued: [(id: Int64, at: Date)] = []
+        var queued: [(id: Int64, at: Instant)] = []
         /// When the backend announced changes not applied since, oldest first (an announcement
         /// during a download is not covered by it, whatever came before it).
-        var announcements: [Date] = []
+        var announcements: [Instant] = []
         /// The current busy stretch: when it began, totals, and the last progress report.
-        var stretch: (began: Date, uploaded: Int, downloaded: Int, reported: Date)?
+        var stretch: (began: Instant, uploaded: Int, downloaded: Int, reported: Instant)?
     }
 
     private let state = Mutex(State())
 
     /// The queue holds entries up to `id` now.
-    func queued(through id: Int64, at now: Date = Date()) {
+    func queued(through id: Int64, at now: Instant) {
         state.withLock { s in
             if let last = s.queued.last, last.id >= id { return }
             s.queued.append((id, now))
@@ -53,7 +55,7 @@ final class SyncLagTracker: Sendable {
     }
 
     /// The backend announced changes.
-    func announced(at now: Date = Date()) {
+    func announced(at now: Instant) {
         state.withLock { s in
             // One per wait of the backend's; a few at most between two downloads.
             if s.announcements.count >= 64 { s.announcements.removeFirst() }
@@ -61,17 +63,8 @@ final class SyncLagTracker: Sendable {
         }
     }
 
-    /// Whether the backend announced changes that no download has applied yet.
-    var isAnnounced: Bool { isAnnounced(after: nil) }
-
-    /// Whether the backend announced changes after `date` (nil: at any time) that no download
-    /// has applied yet.
-    func isAnnounced(after date: Date?) -> Bool {
-        state.withLock { s in s.announcements.contains { announced in date.map { announced > $0 } ?? true } }
-    }
-
     /// When the entry `first` (the queue's head) was first seen, dropping older records.
-    func pendingSince(head first: Int64?) -> Date? {
+    func pendingSince(head first: Int64?) -> Instant? {
         state.withLock { s in
             guard let first else { s.queued.removeAll(); return nil }
             while s.queued.count > 1, s.queued[1].id < first { s.queued.removeFirst() }
@@ -81,10 +74,10 @@ final class SyncLagTracker: Sendable {
 
     /// When changes were announced that a download after `start` has not applied yet; nil when
     /// the download that began at `start` applied everything announced before it (an
-    /// announcement is made after the backend looked).
-    func downloadPending(appliedFrom start: Date) -> Date? {
+    /// announcement is made after the backend looked). A nil `start`: no download ran.
+    func downloadPending(appliedFrom start: Instant?) -> Instant? {
         state.withLock { s in
-            s.announcements.removeAll { $0 <= start }
+            if let start { s.announcements.removeAll { $0 <= start } }
             return s.announcements.first
         }
     }
@@ -93,22 +86,22 @@ final class SyncLagTracker: Sendable {
     /// with work (the first one's start on) has lasted `interval` seconds since the last report,
     /// or since it began.
     func passed(
-        began: Date, uploaded: Int, downloaded: Int, pending: () throws -> Int, busy: Bool, interval: Double,
-        at now: Date = Date()
+        began: Instant, uploaded: Int, downloaded: Int, pending: () throws -> Int, busy: Bool, interval: Duration,
+        at now: Instant
     ) rethrows -> SyncProgress? {
-        let due = state.withLock { s -> (Date, Int, Int)? in
+        let due = state.withLock { s -> (Instant, Int, Int)? in
             if s.stretch == nil, uploaded + downloaded > 0 || busy { s.stretch = (began, 0, 0, began) }
             guard var stretch = s.stretch else { return nil }
             stretch.uploaded += uploaded
             stretch.downloaded += downloaded
             defer { s.stretch = busy ? stretch : nil }
-            guard now.timeIntervalSince(stretch.reported) >= interval else { return nil }
+            guard stretch.reported.duration(to: now) >= interval else { return nil }
             stretch.reported = now
             return (stretch.began, stretch.uploaded, stretch.downloaded)
         }
         guard let (start, up, down) = due else { return nil }
         return SyncProgress(
             uploadedEntries: up, pendingEntries: try pending(), downloadedChanges: down,
-            elapsed: .seconds(max(0, now.timeIntervalSince(start))))
+            elapsed: max(.zero, start.duration(to: now)))
     }
 }

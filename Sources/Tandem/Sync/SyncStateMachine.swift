@@ -293,7 +293,7 @@ struct SyncStateMachine: Sendable {
     }
 
     /// - Parameter answersDueIn: the pass left its own uploads' answers to a later pass, which
-    ///   is due in this many seconds (``SyncEngine/ownAnswersGathering``) unless a wake-up
+    ///   is due in this many seconds (``PassSchedule/ownAnswersGathering``) unless a wake-up
     ///   comes first; nil: nothing is left.
     mutating func passSucceeded(moreToUpload: Bool, answersDueIn: Double? = nil) -> PassSucceededAction {
         switch current {

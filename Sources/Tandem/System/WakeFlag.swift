@@ -25,6 +25,10 @@ final class WakeFlag: Sendable {
 
     /// - Returns: true if raised, false on timeout.
     @discardableResult
+    func wait(timeout: Duration) -> Bool { wait(timeout: timeout.seconds) }
+
+    /// - Returns: true if raised, false on timeout (seconds).
+    @discardableResult
     func wait(timeout: Double) -> Bool {
         guard semaphore.wait(timeout: .now() + max(0, timeout)) == .success else { return false }
         _ = raised.exchange(false, ordering: .acquiringAndReleasing)
