@@ -5,119 +5,86 @@ import Tandem
 /// listen, look at the feed and read notifications; between those it waits in poll(2) on the
 /// connection's socket without holding it, so uploads and downloads go on meanwhile.
 extension PostgresBackend {
-    /// What a wait does after its turn on the connection.
-    private enum Step {
-        /// A pass has work to do from the stored cursor; the wait returns this cursor.
-        case changes(String)
-        /// Notifications announced news: look at once.
-        case look
-        /// Wait on the connection's socket, read under the lock (nil when not listening: poll
-        /// every second). The connection is held so that its socket stays open while poll(2)
-        /// waits on it.
-        case poll(PostgresConnection?, socket: Int32)
+    /// How a turn on the connection ends (``FeedWait``'s answer).
+    private enum TurnEnd {
+        case changes(String), timedOut
+        /// Poll the socket (`-1`: none, not listening) of `listened`, held so that the socket
+        /// stays open while poll(2) waits on it.
+        case poll(Duration, socket: Int32, listened: PostgresConnection?)
     }
 
-    /// Waits on `LISTEN`, looking at the feed's position only when it must: at the start of a
-    /// wait after another cursor than the last one looked at, after a (re)connect, and at least
-    /// every ``lookInterval``. A notification of Tandem's from another server process than this
-    /// backend's own connection ends the wait at once, with `cursor`, for a client that sees
-    /// every change (the pass that follows reads the position with its first page); a scoped
-    /// client looks first, since another tenant's change wakes it too, and so does any client
-    /// for a notification with a payload (not Tandem's). A change this backend uploaded itself
-    /// wakes no wait: the owner downloads its uploads' answers itself (``SyncEngine``'s
-    /// deferral of its own uploads' answers).
+    /// Waits on `LISTEN`, looking at the feed's position only when it must (``FeedWait``). A
+    /// change this backend uploaded itself wakes no wait: the owner downloads its uploads'
+    /// answers itself (``SyncEngine``'s deferral of its own uploads' answers).
     public func waitForChanges(after cursor: String, timeout: Duration) throws -> String? {
-        waiting.lock()
-        defer { waiting.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout.seconds)
-        interrupts.drain()  // a new wait starts uninterrupted
-        var look = cursor != checkedCursor
-        while true {
-            let step = try withConnection { db -> Step in
-                if !listenWanted {
-                    listenWanted = true
-                    listen(on: db)
-                }
-                if generation != checkedGeneration {
-                    // Another connection: what was announced on the last one is lost.
-                    checkedGeneration = generation
-                    checkedCursor = nil
-                    look = true
-                }
-                if let lastLook, lastLook.duration(to: .now) >= lookInterval { look = true }
-                let settled = PostgresCursor(cursor).flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
-                // Changes of transactions the cursor holds already (read late, with a statement's
-                // answer, after a look or a download that saw them) announce nothing.
-                let announced = Announcement.covers(settled, newsTransactions) ? .nothing : news
-                news = .nothing
-                newsTransactions = []
-                // A client that sees every change has work whenever another session changed
-                // something: its pass reads the position anyway, so the wait does not look first.
-                if announced == .change && !look && listening && seesEveryChange { return .changes(cursor) }
-                if announced != .nothing { look = true }
-                if look || !listening {
-                    // After every (re)connect and wake-up, read from the cursor: notifications are
-                    // wake-ups only. Those already here are of commits the position below sees.
-                    checkedCursor = nil
-                    lastLook = .now
-                    _ = try db.consumeNotifications()
-                    let stored = PostgresCursor(cursor)
-                    let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
-                    let position = try PostgresFeed.position(on: db, name: name, after: settled)
-                    seesEveryChange = !position.scoped
-                    if settled == nil || !position.historyIsCurrent || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
-                        || position.hasChanges
-                    {
-                        // The next wait starts from here.
-                        checkedCursor = listening ? position.settledCursor.text : nil
-                        return .changes(position.settledCursor.text)
+        // One wait at a time: a wait a stop missed, ending within the look interval, and the
+        // next owner's on the same backend never overlap.
+        try feedWait.withLock { wait throws -> String? in
+            let deadline = ContinuousClock.now + timeout
+            interrupts.drain()  // a new wait starts uninterrupted
+            wait.begin(after: cursor)
+            let settled = PostgresCursor(cursor).flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
+            while true {
+                let end = try withConnection { db, link -> TurnEnd in
+                    if !link.listenWanted {
+                        link.listenWanted = true
+                        listen(on: db, &link)
                     }
-                    checkedCursor = listening ? cursor : nil
-                    look = false
+                    // Changes of transactions the cursor holds already (read late, with a
+                    // statement's answer, after a look or a download that saw them) announce nothing.
+                    let announced = Announcement.covers(settled, link.newsTransactions) ? .nothing : link.news
+                    link.news = .nothing
+                    link.newsTransactions = []
+                    let listening = link.listening
+                    var action = wait.turn(.init(generation: link.generation, listening: listening, announced: announced), at: .now)
+                    if action == .look {
+                        // Notifications already here are of commits the position below sees.
+                        _ = try db.consumeNotifications()
+                        let stored = PostgresCursor(cursor)
+                        let settled = stored.flatMap { $0.target == nil && $0.table == nil ? $0.settled : nil }
+                        let position = try PostgresFeed.position(on: db, name: name, after: settled)
+                        let hasWork =
+                            settled == nil || !position.historyIsCurrent || position.hasChanges
+                            || PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) != nil
+                        action = wait.looked(.init(scoped: position.scoped, hasWork: hasWork, settledCursor: position.settledCursor.text), listening: listening)
+                    }
+                    if case .changes(let next) = action { return .changes(next) }
+                    // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
+                    let read = listening ? try db.consumeNotifications() : []
+                    let found = Announcement.covers(settled, transactions(read, on: db)) ? .nothing : announcement(read, on: db)
+                    let now = ContinuousClock.now
+                    switch wait.read(found, remaining: now.duration(to: deadline), listening: listening, at: now) {
+                    case .changes(let next): return .changes(next)
+                    case .poll(let timeout): return .poll(timeout, socket: listening ? db.socket : -1, listened: listening ? db : nil)
+                    case .timedOut, .look, .readNotifications: return .timedOut
+                    }
                 }
-                // Notifications read with the position's answer wait in libpq, where poll(2) does not see them.
-                let read = listening ? try db.consumeNotifications() : []
-                let found = Announcement.covers(settled, transactions(read, on: db)) ? .nothing : announcement(read, on: db)
-                switch found {
-                case .change where seesEveryChange: return .changes(cursor)
-                case .change, .something: return .look
-                case .nothing: break
+                switch end {
+                case .changes(let next): return next
+                case .timedOut:
+                    flushAcknowledgements()
+                    return nil
+                case .poll(let timeout, let socket, let listened):
+                    var fds = [
+                        pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                        pollfd(fd: interrupts.readFD, events: Int16(POLLIN), revents: 0),
+                        pollfd(fd: wakeups.readFD, events: Int16(POLLIN), revents: 0),
+                    ]
+                    let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                    // The connection is held so that its socket stays open while poll(2) waits on it.
+                    let n = withExtendedLifetime(listened) { poll(&fds, 3, milliseconds) }
+                    if n > 0 && fds[1].revents != 0 { return nil }
+                    if n > 0 && fds[2].revents != 0 { wakeups.drain() }
+                // A readable socket: its notifications are read on the next turn (statements that
+                // hold the connection meanwhile hand theirs over through `news`).
                 }
-                return listening ? .poll(db, socket: db.socket) : .poll(nil, socket: -1)
             }
-            // A look due at once still ends at the deadline and on an interrupt (poll(2) below
-            // does not wait then): news that keeps coming cannot hold a wait past either.
-            let (listened, socket): (PostgresConnection?, Int32)
-            switch step {
-            case .changes(let next): return next
-            case .look:
-                look = true
-                (listened, socket) = (nil, -1)
-            case .poll(let connection, let fd): (listened, socket) = (connection, fd)
-            }
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 {
-                flushAcknowledgements()
-                return nil
-            }
-            var fds = [
-                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: interrupts.readFD, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakeups.readFD, events: Int16(POLLIN), revents: 0),
-            ]
-            let untilLook = lastLook.map { (lookInterval - $0.duration(to: .now)).seconds } ?? 0
-            let milliseconds = look ? 0 : Int32(max(0, min(remaining, listened != nil ? untilLook : 1)) * 1000) + 1
-            let n = withExtendedLifetime(listened) { poll(&fds, 3, milliseconds) }
-            if n > 0 && fds[1].revents != 0 { return nil }
-            if n > 0 && fds[2].revents != 0 { wakeups.drain() }
-            // A readable socket: its notifications are read on the next turn (statements that
-            // hold the connection meanwhile hand theirs over through `news`).
         }
     }
 
-    /// Listens on `db` (the lock held); `listening` says whether it could.
-    func listen(on db: PostgresConnection) {
-        listening = (try? db.execute("LISTEN \(PostgresSetup.channel)")) != nil
+    /// Listens on `db`, the connection of `link`; ``Link/listening`` says whether it could.
+    func listen(on db: PostgresConnection, _ link: inout Link) {
+        link.listening = (try? db.execute("LISTEN \(PostgresSetup.channel)")) != nil
     }
 
     /// What notifications on Tandem's channel announce, the strongest first.

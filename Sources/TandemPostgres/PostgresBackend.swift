@@ -23,52 +23,13 @@ import Tandem
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/sql-notify.html
 public final class PostgresBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `connection`, `generation`, `listenWanted`, `listening`, `news`,
-    // `commitsAhead` and `columnTypes` are used only with `lock` held; `checkedCursor`,
-    // `checkedGeneration`, `lastLook` and `seesEveryChange` only by the one thread in
-    // waitForChanges at a time (`waiting` held); any thread may poke `interrupts` and
-    // `wakeups`; `acknowledgements` and `lastCompaction` are behind their own mutexes.
+    // Invariant: the connection and what goes with it are `link`'s, under its mutex; the wait's
+    // state is `feedWait`'s; any thread may poke `interrupts` and `wakeups`.
     let conninfo: String
-    private let lock = NSLock()
-    /// Held by waitForChanges: one wait at a time (a wait a stop missed, ending within
-    /// ``lookInterval``, and the next owner's on the same backend never overlap).
-    let waiting = NSLock()
-    /// The one connection: uploads, downloads and, once a wait began, `LISTEN` (see ``waitForChanges(after:timeout:)``).
-    private var connection: PostgresConnection?
-    /// Counts the connections made: a wait looks at the feed again after a reconnect.
-    var generation = 0
-    /// Set by the first wait: every connection made from then on listens.
-    var listenWanted = false
-    /// Whether `connection` listens (a pooler in transaction mode cannot `LISTEN`: waits then poll).
-    var listening = false
-    /// Raised when statements read a notification that may announce another's change (libpq keeps
-    /// what it read with an answer, where poll(2) does not see it): the wait, woken by
-    /// `wakeups`, takes it (``Announcement``).
-    var news = Announcement.nothing
-    /// The transactions whose notifications raised `news` to ``Announcement/change``; nil when
-    /// one named none (or too many came): see ``Announcement/transactions(in:)``.
-    var newsTransactions: [UInt64]? = []
-    /// A cursor after which the wait found no change, listening since before it looked:
-    /// a later change is announced, so a wait after it needs no look first.
-    var checkedCursor: String?
-    /// The connection `checkedCursor` was checked on.
-    var checkedGeneration = 0
-    /// When the wait last looked at the feed's position.
-    var lastLook: ContinuousClock.Instant?
-    /// Whether a fetch from a settled cursor commits its transaction in its first round trip
-    /// (``fetchCommittingAhead(after:text:ahead:limit:on:)``): off after a fetch whose first page
-    /// was full or whose role is scoped, on again after a short first page.
-    var commitsAhead = true
-    /// Whether the last look found row-level security off for this login role (not a scoped
-    /// client): every notification from another session then announces a change it downloads.
-    var seesEveryChange = false
-    /// The longest a wait goes without looking: a connection a network dropped without
-    /// a word, or a change that sent no notification, shows within it. Set before
-    /// the first wait (tests shorten it).
-    var lookInterval = Duration.seconds(10)
-    /// The server's synced tables and their declared columns, read once (and again when an upload
-    /// names a table or column not in it, after a `tandem backend setup`); guarded by `lock`.
-    private var columnTypes: [String: [(name: String, type: ColumnSchema.ColumnType)]]?
+    /// The connection and what goes with it (``withConnection(_:)``).
+    private let link: Mutex<Link>
+    /// The wait's state, held by ``waitForChanges(after:timeout:)`` for the length of a wait.
+    let feedWait: Mutex<FeedWait>
     /// Poked by ``interruptWaits()``: the wait returns.
     let interrupts: SelfPipe
     /// Poked when `news` is raised, when the connection is made again while waits listen, and
@@ -87,12 +48,17 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// Connects and reads the server's id, its synced tables' columns and whether row-level
     /// security applies to this login role, and sets the connection up for the feed
     /// (``prepareForFeed(_:)``), in one round trip.
+    /// - Parameter lookInterval: the longest a wait for changes goes without looking at the
+    ///   feed: a connection a network dropped without a word, or a change that sent no
+    ///   notification, shows within it.
     /// - Throws: ``PostgresError`` when the server cannot be reached or was never set up
     ///   (`tandem backend setup`).
-    public init(conninfo: String) throws {
+    public init(conninfo: String, lookInterval: Duration = .seconds(10)) throws {
         self.conninfo = conninfo
+        feedWait = Mutex(FeedWait(lookInterval: lookInterval))
         name = ConnectionString.redacted(conninfo)
         let connection = try PostgresConnection(conninfo)
+        var link = Link(connection: connection)
         var serverID: String?
         do {
             let answers = try connection.pipeline(
@@ -101,9 +67,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                     .init(sql: "SELECT coalesce(row_security_active(to_regclass('tandem_changes')::oid), false)"),
                 ] + PostgresBackend.feedSettings)
             serverID = answers[0].first?.first ?? nil
-            columnTypes = PostgresSetup.columnTypes(from: answers[1])
+            link.columnTypes = PostgresSetup.columnTypes(from: answers[1])
             // A scoped role's first page is read on its scopes' index, never ahead.
-            commitsAhead = answers[2].first?.first != "t"
+            link.commitsAhead = answers[2].first?.first != "t"
         } catch let error as PostgresError where error.sqlState == "42P01" {
             // undefined_table: Tandem's tables are not there.
         } catch let error as PostgresError where error.sqlState == "42501" {
@@ -116,7 +82,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             throw PostgresError("\(name) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", isConnectionFailure: true)
         }
         identifier = id
-        self.connection = connection
+        self.link = Mutex(link)
         interrupts = try SelfPipe()
         wakeups = try SelfPipe()
     }
@@ -193,51 +159,59 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     }
 
     /// The connection, reconnected when it was lost (listening again, when waits listen, and
-    /// waking the wait, which looks at the feed: notifications were lost with the connection).
-    /// Notifications its statements read are handed to the wait (``news``).
+    /// waking the wait, which looks at the feed: notifications were lost with the connection),
+    /// with what goes with it. Notifications its statements read are handed to the wait
+    /// (``Link/news``).
+    func withConnection<T>(_ body: (PostgresConnection, inout Link) throws -> T) throws -> T {
+        try link.withLock { link throws -> T in
+            if link.connection == nil || link.connection!.isBroken {
+                link.connection = try connect()
+                link.generation += 1
+                link.listening = false
+                if link.listenWanted {
+                    listen(on: link.connection!, &link)
+                    wakeups.poke()
+                }
+            }
+            let db = link.connection!
+            defer {
+                if link.listening, db === link.connection, let read = try? db.consumeNotifications(), case let found = announcement(read, on: db),
+                    found != .nothing
+                {
+                    link.news = max(link.news, found)
+                    link.newsTransactions = Announcement.merged(link.newsTransactions, transactions(read, on: db))
+                    wakeups.poke()
+                }
+            }
+            do {
+                return try body(db, &link)
+            } catch let error as PostgresError where error.isConnectionFailure {
+                link.connection = nil
+                wakeups.poke()  // a wait polling the lost connection's socket reconnects and looks
+                throw error
+            }
+        }
+    }
+
+    /// ``withConnection(_:)`` for a body that needs the connection only.
     func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        if connection == nil || connection!.isBroken {
-            connection = try connect()
-            generation += 1
-            listening = false
-            if listenWanted {
-                listen(on: connection!)
-                wakeups.poke()
-            }
-        }
-        let db = connection!
-        defer {
-            if listening, db === connection, let read = try? db.consumeNotifications(), case let found = announcement(read, on: db), found != .nothing {
-                news = max(news, found)
-                newsTransactions = Announcement.merged(newsTransactions, transactions(read, on: db))
-                wakeups.poke()
-            }
-        }
-        do {
-            return try body(db)
-        } catch let error as PostgresError where error.isConnectionFailure {
-            connection = nil
-            wakeups.poke()  // a wait polling the lost connection's socket reconnects and looks
-            throw error
-        }
+        try withConnection { db, _ in try body(db) }
     }
 
     // MARK: Upload
 
     public func upload(_ transactions: [CrudTransaction], clientID: String, epoch: Int64) throws {
-        try withConnection { db in
+        try withConnection { db, link in
             let named = transactions.flatMap(\.entries).map { ($0.table, Array(($0.data ?? [:]).keys)) }
-            if columnTypes == nil
+            if link.columnTypes == nil
                 || named.contains(where: { table, keys in
-                    guard let known = columnTypes?[table] else { return true }
+                    guard let known = link.columnTypes?[table] else { return true }
                     return keys.contains { key in !known.contains { $0.name == key } }
                 })
             {
-                columnTypes = try PostgresSetup.columnTypes(on: db)
+                link.columnTypes = try PostgresSetup.columnTypes(on: db)
             }
-            let upload = PostgresUpload(db: db, columns: columnTypes ?? [:])
+            let upload = PostgresUpload(db: db, columns: link.columnTypes ?? [:])
             // A refused row: the batch again (it was rolled back), one entry at a time, so that
             // the refusal names its table and row.
             func oneAtATime() throws {
@@ -270,11 +244,13 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     // MARK: Download
 
     public func fetchChanges(after cursor: String, limit: Int) throws -> ChangeBatch {
-        let batch = try withConnection { db -> ChangeBatch in
+        let batch = try withConnection { db, link -> ChangeBatch in
             let stored = PostgresCursor(cursor)
             // A settled cursor's first page is read ahead with the position.
             let ahead = stored.flatMap { $0.target == nil && $0.table == nil ? PostgresFeed.firstPageAhead(after: $0, limit: limit) : nil }
-            if let stored, let ahead, commitsAhead, let batch = try fetchCommittingAhead(after: stored, text: cursor, ahead: ahead, limit: limit, on: db) {
+            if let stored, let ahead, link.commitsAhead,
+                let batch = try fetchCommittingAhead(after: stored, text: cursor, ahead: ahead, limit: limit, on: db, &link)
+            {
                 return batch
             }
             for _ in 0..<2 {
@@ -282,7 +258,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 let found = try db.transaction(beginning: { db in
                     try PostgresFeed.position(on: db, name: name, beginning: Self.fetchBeginning, then: ahead.map { [$0] } ?? [])
                 }) { position -> ChangeBatch? in
-                    if let page = position.firstPage { commitsAhead = page.count < max(1, limit) && !position.scoped }
+                    if let page = position.firstPage { link.commitsAhead = page.count < max(1, limit) && !position.scoped }
                     guard position.historyIsCurrent else { return nil }
                     if let reason = PostgresFeed.fullSyncReason(for: stored, text: cursor, at: position) {
                         return try PostgresFeed.fullSyncPage(on: db, cursor: nil, position: position, reason: reason, limit: limit)
@@ -311,7 +287,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
     /// this backend stops committing ahead until a fetch's first page is short again (a backlog
     /// would read every first page twice).
     private func fetchCommittingAhead(
-        after stored: PostgresCursor, text: String, ahead: PostgresConnection.Statement, limit: Int, on db: PostgresConnection
+        after stored: PostgresCursor, text: String, ahead: PostgresConnection.Statement, limit: Int, on db: PostgresConnection, _ link: inout Link
     ) throws -> ChangeBatch? {
         let position: PostgresFeed.Position
         do {
@@ -323,7 +299,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
         guard let page = position.firstPage, page.count < max(1, limit), !position.scoped, position.historyIsCurrent,
             PostgresFeed.fullSyncReason(for: stored, text: text, at: position) == nil
         else {
-            commitsAhead = false
+            link.commitsAhead = false
             return nil
         }
         return try PostgresFeed.page(on: db, cursor: stored, position: position, limit: limit)

@@ -3,11 +3,11 @@ import Foundation
 import Tandem
 
 /// One libpq connection. Not thread-safe: one thread at a time uses it (the backend's one
-/// connection is behind its lock; only poll(2) on its socket happens without). Values travel
-/// in text format, bound as parameters.
+/// connection is behind its `Link` mutex, which is why it may be sent there; only poll(2) on its
+/// socket happens without). Values travel in text format, bound as parameters.
 ///
 /// Related documentation: https://www.postgresql.org/docs/15/libpq.html
-final class PostgresConnection {
+final class PostgresConnection: @unchecked Sendable {
     let handle: OpaquePointer
     /// The connection string with any password removed, for messages.
     let safeName: String

@@ -273,8 +273,8 @@ import Testing
     /// grant is another) still wakes a wait: the listener looks at least every `lookInterval`.
     @Test(arguments: Kind.withForeignTransactions) func aChangeWithoutANotificationWakesAWaitInTime(kind: Kind) throws {
         let dir = try TemporaryDirectory()
-        let backend = try #require(try kind.make(in: dir) as? PostgresBackend)
-        backend.lookInterval = .milliseconds(300)
+        let made = try #require(try kind.make(in: dir) as? PostgresBackend)
+        let backend = try PostgresBackend(conninfo: made.conninfo, lookInterval: .milliseconds(300))
         let start = try origin(backend)
         #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
         try PostgresConnection(backend.conninfo).execute(

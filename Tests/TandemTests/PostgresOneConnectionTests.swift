@@ -35,7 +35,7 @@ struct PostgresOneConnectionTests {
             woken.withLock { $0 = .some(next) }
             ended.signal()
         }
-        try waitUntil("the wait to listen") { try backend.withConnection { _ in backend.listening } }
+        try waitUntil("the wait to listen") { try backend.withConnection { _, link in link.listening } }
         try backend.upload([transaction(1, "own")], clientID: "a", epoch: 1)
         _ = try settledCursor(backend)
         try other.upload([transaction(1, "other")], clientID: "b", epoch: 1)
@@ -50,14 +50,13 @@ struct PostgresOneConnectionTests {
     /// since the notification announced a change this unscoped client downloads.
     @Test func aNotificationReadByAStatementWakesTheWait() throws {
         let url = try TestPostgres.database(schema: notesSchema)
-        let backend = try PostgresBackend(conninfo: url)
-        backend.lookInterval = .seconds(60)
+        let backend = try PostgresBackend(conninfo: url, lookInterval: .seconds(60))
         let start = try settledCursor(backend)
         #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil, "nothing after the cursor yet")
         try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
         try waitUntil("a statement to read the notification") {
             try backend.withConnection { _ = try $0.execute("SELECT 1") }
-            return try backend.withConnection { _ in backend.news == .change }
+            return try backend.withConnection { _, link in link.news == .change }
         }
         let next = try #require(try backend.waitForChanges(after: start, timeout: .seconds(5)), "the handed-over notification wakes the wait")
         #expect(next == start, "no look: the notification announced the change")
@@ -69,8 +68,7 @@ struct PostgresOneConnectionTests {
     /// their transaction.
     @Test func aLateNotificationOfAChangeTheCursorHoldsWakesNoWait() throws {
         let url = try TestPostgres.database(schema: notesSchema)
-        let backend = try PostgresBackend(conninfo: url)
-        backend.lookInterval = .seconds(60)
+        let backend = try PostgresBackend(conninfo: url, lookInterval: .seconds(60))
         let start = try settledCursor(backend)
         #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil, "nothing after the cursor yet")
         try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('by-psql', 'x')")
@@ -78,10 +76,10 @@ struct PostgresOneConnectionTests {
         #expect(downloaded.changes.map(\.rowID) == ["by-psql"])
         try waitUntil("a statement to read the notification") {
             try backend.withConnection { _ = try $0.execute("SELECT 1") }
-            return try backend.withConnection { _ in backend.news == .change }
+            return try backend.withConnection { _, link in link.news == .change }
         }
         // As after a wait that looked at that cursor while listening: no look is due before the news.
-        try backend.withConnection { _ in backend.checkedCursor = downloaded.nextCursor }
+        backend.feedWait.withLock { $0.checkedCursor = downloaded.nextCursor }
         #expect(try backend.waitForChanges(after: downloaded.nextCursor, timeout: .milliseconds(300)) == nil, "the change was downloaded: no wait wakes for it")
         // A later change still wakes it.
         try PostgresConnection(url).execute("INSERT INTO notes(id, title) VALUES ('later', 'x')")
@@ -95,8 +93,7 @@ struct PostgresOneConnectionTests {
     /// returns the position it read, which lies after a change it found.
     @Test func onlyTandemsNotificationsEndAWaitWithoutALook() throws {
         let url = try TestPostgres.database(schema: notesSchema)
-        let backend = try PostgresBackend(conninfo: url)
-        backend.lookInterval = .seconds(60)
+        let backend = try PostgresBackend(conninfo: url, lookInterval: .seconds(60))
         let start = try settledCursor(backend)
         #expect(try backend.waitForChanges(after: start, timeout: .zero) == nil)
         let other = try PostgresConnection(url)
