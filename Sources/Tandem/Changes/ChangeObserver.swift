@@ -78,13 +78,14 @@ final class ChangeObserver: @unchecked Sendable {
     }
 
     /// Delivers a commit of this process to subscribers at once: the tables it changed (its
-    /// sequence was told to ``ownCommit(sequence:failed:)`` before the commit).
-    func localCommit(tables: Set<String>) {
+    /// sequence was told to ``ownCommit(sequence:failed:)`` before the commit) and the tag bound
+    /// where it was made.
+    func localCommit(tables: Set<String>, tag: CommitTag?) {
         let handlers = state.withLock { s -> [Handler] in
             guard s.started else { return [] }
             return Array(s.subscribers.values)
         }
-        let change = tables.contains(InternalTables.anyTable) ? .unknown : DatabaseChange(rawTables: tables)
+        let change = tables.contains(InternalTables.anyTable) ? .unknown(tag: tag) : DatabaseChange(rawTables: tables, tag: tag)
         for handler in handlers { handler(change, false) }
     }
 

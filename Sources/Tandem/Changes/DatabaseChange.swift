@@ -5,18 +5,26 @@ public struct DatabaseChange: Sendable, Hashable, CustomStringConvertible {
     /// A writer that does not record its changes committed (the `sqlite3` shell, say), or the
     /// wake-up queue overflowed: any table may have changed.
     public let isUnknown: Bool
+    /// The tag bound where this process made the commit (``CommitTag``); nil for other
+    /// processes' commits and untagged ones.
+    let tag: CommitTag?
 
-    init(rawTables: Set<String>) {
+    init(rawTables: Set<String>, tag: CommitTag? = nil) {
         self.rawTables = rawTables
         self.isUnknown = false
+        self.tag = tag
     }
 
-    private init(unknown: Void) {
+    private init(unknown: Void, tag: CommitTag? = nil) {
         self.rawTables = []
         self.isUnknown = true
+        self.tag = tag
     }
 
     static let unknown = DatabaseChange(unknown: ())
+
+    /// An unknown change made under `tag`.
+    static func unknown(tag: CommitTag?) -> DatabaseChange { DatabaseChange(unknown: (), tag: tag) }
 
     /// Changed tables by their schema names (`notes` for `ps_data__notes`); internal tables keep
     /// their names (`ps_crud` when the upload queue changed, `ps_kv` for sync state).
@@ -31,14 +39,26 @@ public struct DatabaseChange: Sendable, Hashable, CustomStringConvertible {
         InternalTables.declaredTable(ofDataTable: raw) ?? raw
     }
 
-    /// Both changes as one: the union of their tables, or unknown when either is.
+    /// Both changes as one: the union of their tables, or unknown when either is; tagged only
+    /// when both are, alike.
     func merged(with other: DatabaseChange) -> DatabaseChange {
-        isUnknown || other.isUnknown ? .unknown : DatabaseChange(rawTables: rawTables.union(other.rawTables))
+        let tag = tag == other.tag ? tag : nil
+        return isUnknown || other.isUnknown ? .unknown(tag: tag) : DatabaseChange(rawTables: rawTables.union(other.rawTables), tag: tag)
     }
 
     /// True if this change may affect a query that reads `readSet` (raw table names).
     func affects(_ readSet: Set<String>) -> Bool {
         isUnknown || !rawTables.isDisjoint(with: readSet)
+    }
+
+    /// Equal when the same tables changed (the tag is this process's bookkeeping).
+    public static func == (a: DatabaseChange, b: DatabaseChange) -> Bool {
+        a.isUnknown == b.isUnknown && a.rawTables == b.rawTables
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(isUnknown)
+        hasher.combine(rawTables)
     }
 
     public var description: String {

@@ -256,7 +256,7 @@ public final class SharedDatabase: Sendable {
         guard let writer else { throw TandemError.readOnly(path: path) }
         let (value, commit) = try writer.write(
             marking: marked, cancellation: cancellation, stamping: { [observer] in observer.ownCommit(sequence: $0, failed: $1) }, body)
-        if let commit { observer.localCommit(tables: commit.tables) }
+        if let commit { observer.localCommit(tables: commit.tables, tag: CommitTag.current) }
         return value
     }
 

@@ -9,9 +9,6 @@ final class SyncEngine: Sendable {
     private struct State {
         var stopped = false
         var changeToken: AnyDatabaseCancellable?
-        /// The loop thread, whose own commits (sealing, completing uploads, applying downloads,
-        /// status) queue nothing and so need no further pass.
-        var loopThread: pthread_t?
         /// Whether the loop was started, and whether it has ended.
         var loopStarted = false, loopEnded = false
         /// Called once the loop has ended (``requestStop(whenEnded:)``).
@@ -41,9 +38,11 @@ final class SyncEngine: Sendable {
     /// When the waiting entries and changes were first seen, and a backlog's progress.
     private let lag = SyncLagTracker()
     /// Where each pass completes and reads upload batches beside the backend's work
-    /// (``SyncPass/localWork``); its commits, like the loop thread's, need no further pass.
+    /// (``SyncPass/localWork``).
     private let localWork = DispatchQueue(label: "tandem.upload-queue")
-    private let localWorkKey = DispatchSpecificKey<Bool>()
+    /// Bound while the loop runs: its own commits (sealing, completing uploads, applying
+    /// downloads, status), wherever they run, queue nothing and so need no further pass.
+    private let ownCommits = CommitTag()
 
     /// - Parameter onEvent: called on the loop's thread; ``SyncEvent/lostOwnership(_:)`` comes
     ///   after the loop has ended, so that the session may stop this engine from that call.
@@ -55,7 +54,6 @@ final class SyncEngine: Sendable {
         self.backend = backend
         self.epoch = epoch
         self.lifecycle = lifecycle
-        localWork.setSpecific(key: localWorkKey, value: true)
         self.clientID = try database.clientID()
         self.onEvent = onEvent
         let neverSynced = try database.read { try $0.stored(.cursor).stringValue ?? "" }.isEmpty
@@ -66,21 +64,18 @@ final class SyncEngine: Sendable {
     }
 
     func start() throws {
-        // Told on the committing thread for this process's commits: the loop's own commits
-        // are told apart by their thread.
-        let token = try database.addImmediateChangeHandler { [signal, weak self] change in
+        // Told on the committing thread for this process's commits, with their tag.
+        let token = try database.addImmediateChangeHandler { [signal, ownCommits] change in
             guard change.isUnknown || change.rawTables.contains(InternalTables.crud) else { return }
-            // A pass's own writes (this process's commits on the loop thread) queue nothing;
-            // waking for them ran one more pass after every upload.
-            if let loop = self?.state.withLock({ $0.loopThread }), pthread_equal(loop, pthread_self()) != 0 { return }
-            if let key = self?.localWorkKey, DispatchQueue.getSpecific(key: key) == true { return }
+            // A pass's own writes queue nothing; waking for them ran one more pass after every upload.
+            guard change.tag != ownCommits else { return }
             signal.raise()
         }
         state.withLock { $0.changeToken = token }
         if let notice = database.changePollingNotice { onEvent(.pollingForChanges(notice)) }
         loopRunning.enter()
         state.withLock { $0.loopStarted = true }
-        spawn("tandem.sync") { [self] in runLoop() }
+        spawn("tandem.sync") { [self] in ownCommits.bound { runLoop() } }
         spawn("tandem.sync-wait") { [self] in waitForBackend() }
     }
 
@@ -143,7 +138,6 @@ final class SyncEngine: Sendable {
     /// The I/O loop that drives ``SyncStateMachine``: it performs each action and sends the
     /// outcome back as the next event. Returns the reason when ownership was lost.
     private func loop() -> String? {
-        state.withLock { $0.loopThread = pthread_self() }
         var next: Next
         switch lifecycle.send({ $0.start(status: initialStatus) }) {
         case .runPass: next = .runPass

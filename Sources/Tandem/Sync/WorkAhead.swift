@@ -9,10 +9,11 @@ final class WorkAhead<T: Sendable>: @unchecked Sendable {
     private var result: Result<T, any Error>?
     private let done = DispatchSemaphore(value: 0)
 
-    /// Starts `work` on `queue`.
+    /// Starts `work` on `queue`, with the caller's ``CommitTag`` bound.
     init(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) {
+        let tag = CommitTag.current
         queue.async {
-            self.result = Result(catching: work)
+            self.result = CommitTag.$current.withValue(tag) { Result(catching: work) }
             self.done.signal()
         }
     }
