@@ -26,6 +26,10 @@ final class TemporaryDirectory {
     }
 }
 
+/// The package's root folder (this file is `Tests/TandemTests/Support/Support.swift`).
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
 let notesSchema = Schema(tables: [
     TableSchema(
         name: "notes", columns: [.text("title"), .integer("done"), .real("score")],

@@ -61,7 +61,6 @@ import Testing
     /// linked with Tandem's objects. Returns the errors, or nil.
     func compile(_ files: [String], output: String? = nil) throws -> String? {
         let build = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent()
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         var arguments =
             [
                 "swiftc", "-swift-version", "6", "-j", "1", "-I", build.appendingPathComponent("Modules").path,

@@ -5,7 +5,7 @@ import Testing
 /// Package.swift, and its folder table and layer map (the ```layers block `Tools/check-layers`
 /// type-checks) name exactly the folders of `Sources/Tandem`.
 @Suite struct ModuleMapTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = packageRoot
 
     static func text(_ path: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)

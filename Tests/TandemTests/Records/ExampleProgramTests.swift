@@ -20,7 +20,7 @@ import Testing
 
     /// README shows the example program as it is, so what a reader pastes compiles and runs.
     @Test func theREADMEShowsTheExampleProgramWhole() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = packageRoot
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let program = try String(contentsOf: root.appendingPathComponent("Tools/example/main.swift"), encoding: .utf8)
         let section = try #require(readme.range(of: "## Example: records"))

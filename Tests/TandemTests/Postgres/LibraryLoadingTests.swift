@@ -38,7 +38,7 @@ import Testing
     /// Every libpq function the shim calls is in the list its load checks, so that a libpq
     /// without one of them (an older one) is refused when connecting, never called through NULL.
     @Test func theShimChecksEveryFunctionItCalls() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = packageRoot
         let shim = try String(contentsOf: root.appendingPathComponent("Sources/CLibPQ/shim.h"), encoding: .utf8)
         let called = Set(shim.matches(of: /tandem_(PQ[A-Za-z]+)\(/).map { String($0.output.1) })
         let list = try #require(shim.firstMatch(of: /#define TANDEM_LIBPQ_FUNCTIONS\(X\)((?:.*\\\n)*.*\n)/)?.output.1)

@@ -7,7 +7,7 @@ import Testing
 /// command (they say remedies as API, ``Remedy``, and the command line says them as commands),
 /// and the names of Tandem's own tables (`ps_…`) are spelled only in `Layout/`, their owner.
 @Suite struct HouseRulesTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = packageRoot
 
     /// The code lines (comments left out) of every Swift file under `folder`, with their places.
     static func codeLines(under folder: String) throws -> [(place: String, line: String)] {
