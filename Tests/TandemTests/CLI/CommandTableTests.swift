@@ -5,8 +5,7 @@ import Testing
 /// example in the command's help.
 @Suite struct CommandTableTests {
     @Test func everyCommandIsInTheREADMEWithItsExample() throws {
-        let readme = packageRoot
-            .appendingPathComponent("README.md")
+        let readme = packageRoot.appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         let rows = text.split(separator: "\n").filter { $0.hasPrefix("| `tandem ") || $0.hasPrefix("| `curl") }
         let overview = try runTandem(["--help"]).stdout

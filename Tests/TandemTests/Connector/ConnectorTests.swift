@@ -8,8 +8,7 @@ import Testing
 /// a real process, the curl connector program (Tools/example/api/connector.sh) run by `tandem`,
 /// the Swift connector (`tandem-api-example`, URLSession), and connector programs that misbehave.
 @Suite struct ConnectorTests {
-    static let example = packageRoot
-        .appendingPathComponent("Tools/example/api")
+    static let example = packageRoot.appendingPathComponent("Tools/example/api")
 
     /// The reference API on a free port, with its own SQLite file.
     final class API {
