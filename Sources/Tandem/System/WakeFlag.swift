@@ -25,7 +25,9 @@ final class WakeFlag: Sendable {
 
     /// - Returns: true if raised, false on timeout.
     @discardableResult
-    func wait(timeout: Duration) -> Bool { wait(timeout: timeout.seconds) }
+    func wait(timeout: Duration) -> Bool {
+        wait(timeout: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+    }
 
     /// - Returns: true if raised, false on timeout (seconds).
     @discardableResult
