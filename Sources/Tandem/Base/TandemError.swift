@@ -7,8 +7,9 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     case cannotOpen(path: String, reason: String)
     /// A write was attempted on a database opened read-only.
     case readOnly(path: String)
-    /// The schema is invalid or does not match the file.
-    case invalidSchema(String)
+    /// The schema is invalid or does not match the file: the kind of problem, the table and
+    /// column at fault, and the message (``SchemaProblem``).
+    case invalidSchema(SchemaProblem)
     /// The SQL could not be used as asked.
     case invalidSQL(sql: String, reason: String)
     /// Arguments do not match the SQL's parameters.
@@ -71,7 +72,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         switch self {
         case .cannotOpen(let path, let reason): return "cannot open database '\(path)': \(reason)"
         case .readOnly(let path): return "the database '\(path)' was opened read-only; writes are not allowed"
-        case .invalidSchema(let m): return "invalid schema: \(m)"
+        case .invalidSchema(let problem): return "invalid schema: \(problem.message)"
         case .invalidSQL(let sql, let reason): return "invalid SQL `\(sql)`: \(reason)"
         case .invalidArguments(let m): return "invalid arguments: \(m)"
         case .invalidValue(let refusal): return "invalid value: \(refusal.message)"
@@ -114,6 +115,7 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     public var table: String? {
         switch self {
         case .invalidValue(let refusal): return refusal.table
+        case .invalidSchema(let problem): return problem.table
         case .uploadRejected(let table, _, _): return table
         default: return nil
         }
@@ -121,14 +123,18 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
 
     /// The column a refused value was for.
     public var column: String? {
-        if case .invalidValue(let refusal) = self { return refusal.column }
-        return nil
+        switch self {
+        case .invalidValue(let refusal): return refusal.column
+        case .invalidSchema(let problem): return problem.column
+        default: return nil
+        }
     }
 
     /// The row the error is about, by its id: a refused value's (when known), or a rejected upload's.
     public var rowID: String? {
         switch self {
         case .invalidValue(let refusal): return refusal.rowID
+        case .invalidSchema(let problem): return problem.row
         case .uploadRejected(_, let rowID, _): return rowID
         default: return nil
         }

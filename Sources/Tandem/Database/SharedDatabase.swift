@@ -85,7 +85,7 @@ public final class SharedDatabase: Sendable {
                 // An older program that the newer migrations let read: it reads, its writes are refused.
             } else if let schema, let pending, schema.tables != stored?.tables || !pending.isEmpty {
                 guard let writer else {
-                    throw TandemError.invalidSchema("'\(path)' was opened read-only and its stored schema differs from the one given")
+                    throw TandemError.invalidSchema(SchemaProblem(.storedSchemaDiffers, "'\(path)' was opened read-only and its stored schema differs from the one given"))
                 }
                 _ = try writer.write(migrating: !pending.isEmpty) { tx in
                     if !configuration.upgradesSchema, let current = try SchemaInstaller.storedSchema(tx) {
@@ -110,7 +110,7 @@ public final class SharedDatabase: Sendable {
 
     /// The refusal of a file whose stored schema differs, opened with ``Configuration/upgradesSchema`` false.
     private static func schemaKept(_ path: String) -> TandemError {
-        .invalidSchema("'\(path)' stores another schema, which is kept: it is not upgraded when Configuration.upgradesSchema is false")
+        .invalidSchema(SchemaProblem(.storedSchemaDiffers, "'\(path)' stores another schema, which is kept: it is not upgraded when Configuration.upgradesSchema is false"))
     }
 
     /// Opens the file and its connections, then resolves the schema with `setUp` (given the

@@ -76,9 +76,9 @@ struct MigrationRun {
             let index = try tableIndex(tableName)
             let table = working.tables[index]
             let column = try self.column(from, of: table)
-            try Schema.checkIdentifier(to, what: "column '\(tableName).\(to)'")
+            try Schema.checkIdentifier(to, what: "column '\(tableName).\(to)'", table: tableName, column: to)
             guard !table.columns.contains(where: { $0.name.lowercased() == to.lowercased() }) || to.lowercased() == from.lowercased() else {
-                throw TandemError.invalidSchema("table '\(tableName)' has a column '\(to)' already")
+                throw TandemError.invalidSchema(SchemaProblem(.duplicate, table: tableName, column: to, "table '\(tableName)' has a column '\(to)' already"))
             }
             try dropViews(of: table)
             let moved = { (json: String) in Self.renamedKey(from: column.name, to: to, in: json) }
@@ -110,14 +110,15 @@ struct MigrationRun {
         case .renameTable(let from, let to):
             let index = try tableIndex(from)
             let table = working.tables[index]
-            try Schema.checkIdentifier(to, what: "table '\(to)'")
+            try Schema.checkIdentifier(to, what: "table '\(to)'", table: from)
             guard working.table(named: to) == nil, working.tables.allSatisfy({ $0.name.lowercased() != to.lowercased() }) else {
-                throw TandemError.invalidSchema("a table '\(to)' is declared already")
+                throw TandemError.invalidSchema(SchemaProblem(.duplicate, table: from, "a table '\(to)' is declared already"))
             }
             var renamed = table
             renamed.name = to
             if try tx.scalar("SELECT count(*) FROM sqlite_master WHERE lower(name) IN (lower(?), lower(?))", [to, renamed.dataTableName]).int64Value != 0 {
-                throw TandemError.invalidSchema("the file holds an object named '\(to)' or the stored rows of an earlier table '\(to)'; drop that first")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.nameCollision, table: from, "the file holds an object named '\(to)' or the stored rows of an earlier table '\(to)'; drop that first"))
             }
             try dropViews(of: table)
             try tx.executeOwn("PRAGMA legacy_alter_table = ON")
@@ -151,7 +152,8 @@ struct MigrationRun {
             }
             done.pendingRewritten = try MigrationValues.convertPending(column, of: retyped, in: tx)
             if case .column(let name) = retyped.scope, name == column.name, type == .real {
-                throw TandemError.invalidSchema("'\(tableName).\(columnName)' scopes the table's rows; a scope column cannot be real")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.invalidScope, table: tableName, column: columnName, "'\(tableName).\(columnName)' scopes the table's rows; a scope column cannot be real"))
             }
             working.tables[index] = retyped
             viewsCurrent = false
@@ -159,7 +161,9 @@ struct MigrationRun {
         case .fill(let tableName, let columnName, let value, let condition):
             let index = try tableIndex(tableName)
             let table = try declaring(columnName, in: index)
-            guard !table.insertOnly else { throw TandemError.invalidSchema("table '\(tableName)' is insert-only: it keeps no rows to fill") }
+            guard !table.insertOnly else {
+                throw TandemError.invalidSchema(SchemaProblem(.invalidTable, table: tableName, "table '\(tableName)' is insert-only: it keeps no rows to fill"))
+            }
             try installViewsIfNeeded()
             let column = table.columns.first { $0.name == columnName }!
             let moving = moves.removeValue(forKey: table.name) ?? StoredKeyMoves()
@@ -171,7 +175,10 @@ struct MigrationRun {
             let table = working.tables[index]
             let column = try column(columnName, of: table)
             guard discard else {
-                throw TandemError.invalidSchema("dropping '\(tableName).\(columnName)' removes its values from this host: say so with discardValues: true")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(
+                        .discardNotConfirmed, table: tableName, column: columnName,
+                        "dropping '\(tableName).\(columnName)' removes its values from this host: say so with discardValues: true"))
             }
             try dropViews(of: table)
             let path = SQLText.literal("$." + column.name)
@@ -191,14 +198,18 @@ struct MigrationRun {
             case .parent(_, let via) where via == column.name: dropped.scope = nil
             default: break
             }
-            guard !dropped.columns.isEmpty else { throw TandemError.invalidSchema("'\(columnName)' is the last column of '\(tableName)'; drop the table instead") }
+            guard !dropped.columns.isEmpty else {
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.invalidTable, table: tableName, column: columnName, "'\(columnName)' is the last column of '\(tableName)'; drop the table instead"))
+            }
             working.tables[index] = dropped
 
         case .dropTable(let tableName, let discard):
             let index = try tableIndex(tableName)
             let table = working.tables[index]
             guard discard else {
-                throw TandemError.invalidSchema("dropping table '\(tableName)' removes its rows from this host: say so with discardRows: true")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.discardNotConfirmed, table: tableName, "dropping table '\(tableName)' removes its rows from this host: say so with discardRows: true"))
             }
             try dropViews(of: table)
             done.rowsLeavingHost = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable)").int64Value ?? 0)
@@ -250,7 +261,8 @@ struct MigrationRun {
     private func tableIndex(_ name: String) throws -> Int {
         guard let index = working.tables.firstIndex(where: { $0.name == name }) else {
             let names = working.tables.map(\.name).joined(separator: ", ")
-            throw TandemError.invalidSchema("no table '\(name)' is declared at this step (declared: \(names.isEmpty ? "none" : names))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unknownTable, table: name, "no table '\(name)' is declared at this step (declared: \(names.isEmpty ? "none" : names))"))
         }
         return index
     }
@@ -259,7 +271,7 @@ struct MigrationRun {
     private mutating func tableIndex(_ name: String, declaredByTarget: Bool) throws -> Int {
         if let index = working.tables.firstIndex(where: { $0.name == name }) { return index }
         guard let declared = target.table(named: name) else {
-            throw TandemError.invalidSchema("no table '\(name)' is declared at this step or by the schema")
+            throw TandemError.invalidSchema(SchemaProblem(.unknownTable, table: name, "no table '\(name)' is declared at this step or by the schema"))
         }
         working.tables.append(declared)
         viewsCurrent = false
@@ -268,7 +280,10 @@ struct MigrationRun {
 
     private func column(_ name: String, of table: TableSchema) throws -> ColumnSchema {
         guard let column = table.columns.first(where: { $0.name == name }) else {
-            throw TandemError.invalidSchema("table '\(table.name)' has no column '\(name)' at this step (columns: \(table.columns.map(\.name).joined(separator: ", ")))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(
+                    .unknownColumn, table: table.name, column: name,
+                    "table '\(table.name)' has no column '\(name)' at this step (columns: \(table.columns.map(\.name).joined(separator: ", ")))"))
         }
         return column
     }
@@ -277,7 +292,10 @@ struct MigrationRun {
     private mutating func declaring(_ column: String, in index: Int) throws -> TableSchema {
         if working.tables[index].columns.contains(where: { $0.name == column }) { return working.tables[index] }
         guard let declared = target.table(named: working.tables[index].name)?.columns.first(where: { $0.name == column }) else {
-            throw TandemError.invalidSchema("table '\(working.tables[index].name)' declares no column '\(column)', at this step or in the schema")
+            throw TandemError.invalidSchema(
+                SchemaProblem(
+                    .unknownColumn, table: working.tables[index].name, column: column,
+                    "table '\(working.tables[index].name)' declares no column '\(column)', at this step or in the schema"))
         }
         working.tables[index].columns.append(declared)
         viewsCurrent = false

@@ -62,8 +62,10 @@ enum MigrationRunner {
     static func pending(_ declared: [Migration], applied: [String], path: String) throws -> ArraySlice<Migration> {
         var seen: Set<String> = []
         for migration in declared {
-            guard !migration.id.isEmpty else { throw TandemError.invalidSchema("a migration has an empty id") }
-            guard seen.insert(migration.id).inserted else { throw TandemError.invalidSchema("two migrations have the id '\(migration.id)'") }
+            guard !migration.id.isEmpty else { throw TandemError.invalidSchema(SchemaProblem(.malformed, "a migration has an empty id")) }
+            guard seen.insert(migration.id).inserted else {
+                throw TandemError.invalidSchema(SchemaProblem(.duplicate, "two migrations have the id '\(migration.id)'"))
+            }
         }
         for (index, id) in applied.enumerated() {
             guard index < declared.count else {
@@ -72,9 +74,11 @@ enum MigrationRunner {
             guard declared[index].id == id else {
                 let there = declared.firstIndex { $0.id == id }
                 throw TandemError.invalidSchema(
-                    "the file applied migration '\(id)' as version \(index + 1), but the schema lists '\(declared[index].id)' there"
-                        + (there.map { " and '\(id)' as version \($0 + 1)" } ?? " and no longer lists '\(id)'")
-                        + ": migrations are only ever appended, never removed or reordered")
+                    SchemaProblem(
+                        .migrationsRewritten,
+                        "the file applied migration '\(id)' as version \(index + 1), but the schema lists '\(declared[index].id)' there"
+                            + (there.map { " and '\(id)' as version \($0 + 1)" } ?? " and no longer lists '\(id)'")
+                            + ": migrations are only ever appended, never removed or reordered"))
             }
         }
         return declared[applied.count...]

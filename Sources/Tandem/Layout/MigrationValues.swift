@@ -100,14 +100,18 @@ enum MigrationValues {
 
     /// Converts the stored values of `column` (of `table`, declared with its new type) that are
     /// of another type, by the write rule; returns how many rows changed.
-    /// - Throws: ``TandemError/invalidValue(_:)`` naming the first row whose value does not convert exactly.
+    /// - Throws: ``TandemError/invalidSchema(_:)`` (``SchemaProblem/Kind/typeMismatch``) naming the
+    ///   first row whose value does not convert exactly.
     static func convertStored(_ column: ColumnSchema, of table: TableSchema, in tx: Transaction) throws -> Int {
         let values = try StoredRowCheck.otherTypedValues(of: column, in: table, tx: tx)
         let update = "UPDATE \(table.quotedDataTable) SET data = json_set(data, ?2, \(jsonValue(jsonText("?1", column, of: table), column))) WHERE id = ?3"
         for value in values {
             guard let converted = value.converted else {
                 throw TandemError.invalidSchema(
-                    "\(table.name).\(column.name): \(value.shown) does not convert to \(column.type.rawValue) exactly (give the conversion with using, or rewrite the row first)")
+                    SchemaProblem(
+                        .typeMismatch, table: table.name, column: column.name, row: value.id.stringValue,
+                        "\(table.name).\(column.name): \(value.shown) does not convert to \(column.type.rawValue) exactly (give the conversion with using, or rewrite the row first)"
+                    ))
             }
             try tx.executeOwn(update, [converted, "$." + column.name, value.id])
         }

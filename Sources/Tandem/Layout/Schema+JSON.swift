@@ -9,12 +9,12 @@ extension Schema {
         if (try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])) != nil,
             let duplicate = JSONDuplicateKey.first(in: String(decoding: json, as: UTF8.self))
         {
-            throw TandemError.invalidSchema(duplicate.description)
+            throw TandemError.invalidSchema(SchemaProblem(.malformed, duplicate.description))
         }
         do {
             self = try JSONDecoder().decode(Schema.self, from: json)
         } catch let error as DecodingError {
-            throw TandemError.invalidSchema(Schema.describe(error))
+            throw TandemError.invalidSchema(SchemaProblem(.malformed, Schema.describe(error)))
         }
         try validate()
     }
@@ -24,16 +24,16 @@ extension Schema {
     public init(contentsOf url: URL) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': it does not exist")
+            throw TandemError.invalidSchema(SchemaProblem(.malformed, "cannot read schema file '\(url.path)': it does not exist"))
         }
         guard !isDirectory.boolValue else {
-            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': it is a directory")
+            throw TandemError.invalidSchema(SchemaProblem(.malformed, "cannot read schema file '\(url.path)': it is a directory"))
         }
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw TandemError.invalidSchema("cannot read schema file '\(url.path)': permission denied or not readable")
+            throw TandemError.invalidSchema(SchemaProblem(.malformed, "cannot read schema file '\(url.path)': permission denied or not readable"))
         }
-        do { try self.init(json: data) } catch TandemError.invalidSchema(let message) {
-            throw TandemError.invalidSchema("\(url.path): \(message)")
+        do { try self.init(json: data) } catch TandemError.invalidSchema(let problem) {
+            throw TandemError.invalidSchema(problem.within(url.path))
         }
     }
 

@@ -11,52 +11,61 @@ extension Schema {
         var tableNames: Set<String> = []
         var indexObjects: [String: String] = [:]  // generated index name -> "table.index"
         for table in tables {
-            try Schema.checkIdentifier(table.name, what: "table '\(table.name)'")
+            try Schema.checkIdentifier(table.name, what: "table '\(table.name)'", table: table.name)
             let lower = table.name.lowercased()
             guard tableNames.insert(lower).inserted else {
-                throw TandemError.invalidSchema("table '\(table.name)' is declared twice")
+                throw TandemError.invalidSchema(SchemaProblem(.duplicate, table: table.name, "table '\(table.name)' is declared twice"))
             }
             guard !table.columns.isEmpty else {
-                throw TandemError.invalidSchema("table '\(table.name)' has no columns")
+                throw TandemError.invalidSchema(SchemaProblem(.invalidTable, table: table.name, "table '\(table.name)' has no columns"))
             }
             guard table.columns.count <= Schema.maximumColumns else {
-                throw TandemError.invalidSchema("table '\(table.name)' has \(table.columns.count) columns; at most \(Schema.maximumColumns) are supported")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(
+                        .invalidTable, table: table.name, "table '\(table.name)' has \(table.columns.count) columns; at most \(Schema.maximumColumns) are supported"))
             }
             guard !(table.localOnly && table.insertOnly) else {
-                throw TandemError.invalidSchema("table '\(table.name)' cannot be both localOnly and insertOnly")
+                throw TandemError.invalidSchema(SchemaProblem(.invalidTable, table: table.name, "table '\(table.name)' cannot be both localOnly and insertOnly"))
             }
             var columnNames: Set<String> = []
             for column in table.columns {
-                try Schema.checkIdentifier(column.name, what: "column '\(table.name).\(column.name)'")
+                try Schema.checkIdentifier(column.name, what: "column '\(table.name).\(column.name)'", table: table.name, column: column.name)
                 guard column.name.lowercased() != "id" else {
-                    throw TandemError.invalidSchema("column '\(table.name).id' is implicit (a text primary key) and must not be declared")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(.invalidTable, table: table.name, column: column.name, "column '\(table.name).id' is implicit (a text primary key) and must not be declared"))
                 }
                 // SQLite (3.40) names a view's column `true` or `false` "columnN" instead, so the
                 // column could be neither read nor written through the table's view.
                 guard !["true", "false"].contains(column.name.lowercased()) else {
                     throw TandemError.invalidSchema(
-                        "column '\(table.name).\(column.name)': SQLite cannot name a view's column '\(column.name)' (it reads the word as a boolean); rename it")
+                        SchemaProblem(
+                            .invalidName, table: table.name, column: column.name,
+                            "column '\(table.name).\(column.name)': SQLite cannot name a view's column '\(column.name)' (it reads the word as a boolean); rename it"))
                 }
                 guard columnNames.insert(column.name.lowercased()).inserted else {
-                    throw TandemError.invalidSchema("column '\(table.name).\(column.name)' is declared twice")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(.duplicate, table: table.name, column: column.name, "column '\(table.name).\(column.name)' is declared twice"))
                 }
             }
             var indexNames: Set<String> = []
             for index in table.indexes {
-                try Schema.checkIdentifier(index.name, what: "index '\(table.name).\(index.name)'")
+                try Schema.checkIdentifier(index.name, what: "index '\(table.name).\(index.name)'", table: table.name)
                 guard indexNames.insert(index.name.lowercased()).inserted else {
-                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' is declared twice")
+                    throw TandemError.invalidSchema(SchemaProblem(.duplicate, table: table.name, "index '\(table.name).\(index.name)' is declared twice"))
                 }
                 guard !index.columns.isEmpty else {
-                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' has no columns")
+                    throw TandemError.invalidSchema(SchemaProblem(.invalidTable, table: table.name, "index '\(table.name).\(index.name)' has no columns"))
                 }
                 let generated = InternalTables.index(index.name, of: table.name).lowercased()
                 if let other = indexObjects[generated] {
-                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' and index '\(other)' would share the SQLite name '\(generated)'; rename one")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(
+                            .duplicate, table: table.name, "index '\(table.name).\(index.name)' and index '\(other)' would share the SQLite name '\(generated)'; rename one"))
                 }
                 indexObjects[generated] = "\(table.name).\(index.name)"
                 for column in index.columns where column != "id" && !columnNames.contains(column.lowercased()) {
-                    throw TandemError.invalidSchema("index '\(table.name).\(index.name)' names unknown column '\(column)'")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(.unknownColumn, table: table.name, column: column, "index '\(table.name).\(index.name)' names unknown column '\(column)'"))
                 }
             }
         }
@@ -73,18 +82,20 @@ extension Schema {
 
     /// Identifiers: a letter or underscore, then letters, digits or underscores; at most 64
     /// characters; no reserved prefix (`ps_`, `sqlite_`).
-    static func checkIdentifier(_ name: String, what: String) throws {
-        guard !name.isEmpty else { throw TandemError.invalidSchema("\(what): the name is empty") }
-        guard name.utf8.count <= 64 else { throw TandemError.invalidSchema("\(what): the name is longer than 64 characters") }
+    /// - Parameters: `table` and `column`: what the name belongs to, for the problem's fields.
+    static func checkIdentifier(_ name: String, what: String, table: String? = nil, column: String? = nil) throws {
+        func refuse(_ why: String) -> TandemError { .invalidSchema(SchemaProblem(.invalidName, table: table, column: column, "\(what): \(why)")) }
+        guard !name.isEmpty else { throw refuse("the name is empty") }
+        guard name.utf8.count <= 64 else { throw refuse("the name is longer than 64 characters") }
         let valid = name.unicodeScalars.enumerated().allSatisfy { offset, scalar in
             scalar == "_" || (scalar.isASCII && (CharacterSet.letters.contains(scalar) || (offset > 0 && CharacterSet.decimalDigits.contains(scalar))))
         }
         guard valid else {
-            throw TandemError.invalidSchema("\(what): the name must start with a letter or '_' and contain only ASCII letters, digits and '_'")
+            throw refuse("the name must start with a letter or '_' and contain only ASCII letters, digits and '_'")
         }
         let lower = name.lowercased()
         for prefix in ["ps_", "sqlite_"] where lower.hasPrefix(prefix) {
-            throw TandemError.invalidSchema("\(what): the prefix '\(prefix)' is reserved")
+            throw refuse("the prefix '\(prefix)' is reserved")
         }
     }
 }

@@ -33,7 +33,7 @@ enum SchemaInstaller {
         do {
             return try JSONDecoder().decode(Schema.self, from: Data(json.utf8))
         } catch {
-            throw TandemError.invalidSchema("the schema stored in '\(tx.connection.path)' cannot be read: \(error)")
+            throw TandemError.invalidSchema(SchemaProblem(.unreadableFile, "the schema stored in '\(tx.connection.path)' cannot be read: \(error)"))
         }
     }
 
@@ -101,7 +101,8 @@ enum SchemaInstaller {
         for table in schema.tables where !ours.contains(table.name.lowercased()) {
             if try madeByTandem(table, in: tx) { continue }
             if let type = try tx.scalar("SELECT type FROM sqlite_master WHERE lower(name) = lower(?)", [table.name]).stringValue {
-                throw TandemError.invalidSchema("table '\(table.name)' collides with an existing \(type) of that name in '\(tx.connection.path)'")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.nameCollision, table: table.name, "table '\(table.name)' collides with an existing \(type) of that name in '\(tx.connection.path)'"))
             }
         }
         for table in schema.tables {
@@ -148,7 +149,8 @@ enum SchemaInstaller {
     /// The data table must be `(id TEXT PRIMARY KEY, data TEXT)`.
     private static func checkDataTable(_ table: TableSchema, in tx: Transaction) throws {
         if let problem = try dataTableProblem(table, in: tx) {
-            throw TandemError.invalidSchema("the data table of '\(table.name)' in '\(tx.connection.path)' \(problem)")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unreadableFile, table: table.name, "the data table of '\(table.name)' in '\(tx.connection.path)' \(problem)"))
         }
     }
 

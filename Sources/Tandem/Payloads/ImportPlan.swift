@@ -13,7 +13,8 @@ struct ImportPlan {
         options: ImportOptions, path: String, on connection: Connection
     ) throws {
         guard let table = schema.table(named: name) else {
-            throw TandemError.invalidSchema("'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unknownTable, table: name, "'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))"))
         }
         self.table = table
         scope = (parent.column, parent.id)
@@ -101,8 +102,9 @@ struct ImportPlan {
         let insertOnly = ([table.name] + options.nested.values.sorted()).filter { schema.table(named: $0)?.insertOnly == true }
         guard let first = insertOnly.first else { return }
         let why = "\(first) is insert-only: it keeps no local rows (they go to the backend), so"
-        if options.deleteMissing { throw TandemError.invalidSchema("\(why) no row can be found missing from the payload; leave out deleting missing rows (--delete-missing)") }
-        if table.insertOnly, options.scope != nil { throw TandemError.invalidSchema("\(why) there are no rows to compare within a scope; leave out the scope (--scope)") }
+        func refuse(_ what: String) -> TandemError { .invalidSchema(SchemaProblem(.invalidTable, table: first, "\(why) \(what)")) }
+        if options.deleteMissing { throw refuse("no row can be found missing from the payload; leave out deleting missing rows (--delete-missing)") }
+        if table.insertOnly, options.scope != nil { throw refuse("there are no rows to compare within a scope; leave out the scope (--scope)") }
     }
 
     /// Every key map target is the id or a column of a table of the import, and no key is both
@@ -123,11 +125,12 @@ struct ImportPlan {
     /// The child table's column that holds the parent's id: `{singular parent}_id`, or `{parent}_id`.
     static func referenceColumn(child: String, parent: String, schema: Schema) throws -> String {
         guard let table = schema.table(named: child) else {
-            throw TandemError.invalidSchema("nested table '\(child)' is not declared")
+            throw TandemError.invalidSchema(SchemaProblem(.unknownTable, table: child, "nested table '\(child)' is not declared"))
         }
         let singular = parent.hasSuffix("s") ? String(parent.dropLast()) : parent
         for candidate in [singular + "_id", parent + "_id"] where table.columns.contains(where: { $0.name == candidate }) { return candidate }
-        throw TandemError.invalidSchema("nested table '\(child)' has no column \(singular)_id for its parent's id")
+        throw TandemError.invalidSchema(
+            SchemaProblem(.unknownColumn, table: child, column: singular + "_id", "nested table '\(child)' has no column \(singular)_id for its parent's id"))
     }
 
     /// A JSON value as the column stores it, or an error naming where and why it does not fit.

@@ -37,7 +37,9 @@ struct ImportRowReader {
         keys = ImportKeys(table: table, options: options)
         self.parent = try parent.map { parent in
             guard let index = table.columns.firstIndex(where: { $0.name == parent.column }) else {
-                throw TandemError.invalidSchema("nested table '\(table.name)' has no column \(parent.column) for its parent's id")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(
+                        .unknownColumn, table: table.name, column: parent.column, "nested table '\(table.name)' has no column \(parent.column) for its parent's id"))
             }
             return (parent.column, index, parent.id)
         }

@@ -59,7 +59,8 @@ extension SharedDatabase {
         progress: ((ExportProgress) -> Void)? = nil, to output: @escaping (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Int {
         guard let declared = schema.table(named: table) else {
-            throw TandemError.invalidSchema("'\(table)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unknownTable, table: table, "'\(table)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))"))
         }
         return try read { tx in
             var writer = ExportWriter(columns: ["id"] + declared.columns.map(\.name), keys: keys, format: format, output: output)
@@ -121,7 +122,10 @@ private struct ExportView {
         try connection.withCachedStatement("SELECT \(columns) FROM \(table.quotedName) WHERE id = ?") { statement in
             try statement.bind([.text(id)])
             defer { statement.reset() }
-            guard try statement.step() else { throw TandemError.invalidSchema("row '\(id)' of \(table.name) went missing during the export") }
+            guard try statement.step() else {
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.unreadableFile, table: table.name, row: id, "row '\(id)' of \(table.name) went missing during the export"))
+            }
             write(statement, to: &writer)
         }
     }

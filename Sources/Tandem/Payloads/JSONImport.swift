@@ -123,12 +123,14 @@ extension SharedDatabase {
     /// The declared table an import writes, once its options are checked against the schema.
     private func importTable(_ name: String, options: ImportOptions) throws -> TableSchema {
         guard let table = schema.table(named: name) else {
-            throw TandemError.invalidSchema("'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unknownTable, table: name, "'\(name)' is not a declared table (declared: \(schema.tables.map(\.name).joined(separator: ", ")))"))
         }
         try ImportPlan.checkKeyMap(options, table: table, schema: schema)
         try ImportPlan.checkInsertOnly(options, table: table, schema: schema)
         if let scope = options.scope, !table.columns.contains(where: { $0.name == scope.column }) {
-            throw TandemError.invalidSchema("scope column '\(scope.column)' is not a column of \(table.name)")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unknownColumn, table: table.name, column: scope.column, "scope column '\(scope.column)' is not a column of \(table.name)"))
         }
         return table
     }

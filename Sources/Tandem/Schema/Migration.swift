@@ -102,16 +102,18 @@ public struct Migration: Sendable, Equatable, Codable {
         try decoder.rejectUnknownKeys(["id", "uploads", "readableByOlder", "steps"], in: "migration '\(id)'")
         readableByOlderVersions = try c.decodeIfPresent(Bool.self, forKey: .readableByOlderVersions) ?? false
         guard let raw = try c.decodeIfPresent(String.self, forKey: .uploads) else {
-            throw TandemError.invalidSchema("migration '\(id)': say whether its changes upload: \"uploads\": \"none\" (every host runs it) or \"changes\" (a fix made once)")
+            throw TandemError.invalidSchema(
+                SchemaProblem(
+                    .malformed, "migration '\(id)': say whether its changes upload: \"uploads\": \"none\" (every host runs it) or \"changes\" (a fix made once)"))
         }
         guard let uploads = Uploads(rawValue: raw) else {
-            throw TandemError.invalidSchema("migration '\(id)': \"uploads\" is \"none\" or \"changes\", not '\(raw)'")
+            throw TandemError.invalidSchema(SchemaProblem(.malformed, "migration '\(id)': \"uploads\" is \"none\" or \"changes\", not '\(raw)'"))
         }
         self.uploads = uploads
         do {
             steps = try c.decode([Step].self, forKey: .steps)
-        } catch TandemError.invalidSchema(let message) {
-            throw TandemError.invalidSchema("migration '\(id)': \(message)")
+        } catch TandemError.invalidSchema(let problem) {
+            throw TandemError.invalidSchema(problem.within("migration '\(id)'"))
         }
     }
 
@@ -169,7 +171,8 @@ extension Migration.Step: Codable {
         let c = try decoder.container(keyedBy: SchemaKey.self)
         guard c.allKeys.count == 1, let key = c.allKeys.first, let kind = Kind(rawValue: key.stringValue) else {
             let names = Kind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw TandemError.invalidSchema("a step is an object with one key, the step's kind (\(names)); found \(c.allKeys.map(\.stringValue))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.malformed, "a step is an object with one key, the step's kind (\(names)); found \(c.allKeys.map(\.stringValue))"))
         }
         if kind == .sql {
             self = .sql(try c.decode(String.self, forKey: key))
@@ -189,7 +192,7 @@ extension Migration.Step: Codable {
         try c.superDecoder(forKey: key).rejectUnknownKeys(allowed, in: "step \(kind.rawValue)")
         let f = try c.decode(Fields.self, forKey: key)
         func required<T>(_ value: T?, _ name: String) throws -> T {
-            guard let value else { throw TandemError.invalidSchema("step \(kind.rawValue) needs \"\(name)\"") }
+            guard let value else { throw TandemError.invalidSchema(SchemaProblem(.malformed, "step \(kind.rawValue) needs \"\(name)\"")) }
             return value
         }
         switch kind {
@@ -198,7 +201,8 @@ extension Migration.Step: Codable {
         case .changeType:
             let raw = try required(f.type, "type")
             guard let type = ColumnSchema.ColumnType(rawValue: raw.lowercased()) else {
-                throw TandemError.invalidSchema("step changeType: unknown type '\(raw)' (use text, integer or real)")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.unknownType, table: f.table, column: f.column, "step changeType: unknown type '\(raw)' (use text, integer or real)"))
             }
             self = .changeType(table: try required(f.table, "table"), column: try required(f.column, "column"), to: type, using: f.using)
         case .fill: self = .fill(table: try required(f.table, "table"), column: try required(f.column, "column"), value: try required(f.value, "value"), where: f.where)

@@ -9,10 +9,11 @@ struct SchemaKey: CodingKey {
 
 extension Decoder {
     /// - Throws: ``TandemError/invalidSchema(_:)`` naming `what` and the first unknown key.
-    func rejectUnknownKeys(_ known: [String], in what: String) throws {
+    func rejectUnknownKeys(_ known: [String], in what: String, table: String? = nil, column: String? = nil) throws {
         let container = try self.container(keyedBy: SchemaKey.self)
         for key in container.allKeys where !known.contains(key.stringValue) {
-            throw TandemError.invalidSchema("\(what): unknown key '\(key.stringValue)' (known keys: \(known.joined(separator: ", ")))")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.unknownKey, table: table, column: column, "\(what): unknown key '\(key.stringValue)' (known keys: \(known.joined(separator: ", ")))"))
         }
     }
 }

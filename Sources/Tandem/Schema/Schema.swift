@@ -89,19 +89,19 @@ public struct TableSchema: Codable, Sendable, Equatable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
-        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly", "scope"], in: "table '\(name)'")
+        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly", "scope"], in: "table '\(name)'", table: name)
         do {
             columns = try c.decode([ColumnSchema].self, forKey: .columns)
             indexes = try c.decodeIfPresent([IndexSchema].self, forKey: .indexes) ?? []
-        } catch TandemError.invalidSchema(let message) {
-            throw TandemError.invalidSchema("table '\(name)': \(message)")
+        } catch TandemError.invalidSchema(let problem) {
+            throw TandemError.invalidSchema(problem.within("table '\(name)'", table: name))
         }
         localOnly = try c.decodeIfPresent(Bool.self, forKey: .localOnly) ?? false
         insertOnly = try c.decodeIfPresent(Bool.self, forKey: .insertOnly) ?? false
         do {
             scope = try c.decodeIfPresent(TableScope.self, forKey: .scope)
-        } catch TandemError.invalidSchema(let message) {
-            throw TandemError.invalidSchema("table '\(name)': \(message)")
+        } catch TandemError.invalidSchema(let problem) {
+            throw TandemError.invalidSchema(problem.within("table '\(name)'", table: name))
         }
     }
 }
@@ -133,10 +133,10 @@ public struct ColumnSchema: Codable, Sendable, Equatable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
-        try decoder.rejectUnknownKeys(["name", "type"], in: "column '\(name)'")
+        try decoder.rejectUnknownKeys(["name", "type"], in: "column '\(name)'", column: name)
         let raw = try c.decode(String.self, forKey: .type)
         guard let type = ColumnType(rawValue: raw.lowercased()) else {
-            throw TandemError.invalidSchema("column '\(name)' has unknown type '\(raw)' (use text, integer or real)")
+            throw TandemError.invalidSchema(SchemaProblem(.unknownType, column: name, "column '\(name)' has unknown type '\(raw)' (use text, integer or real)"))
         }
         self.type = type
     }

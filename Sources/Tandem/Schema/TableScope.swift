@@ -24,14 +24,15 @@ public enum TableScope: Sendable, Equatable, Codable {
         switch (try c.decodeIfPresent(String.self, forKey: .column), try c.decodeIfPresent(String.self, forKey: .parent)) {
         case (let column?, nil):
             guard try c.decodeIfPresent(String.self, forKey: .via) == nil else {
-                throw TandemError.invalidSchema("scope: 'via' goes with 'parent', not with 'column'")
+                throw TandemError.invalidSchema(SchemaProblem(.invalidScope, "scope: 'via' goes with 'parent', not with 'column'"))
             }
             self = .column(column)
         case (nil, let parent?):
             // An empty `via` is filled in by validation, which knows the table's columns.
             self = .parent(table: parent, via: try c.decodeIfPresent(String.self, forKey: .via) ?? "")
         default:
-            throw TandemError.invalidSchema("scope takes either 'column' (the scope column) or 'parent' (the table whose scope the rows share)")
+            throw TandemError.invalidSchema(
+                SchemaProblem(.invalidScope, "scope takes either 'column' (the scope column) or 'parent' (the table whose scope the rows share)"))
         }
     }
 
@@ -55,28 +56,39 @@ extension Schema {
             let table = tables[index]
             guard let scope = table.scope else { continue }
             guard !table.localOnly else {
-                throw TandemError.invalidSchema("table '\(table.name)' is localOnly: its rows never leave the host, so it has no scope")
+                throw TandemError.invalidSchema(
+                    SchemaProblem(.invalidScope, table: table.name, "table '\(table.name)' is localOnly: its rows never leave the host, so it has no scope"))
             }
             switch scope {
             case .column(let name):
                 guard let column = table.columns.first(where: { $0.name == name }) else {
-                    throw TandemError.invalidSchema("table '\(table.name)': the scope column '\(name)' is not one of its columns")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(.unknownColumn, table: table.name, column: name, "table '\(table.name)': the scope column '\(name)' is not one of its columns"))
                 }
                 guard column.type != .real else {
-                    throw TandemError.invalidSchema("table '\(table.name)': the scope column '\(name)' is real; scopes are text or integer values")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(
+                            .invalidScope, table: table.name, column: name, "table '\(table.name)': the scope column '\(name)' is real; scopes are text or integer values"))
                 }
             case .parent(let parentName, let via):
                 guard let parent = tables.first(where: { $0.name == parentName }) else {
-                    throw TandemError.invalidSchema("table '\(table.name)': its scope's parent '\(parentName)' is not a declared table")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(.unknownTable, table: table.name, "table '\(table.name)': its scope's parent '\(parentName)' is not a declared table"))
                 }
                 guard case .column? = parent.scope else {
-                    throw TandemError.invalidSchema("table '\(table.name)': its scope's parent '\(parentName)' must be scoped by a column of its own (one level of parents)")
+                    throw TandemError.invalidSchema(
+                        SchemaProblem(
+                            .invalidScope, table: table.name,
+                            "table '\(table.name)': its scope's parent '\(parentName)' must be scoped by a column of its own (one level of parents)"))
                 }
                 let singular = parentName.hasSuffix("s") ? String(parentName.dropLast()) : parentName
                 let candidates = !via.isEmpty ? [via] : singular == parentName ? [parentName + "_id"] : [singular + "_id", parentName + "_id"]
                 guard let column = candidates.first(where: { name in table.columns.contains { $0.name == name && $0.type == .text } }) else {
                     throw TandemError.invalidSchema(
-                        "table '\(table.name)': no text column \(candidates.map { "'\($0)'" }.joined(separator: " or ")) names its scope's parent row (give it with \"via\")")
+                        SchemaProblem(
+                            .invalidScope, table: table.name,
+                            "table '\(table.name)': no text column \(candidates.map { "'\($0)'" }.joined(separator: " or ")) names its scope's parent row (give it with \"via\")"
+                        ))
                 }
                 tables[index].scope = .parent(table: parentName, via: column)
             }

@@ -49,7 +49,9 @@ enum InitCommand {
         let survey = try DatabaseFileSurvey.of(path: path)
         let adopted = survey.flatMap { $0.isTandemDatabase ? nil : $0 }
         if let adopted, let collision = adopted.collisions(with: schema).first {
-            throw TandemError.invalidSchema("table '\(collision.name)' collides with an existing \(collision.type) of that name in '\(adopted.path)'")
+            throw TandemError.invalidSchema(
+                SchemaProblem(
+                    .nameCollision, table: collision.name, "table '\(collision.name)' collides with an existing \(collision.type) of that name in '\(adopted.path)'"))
         }
         if let adopted, !adopted.foreignObjects.isEmpty, !args.has("adopt") {
             throw AdoptionRefused(path: path, survey: adopted)

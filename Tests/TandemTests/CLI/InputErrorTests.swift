@@ -90,7 +90,10 @@ import Testing
     }
 
     @Test func unknownSchemaKeysAreRejected() {
-        #expect(throws: TandemError.invalidSchema("table 'secrets': unknown key 'localonly' (known keys: name, columns, indexes, localOnly, insertOnly, scope)")) {
+        #expect(
+            throws: TandemError.invalidSchema(
+                SchemaProblem(.unknownKey, table: "secrets", "table 'secrets': unknown key 'localonly' (known keys: name, columns, indexes, localOnly, insertOnly, scope)"))
+        ) {
             try Schema(json: Data(#"{"tables":[{"name":"secrets","columns":[{"name":"v","type":"text"}],"localonly":true}]}"#.utf8))
         }
     }

@@ -107,8 +107,9 @@ import Testing
             do {
                 _ = try SharedDatabase(path: path, schema: other, configuration: keep)
                 Issue.record("another schema was installed over the stored one")
-            } catch TandemError.invalidSchema(let message) {
-                #expect(message.contains("stores another schema, which is kept"), "\(message)")
+            } catch TandemError.invalidSchema(let problem) {
+                #expect(problem.message.contains("stores another schema, which is kept"), "\(problem)")
+                #expect(problem.kind == .storedSchemaDiffers)
             }
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the file is unchanged")

@@ -43,7 +43,10 @@ import Testing
         let dir = try TemporaryDirectory()
         let file = dir.path("schema.json")
         try Data(#"{"tables":[{"name":"t","columns":[{"name":"a","type":"blob"}]}]}"#.utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: TandemError.invalidSchema("\(file): table 't': column 'a' has unknown type 'blob' (use text, integer or real)")) {
+        #expect(
+            throws: TandemError.invalidSchema(
+                SchemaProblem(.unknownType, table: "t", column: "a", "\(file): table 't': column 'a' has unknown type 'blob' (use text, integer or real)"))
+        ) {
             try Schema(contentsOf: URL(fileURLWithPath: file))
         }
         #expect(throws: TandemError.self) { try Schema(contentsOf: URL(fileURLWithPath: dir.path("missing.json"))) }
@@ -87,7 +90,9 @@ import Testing
         let path = dir.path("a.db")
         let sqlite = try Spawned(executable: "/usr/bin/sqlite3", [path, "CREATE TABLE notes(x)"])
         #expect(try sqlite.wait() == 0)
-        #expect(throws: TandemError.invalidSchema("table 'notes' collides with an existing table of that name in '\(path)'")) {
+        #expect(
+            throws: TandemError.invalidSchema(SchemaProblem(.nameCollision, table: "notes", "table 'notes' collides with an existing table of that name in '\(path)'"))
+        ) {
             try SharedDatabase(path: path, schema: notesSchema)
         }
         let tables = try Spawned(executable: "/usr/bin/sqlite3", [path, "SELECT count(*) FROM notes"])

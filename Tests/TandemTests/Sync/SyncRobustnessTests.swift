@@ -159,7 +159,10 @@ import Testing
             TableSchema(name: "a", columns: [.text("z")], indexes: [IndexSchema(name: "b__c", columns: ["z"])]),
             TableSchema(name: "a__b", columns: [.text("c")], indexes: [IndexSchema(name: "c", columns: ["c"])]),
         ])
-        #expect(throws: TandemError.invalidSchema("index 'a__b.c' and index 'a.b__c' would share the SQLite name 'ps_index__a__b__c'; rename one")) {
+        #expect(
+            throws: TandemError.invalidSchema(
+                SchemaProblem(.duplicate, table: "a__b", "index 'a__b.c' and index 'a.b__c' would share the SQLite name 'ps_index__a__b__c'; rename one"))
+        ) {
             try schema.validate()
         }
     }
