@@ -16,12 +16,12 @@ extension DatabaseSync {
             throw TandemError.invalidBackend("a process owns sync for '\(database.path)'; stop its sync (\(Remedy.stopSyncOwner.apiTerms)) before resetting the backend")
         }
         return try database.write { tx in
-            let pending = try UploadQueueRows.count(in: tx)
+            let pending = try UploadQueue.count(in: tx)
             if pending > 0 && !discardPending {
                 throw TandemError.invalidBackend(
                     "'\(database.path)' has \(pending) queued upload entr\(pending == 1 ? "y" : "ies") that the backend has not received; upload them first, or discard them")
             }
-            try UploadQueueRows.clear(in: tx)
+            try UploadQueue.clear(in: tx)
             var cleared = ClearedData(discardedUploads: pending)
             for table in database.schema.tables where !table.localOnly && !table.insertOnly {
                 cleared.deletedRows[table.name] = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable)").int64Value ?? 0)

@@ -66,7 +66,7 @@ final class SyncEngine: Sendable {
     func start() throws {
         // Told on the committing thread for this process's commits, with their tag.
         let token = try database.addImmediateChangeHandler { [signal, ownCommits] change in
-            guard change.isUnknown || change.rawTables.contains(InternalTables.crud) else { return }
+            guard UploadQueue.isChanged(by: change) else { return }
             // A pass's own writes queue nothing; waking for them ran one more pass after every upload.
             guard change.tag != ownCommits else { return }
             signal.raise()
@@ -182,7 +182,7 @@ final class SyncEngine: Sendable {
     /// - Parameter downloading: the pass downloads, whatever its ``PassSchedule`` says.
     private func runPass(downloading: Bool = false) -> Next {
         let (started, wallStarted) = (ContinuousClock.now, Date())
-        let queue = try? database.read { tx in (head: try UploadQueueRows.firstID(in: tx), last: try UploadQueueRows.lastID(in: tx)) }
+        let queue = try? database.uploadQueue.bounds()
         let (head, last) = queue ?? (nil, nil)
         if let last { lag.queued(through: last, at: started) }
         let moreToUpload: Bool
@@ -200,7 +200,7 @@ final class SyncEngine: Sendable {
             answersDueIn = state.withLock {
                 $0.schedule.passEnded(at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload))
             }
-            let newHead = result.entries > 0 || result.setAside > 0 ? try database.read { try UploadQueueRows.firstID(in: $0) } : head
+            let newHead = result.entries > 0 || result.setAside > 0 ? try database.uploadQueue.head() : head
             let now = ContinuousClock.now, wallNow = Date()
             let wall = { (instant: ContinuousClock.Instant?) in instant.map { wallNow.addingTimeInterval(now.duration(to: $0).seconds) } }
             let lags = (upload: wall(lag.pendingSince(head: newHead)), download: wall(lag.downloadPending(appliedFrom: result.downloadBegan)))
@@ -246,7 +246,7 @@ final class SyncEngine: Sendable {
     /// reading the queue's head only when the schedule asks.
     private func downloadsNow(moreQueued: Bool) throws -> Bool {
         try state.withLock { $0.schedule.afterUploads(at: .now, moreQueued: moreQueued) }.downloads {
-            try database.read { try UploadQueueRows.firstID(in: $0) }
+            try database.uploadQueue.head()
         }
     }
 

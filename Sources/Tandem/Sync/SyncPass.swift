@@ -85,7 +85,7 @@ struct SyncPass {
     /// since wakes the loop for the next pass).
     private func queued() throws -> Bool {
         if let queueAtStart, queueAtStart.lastID == nil { return false }
-        return try database.read { try !UploadQueueRows.isEmpty(in: $0) }
+        return try !database.uploadQueue.isEmpty()
     }
 
     /// Uploads the queue as it was when the pass began, in batches of whole transactions.
@@ -99,7 +99,7 @@ struct SyncPass {
         if let queueAtStart {
             last = queueAtStart.lastID ?? 0
         } else {
-            last = try database.read { try $0.scalar("SELECT max(id) FROM \(InternalTables.crud)").int64Value } ?? 0
+            last = try database.uploadQueue.last() ?? 0
         }
         guard last > 0 else { return }  // nothing was queued when the pass began
         let deadline = uploadTimeLimit.map { ContinuousClock.now + max(.zero, $0) }
@@ -243,7 +243,7 @@ struct SyncPass {
             // Earlier transactions in the queue were retries the backend skipped; keep their ids.
             guard conflicting <= highest else { return }
             let shift = highest + 1 - conflicting
-            try UploadQueueRows.renumber(from: conflicting, by: shift, in: tx)
+            try UploadQueue.renumber(from: conflicting, by: shift, in: tx)
         }
     }
 

@@ -94,7 +94,7 @@ extension DatabaseSync {
                 try tx.stored(.syncStatus).stringValue,
                 try tx.stored(.epoch).int64Value ?? 0,
                 try tx.stored(.ownerPID).int64Value,
-                try UploadQueueRows.count(in: tx),
+                try UploadQueue.count(in: tx),
                 try tx.stored(.downloading).int64Value == 1,
                 try RejectedUploadRows.count(in: tx),
                 try RejectedUploadRows.newest(in: tx),
@@ -128,7 +128,7 @@ extension DatabaseSync {
                     last = first
                     continuation.yield(first)
                     for await change in changes {
-                        guard change.isUnknown || !change.rawTables.isDisjoint(with: [InternalTables.keyValue, InternalTables.crud]) else { continue }
+                        guard UploadQueue.isChanged(by: change) || change.rawTables.contains(InternalTables.keyValue) else { continue }
                         guard let status = try database?.sync.status() else { break }
                         if status != last { last = status; continuation.yield(status) }
                     }

@@ -38,6 +38,17 @@ import Testing
         }
     }
 
+    /// The upload queue's rows are read and changed in Layout/ (their storage), in UploadQueue/
+    /// (everything else does it through there) and by the database's own write path (sealing a
+    /// transaction, seeding ids), nowhere else.
+    @Test func theUploadQueuesRowsAreReachedThroughUploadQueueOnly() throws {
+        let allowed = ["Sources/Tandem/Layout/", "Sources/Tandem/UploadQueue/", "Sources/Tandem/Database/"]
+        for (place, line) in try Self.codeLines(under: "Sources/Tandem") where line.contains("UploadQueueRows.") || line.contains("InternalTables.crud)") {
+            guard !allowed.contains(where: { place.hasPrefix($0) }) else { continue }
+            Issue.record("\(place) reaches the upload queue's rows outside UploadQueue/: \(line.trimmingCharacters(in: .whitespaces))")
+        }
+    }
+
     @Test func everyRemedyIsSaidAsACommand() {
         for remedy in Remedy.allCases {
             let said = CommandHints.inCommandTerms("do this: \(remedy.apiTerms).")
