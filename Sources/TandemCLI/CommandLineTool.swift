@@ -22,7 +22,7 @@ public enum CommandLineTool {
         InitCommand.command, MigrateCommand.command, SchemaCommand.command, CheckCommand.command, ExecCommand.command, RunCommand.command, BackupCommand.command,
         RestoreCommand.command,
         ImportCommand.command,
-        ExportCommand.command, BackendCommand.command, QueryCommand.command, WatchCommand.command,
+        ExportCommand.command, BackendCommand.command, QueryCommand.command, SearchCommand.command, WatchCommand.command,
         CrudCommand.command, StatusCommand.command, AppCommand.command, SyncCommand.command,
         StressCommand.command, ChangesCommand.command, DemoCommand.command, HelperCommand.command, StressWriterCommand.command,
         PredicateBenchCommand.command, VerifyCommand.command,

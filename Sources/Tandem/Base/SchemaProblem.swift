@@ -29,6 +29,10 @@ public struct SchemaProblem: Sendable, Hashable, CustomStringConvertible {
         /// A scope that cannot work: of a local-only table, of a real column, of a parent that is
         /// not scoped by a column, without a column naming the parent row.
         case invalidScope
+        /// A search index that cannot work: no columns, a column that is not declared or not
+        /// text, a column named twice, an unknown tokenizer, an insert-only table (it keeps no
+        /// rows to search).
+        case invalidSearch
         /// A value that does not convert to its column's new type exactly (``row`` names it).
         case typeMismatch
         /// A name taken in the file by an object Tandem did not make.

@@ -63,6 +63,9 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     /// A migration failed; nothing it did is kept and the file stays at its version. `step` is
     /// the step in words, `reason` what went wrong (naming the row where one was at fault).
     case migrationFailed(migration: String, step: String, reason: String)
+    /// A search query that cannot run (``SearchSyntax``): `position` is the character (1 for
+    /// the first) where it goes wrong, nil when the fault is the whole query; `reason` says what.
+    case invalidSearchQuery(position: Int?, reason: String)
     /// A wait for writes to be synced (``DatabaseSync/waitUntilSynced(_:timeout:)``) ran out:
     /// the writes through CRUD entry `entry` were not yet uploaded (the backend has applied
     /// through `uploadedThrough`) or not yet in a download applied since (`syncedThrough`).
@@ -94,6 +97,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
                 ? "not yet uploaded (the backend has applied through entry \(uploaded))"
                 : "uploaded, not yet in a download applied since (downloads took in uploads through entry \(synced))"
             return "the writes to '\(path)' through upload queue entry \(entry) are \(stage) when the wait ran out; is a process syncing it (SyncStatus.ownerPID)?"
+        case .invalidSearchQuery(let position, let reason):
+            return "invalid search query: \(reason)" + (position.map { " (at character \($0))" } ?? "")
         case .migrationFailed(let migration, let step, let reason):
             return "migration '\(migration)' failed at step '\(step)': \(reason); nothing was changed and the file stays at its schema version"
         case .inUse(let path, let users):

@@ -54,10 +54,37 @@ enum InternalTables {
         name.prefix(3).lowercased() == "ps_"
     }
 
-    /// True for the name of a view's INSTEAD OF trigger (``trigger(_:of:)``), the only triggers
-    /// that may write Tandem's tables.
-    static func isViewTrigger(_ name: UnsafePointer<CChar>) -> Bool {
-        strncmp(name, "ps_view_", 8) == 0
+    /// True for the name of one of Tandem's triggers, the only triggers that may write Tandem's
+    /// tables: a view's INSTEAD OF trigger (``trigger(_:of:)``) or a search index's
+    /// (``searchTrigger(_:of:)``).
+    static func isOwnTrigger(_ name: UnsafePointer<CChar>) -> Bool {
+        strncmp(name, "ps_view_", 8) == 0 || strncmp(name, "ps_search_", 10) == 0
+    }
+
+    /// A table's full-text search index (FTS5), `ps_search__<table>`.
+    static func searchTable(of table: String) -> String { "ps_search__\(table)" }
+
+    /// A search index's map from row ids to the index's rowids, `ps_search_ids__<table>`.
+    static func searchIDs(of table: String) -> String { "ps_search_ids__\(table)" }
+
+    /// A search index's trigger on the data table: `kind` is insert, update or delete.
+    static func searchTrigger(_ kind: String, of table: String) -> String { "ps_search_\(kind)__\(table)" }
+
+    /// True for a table of a search index: the index, FTS5's tables of it, the map.
+    static func isSearchObject(_ name: String) -> Bool {
+        name.hasPrefix("ps_search__") || name.hasPrefix("ps_search_ids__")
+    }
+
+    /// The tables FTS5 keeps for an index (`ps_search__notes_data`, …): written by FTS5's own
+    /// statements, which run inside the user's SQL when a write reaches the index, so the
+    /// authorizer lets them be (a write to them by hand is found by `checkLayout()`).
+    static func isSearchShadow(_ name: UnsafePointer<CChar>) -> Bool {
+        guard strncmp(name, "ps_search__", 11) == 0 else { return false }
+        let length = strlen(name)
+        for suffix in ["_data", "_idx", "_content", "_docsize", "_config"] where length > 11 + suffix.utf8.count {
+            if strcmp(name + length - suffix.utf8.count, suffix) == 0 { return true }
+        }
+        return false
     }
 
     /// One of Tandem's objects in the user's terms: `Tandem's upload queue`, `the stored rows of
@@ -76,6 +103,7 @@ enum InternalTables {
             if lowered.hasPrefix("ps_view_"), let separator = lowered.range(of: "__") {
                 return "the view \(name[separator.upperBound...]) and its triggers, which queue its writes for upload,"
             }
+            if lowered.hasPrefix("ps_search") { return "the search index of table \(name.split(separator: "__", maxSplits: 1).last ?? "")" }
             if lowered.hasPrefix("ps_index__") { return "a declared index (\(name.dropFirst("ps_index__".count).replacingOccurrences(of: "__", with: ": ")))" }
             return "\(name), a name reserved for Tandem (names beginning with ps_)"
         }

@@ -55,6 +55,13 @@ extension LayoutCheck {
             if type == "table", InternalTables.declaredTable(ofDataTable: name) != nil { continue }
             if type == "index", let declared = InternalTables.declaredTable(ofDataTable: table), name.hasPrefix(InternalTables.index("", of: declared)) { continue }
             if type == "trigger", ["insert", "update", "delete"].contains(where: { InternalTables.trigger($0, of: table) == name }) { continue }
+            // Search indexes (FTS5's tables of them too) and their triggers on the data tables.
+            if type == "table", InternalTables.isSearchObject(name) { continue }
+            if type == "trigger", let declared = InternalTables.declaredTable(ofDataTable: table),
+                ["insert", "update", "delete"].contains(where: { InternalTables.searchTrigger($0, of: declared) == name })
+            {
+                continue
+            }
             if type == "trigger" {
                 let on = table.lowercased().hasPrefix("ps_") ? InternalTables.describe(table) : table
                 found.append(

@@ -207,7 +207,34 @@ enum LayoutCheck {
         for (index, sql) in zip(table.indexes, table.createIndexes) {
             try check(InternalTables.index(index.name, of: name), "index \(index.name) of \(name)", type: "index", sql: sql)
         }
+        for (kind, sql) in zip(["insert", "update", "delete"], table.createSearchTriggers) {
+            try check(InternalTables.searchTrigger(kind, of: name), "the search index's \(kind.uppercased()) trigger of \(name)", type: "trigger", sql: sql)
+        }
+        found += try searchFindings(table, in: tx)
         return found
+    }
+
+    /// A declared search index that is missing, or whose entries differ from the rows' text
+    /// (a write that bypassed its triggers: triggers dropped, its tables written by hand).
+    private static func searchFindings(_ table: TableSchema, in tx: Transaction) throws -> [LayoutFinding] {
+        guard let create = table.createSearchTable else { return [] }
+        let rebuild = LayoutRepair.rebuildSearch(table: table.name)
+        let stored = try tx.scalar("SELECT sql FROM sqlite_master WHERE name = ?", [InternalTables.searchTable(of: table.name)]).stringValue
+        guard stored == create, try objectType(InternalTables.searchIDs(of: table.name), in: tx) == "table" else {
+            return [
+                LayoutFinding(
+                    "the search index of \(table.name) is missing or not the one the schema declares",
+                    repair: "the search index of \(table.name) was missing or not the declared one; made it again from the rows", action: rebuild)
+            ]
+        }
+        let drifted = try tx.scalar(table.searchDriftCount).int64Value ?? 0
+        guard drifted > 0 else { return [] }
+        return [
+            LayoutFinding(
+                "the search index of \(table.name) differs from the rows' text in \(drifted) place\(drifted == 1 ? "" : "s")",
+                repair: "the search index of \(table.name) differed from the rows' text in \(drifted) place\(drifted == 1 ? "" : "s"); made it again from the rows",
+                action: rebuild)
+        ]
     }
 
     /// Repairs the repairable `findings` (none changes a row), in one write transaction.
@@ -238,6 +265,9 @@ enum LayoutCheck {
         }
         if actions.contains(.upgradeLayout) {
             try tx.store(.layout, SchemaInstaller.layoutVersion)
+        }
+        for case .rebuildSearch(let name) in actions {
+            if let table = schema.table(named: name) { try SearchIndexInstaller.install(table, rebuild: true, in: tx) }
         }
         for case .convertStoredValues(let name, let column) in actions {
             if let table = schema.table(named: name) { try StoredRowCheck.convert(column, of: table, in: tx) }

@@ -42,6 +42,8 @@ enum LayoutRepair: Sendable, Hashable {
     case regenerate(table: String)
     /// Regenerate every table's objects, written by an older Tandem.
     case upgradeLayout
+    /// Make a table's search index again from its rows (it is missing, or drifted from them).
+    case rebuildSearch(table: String)
     /// Store a column's values of another type that convert to its own exactly as its own.
     case convertStoredValues(table: String, column: String)
 }

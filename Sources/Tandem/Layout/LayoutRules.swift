@@ -5,9 +5,9 @@ import Foundation
 /// changes in data tables and the upload queue are counted, and messages name the user's tables
 /// and columns instead of the data tables behind the views (``ConstraintMessage``).
 struct LayoutRules: ConnectionRules {
-    func isProtected(_ table: UnsafePointer<CChar>) -> Bool { InternalTables.isInternal(table) }
+    func isProtected(_ table: UnsafePointer<CChar>) -> Bool { InternalTables.isInternal(table) && !InternalTables.isSearchShadow(table) }
 
-    func isOwnTrigger(_ trigger: UnsafePointer<CChar>) -> Bool { InternalTables.isViewTrigger(trigger) }
+    func isOwnTrigger(_ trigger: UnsafePointer<CChar>) -> Bool { InternalTables.isOwnTrigger(trigger) }
 
     func kind(ofTable table: String) -> ChangedTableKind {
         if table.hasPrefix(InternalTables.localDataPrefix) { return .data }

@@ -100,6 +100,7 @@ struct MigrationRun {
             for i in renamed.indexes.indices {
                 renamed.indexes[i].columns = renamed.indexes[i].columns.map { $0.lowercased() == column.name.lowercased() ? to : $0 }
             }
+            if let searched = renamed.search?.columns { renamed.search?.columns = searched.map { $0 == column.name ? to : $0 } }
             switch renamed.scope {
             case .column(let name) where name == column.name: renamed.scope = .column(to)
             case .parent(let parent, let via) where via == column.name: renamed.scope = .parent(table: parent, via: to)
@@ -155,6 +156,7 @@ struct MigrationRun {
                 throw TandemError.invalidSchema(
                     SchemaProblem(.invalidScope, table: tableName, column: columnName, "'\(tableName).\(columnName)' scopes the table's rows; a scope column cannot be real"))
             }
+            if type != .text { retyped.withoutSearched(column.name) }
             working.tables[index] = retyped
             viewsCurrent = false
 
@@ -193,6 +195,7 @@ struct MigrationRun {
             var dropped = table
             dropped.columns.removeAll { $0.name == column.name }
             dropped.indexes.removeAll { index in index.columns.contains { $0.lowercased() == column.name.lowercased() } }
+            dropped.withoutSearched(column.name)
             switch dropped.scope {
             case .column(let name) where name == column.name: dropped.scope = nil
             case .parent(_, let via) where via == column.name: dropped.scope = nil

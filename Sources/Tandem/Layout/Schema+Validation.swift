@@ -69,7 +69,29 @@ extension Schema {
                 }
             }
         }
+        for table in tables { try Schema.checkSearch(of: table) }
         _ = try resolvingScopes()
+    }
+
+    /// A search index names text columns of its table, each once; an insert-only table keeps no
+    /// rows to search.
+    static func checkSearch(of table: TableSchema) throws {
+        guard let search = table.search else { return }
+        func refuse(_ why: String, column: String? = nil) -> TandemError {
+            .invalidSchema(SchemaProblem(.invalidSearch, table: table.name, column: column, "table '\(table.name)': its search index \(why)"))
+        }
+        guard !table.insertOnly else { throw refuse("has no rows to search: an insert-only table keeps none on the host") }
+        guard !search.columns.isEmpty else { throw refuse("names no columns") }
+        var seen: Set<String> = []
+        for name in search.columns {
+            guard let column = table.columns.first(where: { $0.name == name }) else {
+                throw refuse("names '\(name)', which is not one of its columns (\(table.columns.map(\.name).joined(separator: ", ")))", column: name)
+            }
+            guard column.type == .text else {
+                throw refuse("names '\(name)', a\(column.type == .integer ? "n" : "") \(column.type.rawValue) column; it indexes text columns", column: name)
+            }
+            guard seen.insert(name).inserted else { throw refuse("names '\(name)' twice", column: name) }
+        }
     }
 
     /// The schema with each parent scope's reference column named (see ``TableScope``).

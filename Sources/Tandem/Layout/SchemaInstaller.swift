@@ -86,6 +86,12 @@ enum SchemaInstaller {
                 try UntypedRows.park(table, in: tx)
             }
             try createObjects(of: table, in: tx)
+            // The index is kept while its declaration and data table are; else made again.
+            let old = stored?.table(named: table.name)
+            try SearchIndexInstaller.install(table, rebuild: force || old?.search != table.search || old?.dataTableName != table.dataTableName, in: tx)
+        }
+        for old in stored?.tables ?? [] where schema.table(named: old.name) == nil && old.search != nil {
+            try SearchIndexInstaller.drop(of: old.name, in: tx)
         }
         try tx.store(.schema, String(decoding: Schema(tables: schema.tables).jsonData(), as: UTF8.self))  // migrations: ps_migrations
         try tx.store(.layout, layoutVersion)
@@ -132,10 +138,11 @@ enum SchemaInstaller {
 
     private static func createObjects(of table: TableSchema, in tx: Transaction) throws {
         try tx.executeOwn(table.createView)
-        for sql in table.createTriggers + table.createIndexes { try tx.executeOwn(sql) }
+        for sql in table.createTriggers + table.createIndexes + table.createSearchTriggers { try tx.executeOwn(sql) }
     }
 
     static func dropObjects(of table: TableSchema, in tx: Transaction) throws {
+        try SearchIndexInstaller.dropTriggers(of: table, in: tx)
         for kind in ["insert", "update", "delete"] {
             try tx.executeOwn("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.trigger(kind, of: table.name)))")
         }

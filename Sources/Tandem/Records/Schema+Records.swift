@@ -4,16 +4,18 @@ public struct RecordTable: Sendable {
 
     /// `R`'s table: a column per Codable key (`id` implicit), typed by the record mapping; an
     /// index on every to-one reference column (`…_id`) besides `indexes`; `scope` for scoped
-    /// sync through PostgreSQL (``TableScope``: a column, or a parent record type's table).
+    /// sync through PostgreSQL (``TableScope``: a column, or a parent record type's table);
+    /// `search`, a full-text search index of text properties (``SearchIndex``).
     public init<R: Record>(
         _ type: R.Type, localOnly: Bool = false, insertOnly: Bool = false, indexes: [IndexSchema] = [],
-        scope: TableScope? = nil
+        scope: TableScope? = nil, search: SearchIndex? = nil
     ) {
         table = {
             var table = try RecordLayout.of(R.self).tableSchema
             table.localOnly = localOnly
             table.insertOnly = insertOnly
             table.scope = scope
+            table.search = search
             let references = table.columns.map(\.name).filter { $0.hasSuffix("_id") || ($0.hasSuffix("ID") && $0.count > 2) }
             table.indexes =
                 indexes

@@ -70,11 +70,13 @@ public struct TableSchema: Codable, Sendable, Equatable {
     public var insertOnly: Bool
     /// The scope its rows belong to for scoped sync (``TableScope``); nil for a global table.
     public var scope: TableScope?
+    /// Its full-text search index (``SearchIndex``); nil: none.
+    public var search: SearchIndex?
 
     /// A table; `id TEXT` is implicit.
     public init(
         name: String, columns: [ColumnSchema], indexes: [IndexSchema] = [], localOnly: Bool = false, insertOnly: Bool = false,
-        scope: TableScope? = nil
+        scope: TableScope? = nil, search: SearchIndex? = nil
     ) {
         self.name = name
         self.columns = columns
@@ -82,14 +84,15 @@ public struct TableSchema: Codable, Sendable, Equatable {
         self.localOnly = localOnly
         self.insertOnly = insertOnly
         self.scope = scope
+        self.search = search
     }
 
-    enum CodingKeys: String, CodingKey { case name, columns, indexes, localOnly, insertOnly, scope }
+    enum CodingKeys: String, CodingKey { case name, columns, indexes, localOnly, insertOnly, scope, search }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
-        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly", "scope"], in: "table '\(name)'", table: name)
+        try decoder.rejectUnknownKeys(["name", "columns", "indexes", "localOnly", "insertOnly", "scope", "search"], in: "table '\(name)'", table: name)
         do {
             columns = try c.decode([ColumnSchema].self, forKey: .columns)
             indexes = try c.decodeIfPresent([IndexSchema].self, forKey: .indexes) ?? []
@@ -100,6 +103,7 @@ public struct TableSchema: Codable, Sendable, Equatable {
         insertOnly = try c.decodeIfPresent(Bool.self, forKey: .insertOnly) ?? false
         do {
             scope = try c.decodeIfPresent(TableScope.self, forKey: .scope)
+            search = try c.decodeIfPresent(SearchIndex.self, forKey: .search)
         } catch TandemError.invalidSchema(let problem) {
             throw TandemError.invalidSchema(problem.within("table '\(name)'", table: name))
         }

@@ -92,7 +92,7 @@ import Testing
     @Test func unknownSchemaKeysAreRejected() {
         #expect(
             throws: TandemError.invalidSchema(
-                SchemaProblem(.unknownKey, table: "secrets", "table 'secrets': unknown key 'localonly' (known keys: name, columns, indexes, localOnly, insertOnly, scope)"))
+                SchemaProblem(.unknownKey, table: "secrets", "table 'secrets': unknown key 'localonly' (known keys: name, columns, indexes, localOnly, insertOnly, scope, search)"))
         ) {
             try Schema(json: Data(#"{"tables":[{"name":"secrets","columns":[{"name":"v","type":"text"}],"localonly":true}]}"#.utf8))
         }

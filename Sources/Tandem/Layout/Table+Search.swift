@@ -1,0 +1,116 @@
+/// The objects of a table's search index (``SearchIndex``): an FTS5 table of the searched
+/// columns' text, a map from row ids to its rowids (the data table's own rowids are not stable:
+/// `VACUUM` may renumber a table whose key is not an `INTEGER PRIMARY KEY`), and three
+/// triggers on the data table that keep both in every write transaction that changes a row.
+///
+/// Related SQLite documentation: https://www.sqlite.org/fts5.html
+extension TableSchema {
+    var quotedSearchTable: String { SQLText.identifier(InternalTables.searchTable(of: name)) }
+    var quotedSearchIDs: String { SQLText.identifier(InternalTables.searchIDs(of: name)) }
+
+    /// The searched columns, as declared.
+    var searchedColumns: [ColumnSchema] {
+        (search?.columns ?? []).compactMap { name in columns.first { $0.name == name } }
+    }
+
+    /// Leaves `column` out of the search index (a migration's step dropped it or made it other
+    /// than text); no index is left when it was the last searched column.
+    mutating func withoutSearched(_ column: String) {
+        search?.columns.removeAll { $0 == column }
+        if search?.columns.isEmpty == true { search = nil }
+    }
+
+    /// `CREATE VIRTUAL TABLE` of the index, nil without one.
+    var createSearchTable: String? {
+        guard let search else { return nil }
+        let names = searchedColumns.map { SQLText.identifier($0.name) }.joined(separator: ", ")
+        return "CREATE VIRTUAL TABLE \(quotedSearchTable) USING fts5(\(names), tokenize = \(SQLText.literal(search.tokenizer.option)))"
+    }
+
+    var createSearchIDs: String {
+        "CREATE TABLE \(quotedSearchIDs)(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)"
+    }
+
+    /// Removes `row`'s entry from the index and the map (nothing when it has none).
+    private func unindex(_ row: String) -> String {
+        "DELETE FROM \(quotedSearchTable) WHERE rowid = (SELECT n FROM \(quotedSearchIDs) WHERE id = \(row).id); DELETE FROM \(quotedSearchIDs) WHERE id = \(row).id;"
+    }
+
+    /// Indexes `row` (NEW), after ``unindex(_:)``: an `INSERT OR REPLACE` into the data table
+    /// fires no delete trigger for the row it replaces.
+    private var indexNew: String {
+        let names = searchedColumns.map { SQLText.identifier($0.name) }.joined(separator: ", ")
+        let values = searchedColumns.map { extract($0, from: "NEW.data") }.joined(separator: ", ")
+        return unindex("NEW")
+            + " INSERT INTO \(quotedSearchIDs)(id) VALUES (NEW.id); INSERT INTO \(quotedSearchTable)(rowid, \(names)) VALUES (last_insert_rowid(), \(values));"
+    }
+
+    /// The index's triggers on the data table (none without an index).
+    var createSearchTriggers: [String] {
+        guard search != nil else { return [] }
+        let trigger = { (kind: String) in SQLText.identifier(InternalTables.searchTrigger(kind, of: self.name)) }
+        let changed = (["OLD.id IS NOT NEW.id"] + searchedColumns.map { "\(extract($0, from: "OLD.data")) IS NOT \(extract($0, from: "NEW.data"))" })
+            .joined(separator: " OR ")
+        return [
+            "CREATE TRIGGER \(trigger("insert")) AFTER INSERT ON \(quotedDataTable) FOR EACH ROW BEGIN \(indexNew) END",
+            "CREATE TRIGGER \(trigger("update")) AFTER UPDATE ON \(quotedDataTable) FOR EACH ROW WHEN \(changed) BEGIN \(unindex("OLD")) \(indexNew) END",
+            "CREATE TRIGGER \(trigger("delete")) AFTER DELETE ON \(quotedDataTable) FOR EACH ROW BEGIN \(unindex("OLD")) END",
+        ]
+    }
+
+    /// Fills an empty index from the stored rows.
+    var populateSearch: [String] {
+        let names = searchedColumns.map { SQLText.identifier($0.name) }.joined(separator: ", ")
+        let values = searchedColumns.map { extract($0, from: "d.data") }.joined(separator: ", ")
+        return [
+            "INSERT INTO \(quotedSearchIDs)(id) SELECT id FROM \(quotedDataTable) ORDER BY id",
+            "INSERT INTO \(quotedSearchTable)(rowid, \(names)) SELECT m.n, \(values) FROM \(quotedSearchIDs) AS m JOIN \(quotedDataTable) AS d ON d.id = m.id",
+        ]
+    }
+
+    /// Rows whose entry in the index differs from their stored text, or that have none, and
+    /// entries of rows that are gone: a count (an index kept by its triggers has none).
+    var searchDriftCount: String {
+        let names = searchedColumns.map { SQLText.identifier($0.name) }
+        let differs = zip(names, searchedColumns).map { "s.\($0) IS NOT \(extract($1, from: "d.data"))" }.joined(separator: " OR ")
+        return """
+            SELECT (SELECT count(*) FROM \(quotedDataTable) AS d LEFT JOIN \(quotedSearchIDs) AS m ON m.id = d.id \
+            LEFT JOIN \(quotedSearchTable) AS s ON s.rowid = m.n WHERE s.rowid IS NULL OR \(differs)) \
+            + (SELECT count(*) FROM \(quotedSearchIDs) AS m WHERE NOT EXISTS (SELECT 1 FROM \(quotedDataTable) AS d WHERE d.id = m.id)) \
+            + (SELECT count(*) FROM \(quotedSearchTable) AS s WHERE NOT EXISTS (SELECT 1 FROM \(quotedSearchIDs) AS m WHERE m.n = s.rowid))
+            """
+    }
+}
+
+/// Brings a table's search index to its declaration, in the installer's transaction.
+enum SearchIndexInstaller {
+    /// Drops the index's triggers (``SchemaInstaller``'s objects of a table, dropped before they
+    /// are made again); the index itself stays while its declaration does.
+    static func dropTriggers(of table: TableSchema, in tx: Transaction) throws {
+        for kind in ["insert", "update", "delete"] {
+            try tx.executeOwn("DROP TRIGGER IF EXISTS \(SQLText.identifier(InternalTables.searchTrigger(kind, of: table.name)))")
+        }
+    }
+
+    /// Drops the index and its map.
+    static func drop(of table: String, in tx: Transaction) throws {
+        try tx.executeOwn("DROP TABLE IF EXISTS \(SQLText.identifier(InternalTables.searchTable(of: table)))")
+        try tx.executeOwn("DROP TABLE IF EXISTS \(SQLText.identifier(InternalTables.searchIDs(of: table)))")
+    }
+
+    /// Makes the index as `table` declares it: kept when it is there as declared (`rebuild`
+    /// false), else made and filled from the stored rows (its triggers are the table's objects,
+    /// ``TableSchema/createSearchTriggers``). Without a declaration, any index of the table is
+    /// dropped.
+    static func install(_ table: TableSchema, rebuild: Bool, in tx: Transaction) throws {
+        guard let create = table.createSearchTable else { return try drop(of: table.name, in: tx) }
+        let stored = try tx.scalar("SELECT sql FROM sqlite_master WHERE name = ?", [InternalTables.searchTable(of: table.name)]).stringValue
+        let mapped = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", [InternalTables.searchIDs(of: table.name)]).int64Value ?? 0
+        if rebuild || stored != create || mapped == 0 {
+            try drop(of: table.name, in: tx)
+            try tx.executeOwn(create)
+            try tx.executeOwn(table.createSearchIDs)
+            for sql in table.populateSearch { try tx.executeOwn(sql) }
+        }
+    }
+}
