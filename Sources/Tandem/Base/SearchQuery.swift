@@ -58,10 +58,13 @@ enum SearchQuery {
         }
         while i < chars.count {
             let c = chars[i]
-            if c.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && !$0.properties.isWhitespace }) {
+            // FTS5 separates words by ASCII space, tab, CR and LF only: any other space is part of
+            // a word, any other control character refused.
+            let separator = c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n"
+            if !separator, c.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 throw refuse(i, "the query holds a control character (U+\(String(c.unicodeScalars.first!.value, radix: 16, uppercase: true)))")
             }
-            if c.isWhitespace || c == "," {
+            if separator || c == "," {
                 i += 1
                 continue
             }

@@ -61,8 +61,9 @@ enum InternalTables {
         strncmp(name, "ps_view_", 8) == 0 || strncmp(name, "ps_search_", 10) == 0
     }
 
-    /// A table's full-text search index (FTS5), `ps_search__<table>`.
-    static func searchTable(of table: String) -> String { "ps_search__\(table)" }
+    /// A table's full-text search index (FTS5), `ps_search__<table>__fts`: FTS5 names its own
+    /// tables after it (`…__fts_data`), which no other table's index name can be.
+    static func searchTable(of table: String) -> String { "ps_search__\(table)__fts" }
 
     /// A search index's map from row ids to the index's rowids, `ps_search_ids__<table>`.
     static func searchIDs(of table: String) -> String { "ps_search_ids__\(table)" }
@@ -75,13 +76,14 @@ enum InternalTables {
         name.hasPrefix("ps_search__") || name.hasPrefix("ps_search_ids__")
     }
 
-    /// The tables FTS5 keeps for an index (`ps_search__notes_data`, …): written by FTS5's own
-    /// statements, which run inside the user's SQL when a write reaches the index, so the
-    /// authorizer lets them be (a write to them by hand is found by `checkLayout()`).
+    /// The tables FTS5 keeps for an index (`ps_search__notes__fts_data`, …): written by FTS5's
+    /// own statements, which run inside the user's SQL when a write reaches the index, so the
+    /// authorizer lets them be; SQL cannot write them itself (Tandem's connections are
+    /// defensive: SQLITE_DBCONFIG_DEFENSIVE).
     static func isSearchShadow(_ name: UnsafePointer<CChar>) -> Bool {
         guard strncmp(name, "ps_search__", 11) == 0 else { return false }
         let length = strlen(name)
-        for suffix in ["_data", "_idx", "_content", "_docsize", "_config"] where length > 11 + suffix.utf8.count {
+        for suffix in ["__fts_data", "__fts_idx", "__fts_content", "__fts_docsize", "__fts_config"] where length > 11 + suffix.utf8.count {
             if strcmp(name + length - suffix.utf8.count, suffix) == 0 { return true }
         }
         return false
@@ -103,7 +105,10 @@ enum InternalTables {
             if lowered.hasPrefix("ps_view_"), let separator = lowered.range(of: "__") {
                 return "the view \(name[separator.upperBound...]) and its triggers, which queue its writes for upload,"
             }
-            if lowered.hasPrefix("ps_search") { return "the search index of table \(name.split(separator: "__", maxSplits: 1).last ?? "")" }
+            if lowered.hasPrefix("ps_search"), let start = lowered.range(of: "__") {
+                let rest = name[start.upperBound...]
+                return "the search index of table \(rest.range(of: "__fts").map { rest[..<$0.lowerBound] } ?? rest)"
+            }
             if lowered.hasPrefix("ps_index__") { return "a declared index (\(name.dropFirst("ps_index__".count).replacingOccurrences(of: "__", with: ": ")))" }
             return "\(name), a name reserved for Tandem (names beginning with ps_)"
         }

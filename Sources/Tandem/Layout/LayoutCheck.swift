@@ -227,7 +227,17 @@ enum LayoutCheck {
                     repair: "the search index of \(table.name) was missing or not the declared one; made it again from the rows", action: rebuild)
             ]
         }
-        let drifted = try tx.scalar(table.searchDriftCount).int64Value ?? 0
+        let drifted: Int64
+        do {
+            drifted = try tx.scalar(table.searchDriftCount).int64Value ?? 0
+        } catch let error as SQLiteError {
+            // FTS5's own tables written by another program (the sqlite3 shell): unreadable.
+            return [
+                LayoutFinding(
+                    "the search index of \(table.name) cannot be read (\(error.message))",
+                    repair: "the search index of \(table.name) could not be read; made it again from the rows", action: rebuild)
+            ]
+        }
         guard drifted > 0 else { return [] }
         return [
             LayoutFinding(

@@ -81,6 +81,9 @@ extension Schema {
             .invalidSchema(SchemaProblem(.invalidSearch, table: table.name, column: column, "table '\(table.name)': its search index \(why)"))
         }
         guard !table.insertOnly else { throw refuse("has no rows to search: an insert-only table keeps none on the host") }
+        for column in table.columns where ["search_rank", "search_snippet"].contains(column.name.lowercased()) {
+            throw refuse("gives its results a column \(column.name.lowercased()), which is also one of its columns; rename '\(column.name)'", column: column.name)
+        }
         guard !search.columns.isEmpty else { throw refuse("names no columns") }
         var seen: Set<String> = []
         for name in search.columns {
@@ -91,6 +94,9 @@ extension Schema {
                 throw refuse("names '\(name)', a\(column.type == .integer ? "n" : "") \(column.type.rawValue) column; it indexes text columns", column: name)
             }
             guard seen.insert(name).inserted else { throw refuse("names '\(name)' twice", column: name) }
+            guard !["rank", "rowid"].contains(name.lowercased()) else {
+                throw refuse("cannot index '\(name)': FTS5 reserves the name (https://www.sqlite.org/fts5.html)", column: name)
+            }
         }
     }
 

@@ -74,12 +74,31 @@ extension Transaction {
         var sql = "SELECT \(shown) FROM (\(inner))"
         if let filter { sql += " WHERE (\(filter))" }
         sql += " ORDER BY search_rank, id"
+        try checkQuery(expression, declared)
+        if let filter { try checkFilter(filter, arguments, declared) }
         var bound: [any DatabaseValueConvertible] = [expression] + arguments
         if let limit {
             sql += " LIMIT ?"
             bound.append(max(0, limit))
         }
         return (sql, bound)
+    }
+
+    /// Runs the FTS5 expression once, alone: what FTS5 refuses that ``SearchQuery`` let pass is
+    /// refused here in the user's terms, never as SQLite's message over Tandem's SQL.
+    private func checkQuery(_ expression: String, _ table: TableSchema) throws {
+        do {
+            _ = try scalar("SELECT count(*) FROM (SELECT rowid FROM \(table.quotedSearchTable) WHERE \(table.quotedSearchTable) MATCH ? LIMIT 1)", [expression])
+        } catch let error as SQLiteError {
+            throw Self.queryRefusal(error.message)
+        }
+    }
+
+    /// Prepares the filter alone over the table's view, so that its mistakes (and a count of
+    /// arguments that is not its parameters') are said over the user's SQL.
+    private func checkFilter(_ filter: String, _ arguments: [any DatabaseValueConvertible], _ table: TableSchema) throws {
+        _ = try fetchAll(
+            "SELECT 1 FROM (SELECT *, 0.0 AS search_rank, NULL AS search_snippet FROM \(table.quotedName)) WHERE (\(filter)) LIMIT 0", arguments)
     }
 
     /// The declared table `name`, which has a search index.

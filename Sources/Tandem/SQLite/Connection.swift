@@ -105,6 +105,10 @@ final class Connection {
         self.rules = rules
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        // A database whose tables a layer owns: SQL may not write virtual tables' own tables
+        // (FTS5's, behind a search index) or otherwise corrupt the file on purpose.
+        // https://www.sqlite.org/c3ref/c_dbconfig_defensive.html
+        if rules != nil { _ = tandem_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nil) }
         registerFunctions()
         installAuthorizer()
     }

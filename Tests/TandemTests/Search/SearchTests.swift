@@ -181,6 +181,52 @@ let searchSchema = Schema(tables: [
         #expect(next.map(\.record.id) == ["m"] && next.first?.snippet == "oat [milk]", "the pinned row and the tea row showed nothing new: \(next.map(\.record.id))")
     }
 
+    /// Tables whose names end as FTS5 names its own tables (`notes_data`, `notes_idx`, …) beside
+    /// `notes`, in either order: each index is its own.
+    @Test func indexesOfTablesNamedAlikeStayApart() throws {
+        for names in [["notes", "notes_data", "notes_idx"], ["notes_content", "notes_config", "notes"]] {
+            let dir = try TemporaryDirectory()
+            let tables = names.map { TableSchema(name: $0, columns: [.text("t")], search: SearchIndex(columns: ["t"])) }
+            let db = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: [tables[0]]))
+            try db.execute("INSERT INTO \(names[0])(id, t) VALUES ('first', 'milk')")
+            let grown = try SharedDatabase(path: dir.path("a.db"), schema: Schema(tables: tables))
+            for name in names { try grown.execute("INSERT INTO \(name)(id, t) VALUES ('of-\(name)', 'milk')") }
+            for name in names {
+                let ids = try grown.search(name, matching: "milk").compactMap { $0["id"]?.stringValue }.sorted()
+                #expect(ids == (name == names[0] ? ["first", "of-\(name)"] : ["of-\(name)"]), "\(names): \(name) \(ids)")
+            }
+            #expect(try grown.checkLayout().isEmpty)
+        }
+    }
+
+    /// SQL cannot write FTS5's own tables (the connection is defensive), and what FTS5 refuses
+    /// after the check is refused in the user's terms too.
+    @Test func theIndexsOwnTablesAreFTS5sAlone() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: searchSchema)
+        try db.execute("INSERT INTO searched_notes(id, title) VALUES ('a', 'milk')")
+        for suffix in ["data", "idx", "content", "docsize", "config"] {
+            #expect(throws: (any Error).self) { try db.execute("DELETE FROM ps_search__searched_notes__fts_\(suffix)") }
+        }
+        #expect(try found(db, "milk") == ["a"])
+        for query in ["-milk", "milk - bread", "NEAR(milk bread, abc)", "NEAR(milk, bread)", "milk, bread", "(milk)*", "milk\u{0B}bread"] {
+            do {
+                _ = try db.search("searched_notes", matching: query, syntax: .fts5)
+            } catch TandemError.invalidSearchQuery(_, let reason) {
+                #expect(!reason.contains("fts5") && !reason.contains("ps_"), "\(query): \(reason)")
+            } catch {
+                Issue.record("\(query): \(error)")
+            }
+        }
+        #expect(try found(db, "milk\u{A0}OR tea", syntax: .fts5).isEmpty, "a no-break space is part of a word, as FTS5 reads it")
+        do {
+            _ = try db.search("searched_notes", matching: "milk", where: "nope = 1")
+            Issue.record("a filter of an unknown column ran")
+        } catch {
+            #expect("\(error)".contains("no such column: nope") && !"\(error)".contains("ps_"), "said over the user's table: \(error)")
+        }
+    }
+
     @Test func theSchemaRefusesAnIndexThatCannotWork() {
         let bad: [(TableSchema, String?)] = [
             (TableSchema(name: "t", columns: [.text("a")], search: SearchIndex(columns: [])), nil),
@@ -188,6 +234,8 @@ let searchSchema = Schema(tables: [
             (TableSchema(name: "t", columns: [.integer("a")], search: SearchIndex(columns: ["a"])), "a"),
             (TableSchema(name: "t", columns: [.text("a")], search: SearchIndex(columns: ["a", "a"])), "a"),
             (TableSchema(name: "t", columns: [.text("a")], insertOnly: true, search: SearchIndex(columns: ["a"])), nil),
+            (TableSchema(name: "t", columns: [.text("a"), .real("Search_Rank")], search: SearchIndex(columns: ["a"])), "Search_Rank"),
+            (TableSchema(name: "t", columns: [.text("rank")], search: SearchIndex(columns: ["rank"])), "rank"),
         ]
         for (table, column) in bad {
             #expect(throws: TandemError.self) { try Schema(tables: [table]).validate() }
