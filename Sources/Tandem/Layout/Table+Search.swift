@@ -58,13 +58,14 @@ extension TableSchema {
         ]
     }
 
-    /// Fills an empty index from the stored rows.
+    /// Fills an empty index from the stored rows, each under its data table rowid as it is now
+    /// (the map keeps it; rows indexed later take new numbers), in one pass over the rows each.
     var populateSearch: [String] {
         let names = searchedColumns.map { SQLText.identifier($0.name) }.joined(separator: ", ")
-        let values = searchedColumns.map { extract($0, from: "d.data") }.joined(separator: ", ")
+        let values = searchedColumns.map { extract($0, from: "data") }.joined(separator: ", ")
         return [
-            "INSERT INTO \(quotedSearchIDs)(id) SELECT id FROM \(quotedDataTable) ORDER BY id",
-            "INSERT INTO \(quotedSearchTable)(rowid, \(names)) SELECT m.n, \(values) FROM \(quotedSearchIDs) AS m JOIN \(quotedDataTable) AS d ON d.id = m.id",
+            "INSERT INTO \(quotedSearchIDs)(n, id) SELECT rowid, id FROM \(quotedDataTable)",
+            "INSERT INTO \(quotedSearchTable)(rowid, \(names)) SELECT rowid, \(values) FROM \(quotedDataTable)",
         ]
     }
 
