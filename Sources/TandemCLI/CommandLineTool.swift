@@ -31,7 +31,7 @@ public enum CommandLineTool {
     /// The commands only Tandem's tests run as real processes, in `tandem-test-support`
     /// (Tools/test-support), not in `tandem`.
     static let testSupportCommands: [Command] = [
-        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, ScarceDescriptorsCommand.command,
+        HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, SearchBenchCommand.command, ScarceDescriptorsCommand.command,
         SchemaWriterCommand.command,
     ]
 

@@ -9,10 +9,11 @@ row). Files in WAL mode, synchronous=NORMAL.
   body]}` to a table holding the rows (the index made from them), against the sqlite3 shell's
   CREATE VIRTUAL TABLE … USING fts5(title, body) and INSERT … SELECT of the same rows, in one
   transaction. Ratio: plain time / Tandem time (at least 0.5 is the target).
-- Search: Q queries (one or two words, the same list for both), each the SQL Tandem runs for
-  `search("notes", matching:, limit: 20)` (the index, its id map and the view) against the same
-  MATCH on the plain FTS5 table joined to the plain table, ordered by bm25, LIMIT 20; both timed
-  in this one Python process, p50 and p99 (Tandem's at most 1.5x plain's is the target).
+- Search: Q queries (one or two words, the same list for both): Tandem's `search("notes",
+  matching:, limit: 20)` against `fetchAll` of the same MATCH on a plain FTS5 table of the same
+  rows in the same file, joined to the plain table, ordered by bm25, LIMIT 20; both through
+  Tandem's API in one process (`tandem-test-support search-bench`), alternating which goes
+  first; p50 and p99 (Tandem's at most 1.5x plain's is the target).
 - Write cost: W one-row transactions through the table's view, by 1 writer and by 8 writer
   processes, into Tandem files with and without the search index (the same view, triggers and
   upload queue otherwise): tx/s and the ratio (with / without).
@@ -27,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from bench_support import build_tandem, percentile, write_schema
+from bench_support import percentile, release_build, write_schema
 
 COLUMNS = [{"name": "title", "type": "text"}, {"name": "body", "type": "text"}, {"name": "n", "type": "integer"}]
 PLAIN = {"tables": [{"name": "notes", "columns": COLUMNS}]}
@@ -86,22 +87,24 @@ def build(tandem, directory, n, words):
     return tandem_seconds, time.monotonic() - started, unindexed, plain
 
 
-TANDEM_SQL = """SELECT * FROM (SELECT v.*, bm25("ps_search__notes__fts") AS search_rank, NULL AS search_snippet
-FROM "ps_search__notes__fts" AS s JOIN "ps_search_ids__notes" AS m ON m.n = s.rowid JOIN "notes" AS v ON v.id = m.id
-WHERE "ps_search__notes__fts" MATCH ?) ORDER BY search_rank, id LIMIT 20"""
-PLAIN_SQL = """SELECT n.*, bm25(notes_fts) AS search_rank FROM notes_fts JOIN notes AS n ON n.rowid = notes_fts.rowid
-WHERE notes_fts MATCH ? ORDER BY search_rank, n.id LIMIT 20"""
-
-
-def latencies(path, sql, queries):
-    db = sqlite3.connect(path)
-    times, found = [], 0
-    for query in queries:
-        started = time.perf_counter_ns()
-        found += len(db.execute(sql, (query,)).fetchall())
-        times.append((time.perf_counter_ns() - started) / 1e6)
-    db.close()
-    return times, found
+def latencies(support, path, n, words, queries):
+    """Milliseconds of each side's searches: (Tandem's, plain's)."""
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes_plain(id TEXT PRIMARY KEY, title TEXT, body TEXT, n INTEGER)")
+        db.executemany("INSERT INTO notes_plain VALUES (?, ?, ?, ?)", rows(n, words))
+        db.execute(f"CREATE VIRTUAL TABLE notes_plain_fts USING fts5(title, body, tokenize = '{TOKENIZE}')")
+        db.execute("INSERT INTO notes_plain_fts(rowid, title, body) SELECT rowid, title, body FROM notes_plain")
+    stdin = "\n".join(queries[:20] + queries) + "\n"  # the first 20 warm the page cache
+    out = subprocess.run([support, "search-bench", path, "notes", "notes_plain", "notes_plain_fts", "--limit", "20"],
+                         input=stdin, capture_output=True, text=True, check=True).stdout.split("\n")[20:]
+    tandem, plain = [], []
+    for line in filter(None, out):
+        t_us, t_rows, p_us, p_rows = map(int, line.split())
+        if t_rows != p_rows:
+            raise SystemExit(f"a search found {t_rows} rows, the plain MATCH {p_rows}")
+        tandem.append(t_us / 1000)
+        plain.append(p_us / 1000)
+    return tandem, plain
 
 
 WRITER = """
@@ -136,7 +139,10 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.rows, args.queries, args.writes = 50_000, 200, 800
-    tandem = build_tandem(progress, args.tandem)
+    progress("building the release tandem and tandem-test-support")
+    bin_path = release_build(products=("tandem", "tandem-test-support"))
+    tandem = os.path.abspath(args.tandem) if args.tandem else os.path.join(bin_path, "tandem")
+    support = os.path.join(bin_path, "tandem-test-support")
     words = vocabulary()
     random.seed(3)
     queries = [" ".join(random.choices(words, k=random.choice([1, 1, 2]))) for _ in range(args.queries)]
@@ -145,11 +151,7 @@ def main():
         tandem_seconds, plain_seconds, tandem_db, plain_db = build(tandem, directory, args.rows, words)
         print(f"index build: tandem {tandem_seconds:.2f} s, sqlite3 fts5 {plain_seconds:.2f} s, ratio {plain_seconds / tandem_seconds:.2f}x")
         progress(f"{args.queries} searches, each side")
-        latencies(tandem_db, TANDEM_SQL, queries[:20]), latencies(plain_db, PLAIN_SQL, queries[:20])  # warm the page caches
-        tandem_times, tandem_found = latencies(tandem_db, TANDEM_SQL, queries)
-        plain_times, plain_found = latencies(plain_db, PLAIN_SQL, queries)
-        if tandem_found != plain_found:
-            raise SystemExit(f"the searches found {tandem_found} and {plain_found} rows")
+        tandem_times, plain_times = latencies(support, tandem_db, args.rows, words, queries)
         for p in (50, 99):
             t, s = percentile(tandem_times, p), percentile(plain_times, p)
             print(f"search p{p}: tandem {t:.3f} ms, plain {s:.3f} ms, ratio {t / s:.2f}x")

@@ -91,7 +91,7 @@ enum SchemaInstaller {
             try SearchIndexInstaller.install(table, rebuild: force || old?.search != table.search || old?.dataTableName != table.dataTableName, in: tx)
         }
         for old in stored?.tables ?? [] where schema.table(named: old.name) == nil && old.search != nil {
-            try SearchIndexInstaller.drop(of: old.name, in: tx)
+            try SearchIndexInstaller.drop(of: old.name, columns: old.search?.columns.count ?? 1, in: tx)
         }
         try tx.store(.schema, String(decoding: Schema(tables: schema.tables).jsonData(), as: UTF8.self))  // migrations: ps_migrations
         try tx.store(.layout, layoutVersion)

@@ -93,9 +93,33 @@ enum SearchIndexInstaller {
         }
     }
 
-    /// Drops the index and its map.
-    static func drop(of table: String, in tx: Transaction) throws {
-        try tx.executeOwn("DROP TABLE IF EXISTS \(SQLText.identifier(InternalTables.searchTable(of: table)))")
+    /// Drops the index and its map. An index whose own tables another program damaged (the
+    /// `sqlite3` shell: a table dropped, its settings deleted), which FTS5 can no longer open
+    /// and so not drop, gets those tables back, empty, first.
+    /// - Parameter columns: how many columns the index has (for its content table, if that is
+    ///   what went missing).
+    static func drop(of table: String, columns: Int = 1, in tx: Transaction) throws {
+        let index = InternalTables.searchTable(of: table)
+        do {
+            try tx.executeOwn("DROP TABLE IF EXISTS \(SQLText.identifier(index))")
+        } catch let error as SQLiteError {
+            guard error.message.contains("vtable constructor failed") || error.message.contains("fts5") else { throw error }
+            try tx.connection.withoutDefensive {
+                let shadow = { (suffix: String) in SQLText.identifier(index + suffix) }
+                let content = (0..<max(1, columns)).map { "c\($0)" }.joined(separator: ", ")
+                try tx.executeOwn(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(shadow("_data"))(id INTEGER PRIMARY KEY, block BLOB);
+                    CREATE TABLE IF NOT EXISTS \(shadow("_idx"))(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS \(shadow("_content"))(id INTEGER PRIMARY KEY, \(content));
+                    CREATE TABLE IF NOT EXISTS \(shadow("_docsize"))(id INTEGER PRIMARY KEY, sz BLOB);
+                    CREATE TABLE IF NOT EXISTS \(shadow("_config"))(k PRIMARY KEY, v) WITHOUT ROWID;
+                    INSERT OR REPLACE INTO \(shadow("_config"))(k, v) VALUES ('version', 4);
+                    INSERT OR REPLACE INTO \(shadow("_data"))(id, block) VALUES (1, X''), (10, X'00000000000000');
+                    """)
+            }
+            try tx.executeOwn("DROP TABLE IF EXISTS \(SQLText.identifier(index))")
+        }
         try tx.executeOwn("DROP TABLE IF EXISTS \(SQLText.identifier(InternalTables.searchIDs(of: table)))")
     }
 
@@ -105,10 +129,11 @@ enum SearchIndexInstaller {
     /// dropped.
     static func install(_ table: TableSchema, rebuild: Bool, in tx: Transaction) throws {
         guard let create = table.createSearchTable else { return try drop(of: table.name, in: tx) }
+        let columns = table.searchedColumns.count
         let stored = try tx.scalar("SELECT sql FROM sqlite_master WHERE name = ?", [InternalTables.searchTable(of: table.name)]).stringValue
         let mapped = try tx.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", [InternalTables.searchIDs(of: table.name)]).int64Value ?? 0
         if rebuild || stored != create || mapped == 0 {
-            try drop(of: table.name, in: tx)
+            try drop(of: table.name, columns: columns, in: tx)
             try tx.executeOwn(create)
             try tx.executeOwn(table.createSearchIDs)
             for sql in table.populateSearch { try tx.executeOwn(sql) }

@@ -97,8 +97,37 @@ extension Transaction {
     /// Prepares the filter alone over the table's view, so that its mistakes (and a count of
     /// arguments that is not its parameters') are said over the user's SQL.
     private func checkFilter(_ filter: String, _ arguments: [any DatabaseValueConvertible], _ table: TableSchema) throws {
+        try Self.checkIsOneCondition(filter)
         _ = try fetchAll(
             "SELECT 1 FROM (SELECT *, 0.0 AS search_rank, NULL AS search_snippet FROM \(table.quotedName)) WHERE (\(filter)) LIMIT 0", arguments)
+    }
+
+    /// Refuses a filter that is more than one condition: one that closes a parenthesis it did
+    /// not open (it would end the search's own), ends a statement or starts a comment outside
+    /// quotes.
+    static func checkIsOneCondition(_ filter: String) throws {
+        var depth = 0
+        var quote: Character?
+        var previous: Character?
+        for c in filter {
+            defer { previous = c }
+            if let open = quote {
+                if c == (open == "[" ? "]" : open) { quote = nil }
+                continue
+            }
+            switch c {
+            case "'", "\"", "`", "[": quote = c
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth < 0 { throw TandemError.invalidSQL(sql: filter, reason: "the filter closes a parenthesis it did not open; give one condition") }
+            case ";": throw TandemError.invalidSQL(sql: filter, reason: "the filter is one condition, not statements")
+            case "-" where previous == "-", "*" where previous == "/":
+                throw TandemError.invalidSQL(sql: filter, reason: "the filter is one condition; leave out comments")
+            default: break
+            }
+        }
+        if depth != 0 || quote != nil { throw TandemError.invalidSQL(sql: filter, reason: "the filter leaves a parenthesis or a quote open") }
     }
 
     /// The declared table `name`, which has a search index.

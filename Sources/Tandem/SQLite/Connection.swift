@@ -121,6 +121,14 @@ final class Connection {
         return try body()
     }
 
+    /// Runs `body` with SQLite's defensive flag off: Tandem's own repair of a virtual table whose
+    /// own tables another program damaged (``SQLITE_DBCONFIG_DEFENSIVE`` is on otherwise).
+    func withoutDefensive<T>(_ body: () throws -> T) rethrows -> T {
+        _ = tandem_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 0, nil)
+        defer { _ = tandem_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, nil) }
+        return try body()
+    }
+
     /// True once ``close()`` ran.
     private(set) var isClosed = false
 

@@ -52,6 +52,27 @@ import Testing
         #expect(found.stdout.contains("\na,") && found.stdout.contains("\nb,"), "\(found.stdout)")
     }
 
+    /// FTS5's own tables damaged in the sqlite3 shell (a table dropped, its settings deleted):
+    /// `check` says the index cannot be read, `init` makes it again from the rows.
+    @Test(arguments: ["DELETE FROM ps_search__searched_notes__fts_config", "DROP TABLE ps_search__searched_notes__fts_data", "DROP TABLE ps_search__searched_notes__fts_content"])
+    func initRebuildsAnIndexFTS5CannotRead(damage: String) throws {
+        let dir = try TemporaryDirectory()
+        let schema = try dir.schemaFile(searchSchema)
+        let path = dir.path("a.db")
+        #expect(try runTandem(["init", path, "--schema", schema]).status == 0)
+        #expect(try runTandem(["exec", path, "INSERT INTO searched_notes(id, title) VALUES ('a', 'milk'), ('b', 'bread')"]).status == 0)
+        #expect(try Spawned(executable: "/usr/bin/sqlite3", [path, damage]).wait() == 0)
+        let check = try runTandem(["check", path])
+        #expect(check.status != 0 && check.stdout.contains("the search index of searched_notes"), "\(check.stdout)")
+        let repair = try runTandem(["init", path, "--schema", schema])
+        #expect(repair.status == 0 && repair.stdout.contains("repaired: the search index of searched_notes"), "\(repair.stdout) \(repair.stderr)")
+        #expect(try runTandem(["check", path]).status == 0)
+        let found = try runTandem(["search", path, "searched_notes", "milk", "--mode", "csv"])
+        #expect(found.status == 0 && found.stdout.contains("\na,milk"), "\(found.stdout) \(found.stderr)")
+        let integrity = try Spawned(executable: "/usr/bin/sqlite3", [path, "PRAGMA integrity_check"])
+        #expect(try integrity.wait() == 0)
+    }
+
     @Test func watchFollowsASearch() throws {
         let dir = try TemporaryDirectory()
         let schema = try dir.schemaFile(searchSchema)

@@ -227,6 +227,18 @@ let searchSchema = Schema(tables: [
         }
     }
 
+    /// A filter is one condition: it cannot close the search's parenthesis to read another table
+    /// or drop the limit.
+    @Test func aFilterIsOneCondition() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: searchSchema)
+        try db.execute("INSERT INTO searched_notes(id, title, pinned) VALUES ('a', 'milk (x)', 0), ('b', 'milk', 1)")
+        for filter in ["1) UNION SELECT key, value, 1, 1, 1, 1 FROM ps_kv --", "pinned = 0); DROP TABLE x", "pinned = 0 -- x", "(pinned = 0", "title = 'milk"] {
+            #expect(throws: TandemError.self, "\(filter)") { try db.search("searched_notes", matching: "milk", where: filter) }
+        }
+        #expect(try db.search("searched_notes", matching: "milk", where: "(title = 'milk (x)') AND \"pinned\" = 0").compactMap { $0["id"]?.stringValue } == ["a"])
+    }
+
     @Test func theSchemaRefusesAnIndexThatCannotWork() {
         let bad: [(TableSchema, String?)] = [
             (TableSchema(name: "t", columns: [.text("a")], search: SearchIndex(columns: [])), nil),
