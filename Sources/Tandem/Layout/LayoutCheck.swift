@@ -230,6 +230,14 @@ enum LayoutCheck {
         let drifted: Int64
         do {
             drifted = try tx.scalar(table.searchDriftCount).int64Value ?? 0
+            // A search for a word of the index reads what the count does not (the word lists,
+            // the rows' sizes that rank them).
+            let text = table.searchedColumns.map { "coalesce(\(SQLText.identifier($0.name)), '')" }.joined(separator: " || ' ' || ")
+            let sample = try tx.scalar("SELECT \(text) FROM \(table.quotedSearchTable) WHERE length(\(text)) > 2 LIMIT 1").stringValue ?? ""
+            if let word = sample.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).first(where: { $0.count >= 3 }) {
+                let index = table.quotedSearchTable
+                _ = try tx.fetchAll("SELECT rowid, bm25(\(index)) FROM \(index) WHERE \(index) MATCH ? ORDER BY bm25(\(index)) LIMIT 1", ["\"\(word)\""])
+            }
         } catch let error as SQLiteError {
             // FTS5's own tables written by another program (the sqlite3 shell): unreadable.
             return [

@@ -42,6 +42,13 @@ extension Transaction {
             return try fetchAll(sql, bound)
         } catch let error as SQLiteError where error.message.hasPrefix("fts5:") || error.message.hasPrefix("unterminated string") {
             throw Self.queryRefusal(error.message)
+        } catch let error as SQLiteError where ResultCode.corrupt ~= error {
+            // The query and the filter were checked: what fails now is the index itself, its own
+            // tables damaged by another program.
+            throw SQLiteError(
+                extendedCode: error.extendedCode,
+                message: "the search index of \(table) cannot be read (\(error.message)): another program changed its tables",
+                path: connection.path)
         }
     }
 

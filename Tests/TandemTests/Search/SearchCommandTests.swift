@@ -54,7 +54,10 @@ import Testing
 
     /// FTS5's own tables damaged in the sqlite3 shell (a table dropped, its settings deleted):
     /// `check` says the index cannot be read, `init` makes it again from the rows.
-    @Test(arguments: ["DELETE FROM ps_search__searched_notes__fts_config", "DROP TABLE ps_search__searched_notes__fts_data", "DROP TABLE ps_search__searched_notes__fts_content"])
+    @Test(arguments: [
+        "DELETE FROM ps_search__searched_notes__fts_config", "DROP TABLE ps_search__searched_notes__fts_data",
+        "DROP TABLE ps_search__searched_notes__fts_content", "DROP TABLE ps_search__searched_notes__fts_idx",
+    ])
     func initRebuildsAnIndexFTS5CannotRead(damage: String) throws {
         let dir = try TemporaryDirectory()
         let schema = try dir.schemaFile(searchSchema)
