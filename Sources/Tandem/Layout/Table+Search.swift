@@ -20,6 +20,16 @@ extension TableSchema {
         if search?.columns.isEmpty == true { search = nil }
     }
 
+    /// The text the index holds of a column: the view's, a NUL as a space (no word holds one,
+    /// and FTS5's snippets end the text at it).
+    func searchText(_ column: ColumnSchema, from source: String) -> String {
+        let path = SQLText.literal("$." + column.name)
+        // ``extract(_:from:)``'s way with an escaped NUL, the NUL put back as a space (SQLite's
+        // replace() cannot take a NUL: its length as text is 0).
+        let spaced = Self.textWithNUL(source, path: path).replacingOccurrences(of: "char(0)", with: "' '")
+        return "(CASE WHEN instr(\(source), '\\u0000') = 0 THEN CAST(\(source) ->> \(path) AS TEXT) ELSE CAST(\(spaced) AS TEXT) END)"
+    }
+
     /// `CREATE VIRTUAL TABLE` of the index, nil without one.
     var createSearchTable: String? {
         guard let search else { return nil }
@@ -40,7 +50,7 @@ extension TableSchema {
     /// fires no delete trigger for the row it replaces.
     private var indexNew: String {
         let names = searchedColumns.map { SQLText.identifier($0.name) }.joined(separator: ", ")
-        let values = searchedColumns.map { extract($0, from: "NEW.data") }.joined(separator: ", ")
+        let values = searchedColumns.map { searchText($0, from: "NEW.data") }.joined(separator: ", ")
         return unindex("NEW")
             + " INSERT INTO \(quotedSearchIDs)(id) VALUES (NEW.id); INSERT INTO \(quotedSearchTable)(rowid, \(names)) VALUES (last_insert_rowid(), \(values));"
     }
@@ -62,7 +72,7 @@ extension TableSchema {
     /// (the map keeps it; rows indexed later take new numbers), in one pass over the rows each.
     var populateSearch: [String] {
         let names = searchedColumns.map { SQLText.identifier($0.name) }.joined(separator: ", ")
-        let values = searchedColumns.map { extract($0, from: "data") }.joined(separator: ", ")
+        let values = searchedColumns.map { searchText($0, from: "data") }.joined(separator: ", ")
         return [
             "INSERT INTO \(quotedSearchIDs)(n, id) SELECT rowid, id FROM \(quotedDataTable)",
             "INSERT INTO \(quotedSearchTable)(rowid, \(names)) SELECT rowid, \(values) FROM \(quotedDataTable)",
@@ -73,7 +83,7 @@ extension TableSchema {
     /// entries of rows that are gone: a count (an index kept by its triggers has none).
     var searchDriftCount: String {
         let names = searchedColumns.map { SQLText.identifier($0.name) }
-        let differs = zip(names, searchedColumns).map { "s.\($0) IS NOT \(extract($1, from: "d.data"))" }.joined(separator: " OR ")
+        let differs = zip(names, searchedColumns).map { "s.\($0) IS NOT \(searchText($1, from: "d.data"))" }.joined(separator: " OR ")
         return """
             SELECT (SELECT count(*) FROM \(quotedDataTable) AS d LEFT JOIN \(quotedSearchIDs) AS m ON m.id = d.id \
             LEFT JOIN \(quotedSearchTable) AS s ON s.rowid = m.n WHERE s.rowid IS NULL OR \(differs)) \

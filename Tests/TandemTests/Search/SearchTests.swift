@@ -105,6 +105,11 @@ let searchSchema = Schema(tables: [
         #expect(all.map(\.record.id) == ["a", "b"], "best first")
         #expect(all[0].rank <= all[1].rank)
         #expect(all[1].snippet == "a little [milk]")
+        try db.execute("INSERT INTO searched_notes(id, title, body, pinned) VALUES ('nul', 'x', 'first' || char(0) || 'second third fourth', 0)")
+        #expect(
+            try db.search(SearchedNote.self, matching: "fourth", snippetOf: "body").first?.snippet == "first second third [fourth]",
+            "a NUL is a space in the index and its snippets")
+        #expect(try db.search(SearchedNote.self, matching: "fourth").first?.record.body == "first\u{0}second third fourth", "the record as stored")
         let pinned = try db.search(SearchedNote.self, matching: "milk", where: #Predicate { $0.pinned }, limit: 5)
         #expect(pinned.map(\.record.id) == ["a"])
         let byTitle = try db.search(SearchedNote.self, matching: "milk", sortBy: [SortDescriptor(\.title)], limit: 1)
