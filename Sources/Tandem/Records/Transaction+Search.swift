@@ -81,7 +81,7 @@ extension Transaction {
         var sql = "SELECT \(shown) FROM (\(inner))"
         if let filter { sql += " WHERE (\(filter))" }
         sql += " ORDER BY search_rank, id"
-        try checkQuery(expression, declared)
+        if syntax == .fts5 { try checkQuery(expression, declared) }
         if let filter { try checkFilter(filter, arguments, declared) }
         var bound: [any DatabaseValueConvertible] = [expression] + arguments
         if let limit {
@@ -171,21 +171,31 @@ extension Transaction {
         _ type: R.Type, matching query: String, syntax: SearchSyntax = .words, where predicate: Predicate<R>? = nil,
         sortBy: [SortDescriptor<R>] = [], limit: Int? = nil, snippetOf: String? = nil, markers: (String, String) = ("[", "]")
     ) throws -> [SearchResult<R>] where R: Sendable {
+        try searchFound(
+            type, matching: query, syntax: syntax, query: RecordQuery(predicate, sortBy: sortBy, limit: limit), snippetOf: snippetOf, markers: markers
+        ).map(\.result)
+    }
+
+    /// The typed search's results, each with the row it was read from.
+    func searchFound<R: Record>(
+        _ type: R.Type, matching text: String, syntax: SearchSyntax, query: RecordQuery<R>, snippetOf: String?, markers: (String, String)
+    ) throws -> [(result: SearchResult<R>, row: Row)] where R: Sendable {
+        let (predicate, sortBy, limit) = (query.predicate, query.sortBy, query.limit)
         let layout = try checkedLayout(R.self)
         let rows = try search(
-            layout.tableName, matching: query, syntax: syntax, limit: predicate == nil && sortBy.isEmpty ? limit : nil, snippetOf: snippetOf,
+            layout.tableName, matching: text, syntax: syntax, limit: predicate == nil && sortBy.isEmpty ? limit : nil, snippetOf: snippetOf,
             markers: markers)
         let records = try decodeRecords(R.self, rows: rows, layout: layout)
-        var results: [SearchResult<R>] = []
+        var results: [(result: SearchResult<R>, row: Row)] = []
         for (record, row) in zip(records, rows) {
             if let predicate, try !predicate.evaluate(record) { continue }
-            results.append(SearchResult(record: record, rank: row["search_rank"]?.doubleValue ?? 0, snippet: row["search_snippet"]?.stringValue))
+            results.append((SearchResult(record: record, rank: row["search_rank"]?.doubleValue ?? 0, snippet: row["search_snippet"]?.stringValue), row))
         }
         if !sortBy.isEmpty {
             // Stable: records sortBy finds equal keep their rank order.
             results = results.enumerated().sorted { a, b in
                 for descriptor in sortBy {
-                    switch descriptor.compare(a.element.record, b.element.record) {
+                    switch descriptor.compare(a.element.result.record, b.element.result.record) {
                     case .orderedAscending: return true
                     case .orderedDescending: return false
                     case .orderedSame: continue
@@ -261,35 +271,27 @@ extension SharedDatabase {
         onChange: @escaping @Sendable (Result<[SearchResult<R>], Error>) -> Void
     ) throws -> AnyDatabaseCancellable where R: Sendable {
         let table = try read { try $0.checkedLayout(R.self) }.tableName
-        let (sql, _) = try read { try $0.searchSQL(table, matching: query, syntax: syntax, snippetOf: snippetOf, ranked: false) }
+        let (sql, _) = try read { try $0.searchSQL(table, matching: query, syntax: syntax, snippetOf: snippetOf) }
         let tables = try read { try $0.connection.tablesRead(by: sql) }
-        let predicate = predicate.map(SendablePredicate.init)
-        let sortBy = SendableSortDescriptors(descriptors: sortBy)
+        let records = RecordQuery(predicate, sortBy: sortBy, limit: limit)  // Sendable: it carries the predicate across
         let load: @Sendable (Transaction) throws -> SearchSnapshot<R> = { tx in
-            let results = try tx.search(
-                type, matching: query, syntax: syntax, where: predicate?.predicate, sortBy: sortBy.descriptors, limit: limit, snippetOf: snippetOf)
-            let (sql, arguments) = try tx.searchSQL(table, matching: query, syntax: syntax, snippetOf: snippetOf, ranked: false)
-            let rows = Dictionary(try tx.fetchAll(sql, arguments).map { ($0["id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
-            return SearchSnapshot(shown: results.map { rows[$0.record.id] }, results: results)
+            let found = try tx.searchFound(type, matching: query, syntax: syntax, query: records, snippetOf: snippetOf, markers: ("[", "]"))
+            return SearchSnapshot(found: found)
         }
         return try observe(readSet: tables, load: load) { onChange($0.map(\.results)) }
     }
 }
 
-/// A live search's results, equal when the rows they show (values and snippets, in order) are.
-struct SearchSnapshot<R: Record>: Equatable, @unchecked Sendable where R: Sendable {
-    // @unchecked: SearchResult<R> holds a Sendable record and values.
-    var shown: [Row?]
+/// A live search's results, equal when the rows they show are (values and snippets, in order;
+/// not the rank, which moves with every row written).
+struct SearchSnapshot<R: Record>: Equatable, Sendable where R: Sendable {
+    var shown: [[DatabaseValue]]
     var results: [SearchResult<R>]
+
+    init(found: [(result: SearchResult<R>, row: Row)]) {
+        shown = found.map { pair in zip(pair.row.columns, pair.row.values).filter { $0.0 != "search_rank" }.map(\.1) }
+        results = found.map(\.result)
+    }
+
     static func == (a: SearchSnapshot, b: SearchSnapshot) -> Bool { a.shown == b.shown }
-}
-
-/// A predicate handed to a live query's queue: it holds key paths of `R`, immutable values.
-struct SendablePredicate<R: Record>: @unchecked Sendable {
-    let predicate: Predicate<R>
-}
-
-/// Sort descriptors handed to a live query's queue (key paths of `R`, immutable values).
-struct SendableSortDescriptors<R: Record>: @unchecked Sendable {
-    let descriptors: [SortDescriptor<R>]
 }

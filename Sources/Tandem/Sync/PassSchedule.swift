@@ -77,9 +77,13 @@ struct PassSchedule: Equatable, Sendable {
     /// downloaded it always answers (a first sync is due), which announces nothing anyone did;
     /// later announcements do.
     private(set) var firstSyncDue: Instant?
-    /// The newest announcement no download has applied (a download applies what was announced
-    /// before it began).
-    private(set) var unapplied: Instant?
+    /// When the backend announced changes no download has applied since, oldest first (a
+    /// download applies what was announced before it began; one announced during it stays).
+    private(set) var announcements: [Instant] = []
+
+    /// Since when changes announced have waited for a download (the status's
+    /// `download_pending_since`); nil: none waits.
+    var downloadPendingSince: Instant? { announcements.first }
     /// When the pass under way began, and the last entry queued then.
     private var current: PassUnderWay?
 
@@ -108,7 +112,9 @@ struct PassSchedule: Equatable, Sendable {
 
     /// The backend announced changes at `now`.
     mutating func announced(at now: Instant) {
-        if unapplied.map({ $0 < now }) ?? true { unapplied = now }
+        // One per wait of the backend's; a few at most between two downloads.
+        if announcements.count >= 64 { announcements.removeFirst() }
+        announcements.append(now)
     }
 
     /// Whether the pass under way downloads after its uploads, with `moreQueued` saying whether
@@ -117,7 +123,7 @@ struct PassSchedule: Equatable, Sendable {
         guard let last = lastDownload else { return .now }
         // Before the first download, the first sync's answer is no news.
         let since = last.began == nil ? firstSyncDue : nil
-        if let unapplied, since.map({ unapplied > $0 }) ?? true { return .now }
+        if let newest = announcements.last, since.map({ newest > $0 }) ?? true { return .now }
         if let began = last.began, began.duration(to: now) < (moreQueued ? Self.ownAnswersDeferral : Self.ownAnswersGathering) {
             return .leave
         }
@@ -147,7 +153,7 @@ struct PassSchedule: Equatable, Sendable {
         defer { current = nil }
         if let downloaded = pass.downloadBegan {
             lastDownload = LastDownload(began: began ?? downloaded, backlogThrough: current?.lastQueued)
-            if let unapplied, unapplied <= downloaded { self.unapplied = nil }
+            announcements.removeAll { $0 <= downloaded }
             return nil
         }
         guard !pass.moreToUpload, let since = lastDownload?.began else { return nil }

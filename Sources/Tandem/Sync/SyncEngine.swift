@@ -197,13 +197,15 @@ final class SyncEngine: Sendable {
             state.withLock { $0.schedule.passBegan(at: started, lastQueued: last) }
             var result = try pass.uploads()
             if try downloading || downloadsNow(moreQueued: result.moreToUpload) { try pass.downloads(after: &result) }
-            answersDueIn = state.withLock {
-                $0.schedule.passEnded(at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload))
+            let downloadPending: ContinuousClock.Instant?
+            (answersDueIn, downloadPending) = state.withLock {
+                let due = $0.schedule.passEnded(at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload))
+                return (due, $0.schedule.downloadPendingSince)
             }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.uploadQueue.head() : head
             let now = ContinuousClock.now, wallNow = Date()
             let wall = { (instant: ContinuousClock.Instant?) in instant.map { wallNow.addingTimeInterval(now.duration(to: $0).seconds) } }
-            let lags = (upload: wall(lag.pendingSince(head: newHead)), download: wall(lag.downloadPending(appliedFrom: result.downloadBegan)))
+            let lags = (upload: wall(lag.pendingSince(head: newHead)), download: wall(downloadPending))
             if let progress = try lag.passed(
                 began: started, uploaded: result.entries, downloaded: result.downloaded, pending: { try database.uploadQueue.pendingCount() },
                 busy: result.moreToUpload, interval: database.configuration.syncProgressInterval, at: now)
@@ -292,7 +294,6 @@ final class SyncEngine: Sendable {
                         }
                     }
                     known = newest
-                    lag.announced(at: now)
                     state.withLock { $0.schedule.announced(at: now) }
                     signal.raise()
                 }

@@ -28,18 +28,15 @@ public struct SyncProgress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The owner's view of its lag and of a draining backlog: when it first saw the entries still
-/// queued (each commit to the queue wakes it) and the backend changes not yet applied (the
-/// backend announces them), and the counts for ``SyncProgress``.
+/// The owner's view of its upload lag and of a draining backlog: when it first saw the entries
+/// still queued (each commit to the queue wakes it), and the counts for ``SyncProgress``. (The
+/// changes announced and not yet downloaded are its ``PassSchedule``'s.)
 final class SyncLagTracker: Sendable {
     typealias Instant = ContinuousClock.Instant
 
     private struct State {
         /// (highest queued entry id seen, when first seen), oldest first.
         var queued: [(id: Int64, at: Instant)] = []
-        /// When the backend announced changes not applied since, oldest first (an announcement
-        /// during a download is not covered by it, whatever came before it).
-        var announcements: [Instant] = []
         /// The current busy stretch: when it began, totals, and the last progress report.
         var stretch: (began: Instant, uploaded: Int, downloaded: Int, reported: Instant)?
     }
@@ -54,31 +51,12 @@ final class SyncLagTracker: Sendable {
         }
     }
 
-    /// The backend announced changes.
-    func announced(at now: Instant) {
-        state.withLock { s in
-            // One per wait of the backend's; a few at most between two downloads.
-            if s.announcements.count >= 64 { s.announcements.removeFirst() }
-            s.announcements.append(now)
-        }
-    }
-
     /// When the entry `first` (the queue's head) was first seen, dropping older records.
     func pendingSince(head first: Int64?) -> Instant? {
         state.withLock { s in
             guard let first else { s.queued.removeAll(); return nil }
             while s.queued.count > 1, s.queued[1].id < first { s.queued.removeFirst() }
             return s.queued.first { $0.id >= first }?.at
-        }
-    }
-
-    /// When changes were announced that a download after `start` has not applied yet; nil when
-    /// the download that began at `start` applied everything announced before it (an
-    /// announcement is made after the backend looked). A nil `start`: no download ran.
-    func downloadPending(appliedFrom start: Instant?) -> Instant? {
-        state.withLock { s in
-            if let start { s.announcements.removeAll { $0 <= start } }
-            return s.announcements.first
         }
     }
 

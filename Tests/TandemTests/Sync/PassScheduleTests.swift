@@ -125,6 +125,25 @@ import Testing
         if case .leaveWhileHeadWithin = answer {} else { #expect(!headRead, "\(row.name): the head is read only when the answer depends on it") }
     }
 
+    /// An announcement counts until a download that began after it: one made while a download
+    /// ran (after it began) is still pending when that download ends, whatever came before it;
+    /// the status's `download_pending_since` is the oldest still pending.
+    @Test func anAnnouncementDuringADownloadOutlivesIt() {
+        let second = Duration.seconds(1)
+        var schedule = Self.schedule(false, [.began(.zero, lastQueued: nil)])
+        #expect(schedule.downloadPendingSince == nil)
+        schedule.announced(at: Self.t0)
+        schedule.announced(at: Self.t0 + second * 2)  // during the download that began at t0 + 1
+        _ = schedule.passEnded(at: Self.t0 + second * 3, pass: .init(downloadBegan: Self.t0 + second, moreToUpload: false))
+        #expect(schedule.downloadPendingSince == Self.t0 + second * 2, "the later announcement is not covered")
+        schedule.passBegan(at: Self.t0 + second * 3, lastQueued: nil)
+        _ = schedule.passEnded(at: Self.t0 + second * 4, pass: .init(downloadBegan: nil, moreToUpload: false))
+        #expect(schedule.downloadPendingSince == Self.t0 + second * 2, "a pass that did not download covers nothing")
+        schedule.passBegan(at: Self.t0 + second * 4, lastQueued: nil)
+        _ = schedule.passEnded(at: Self.t0 + second * 5, pass: .init(downloadBegan: Self.t0 + second * 3, moreToUpload: false))
+        #expect(schedule.downloadPendingSince == nil)
+    }
+
     @Test func theGatheringIsShorterThanTheDeferral() {
         #expect(Self.gathering < Self.deferral)
     }

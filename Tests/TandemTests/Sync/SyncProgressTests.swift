@@ -6,20 +6,6 @@ import Testing
 
 /// A backlog drains with progress reports, and the status says how far behind sync is.
 @Suite struct SyncProgressTests {
-    /// An announcement counts until a download that began after it: one made while a download
-    /// ran (after it began) is still pending when that download ends, whatever came before it.
-    /// (Whether a pass downloads at all: ``PassScheduleTests``.)
-    @Test func anAnnouncementDuringADownloadOutlivesIt() {
-        let lag = SyncLagTracker()
-        let t0 = ContinuousClock.now, second = Duration.seconds(1)
-        #expect(lag.downloadPending(appliedFrom: t0) == nil)
-        lag.announced(at: t0)
-        lag.announced(at: t0 + second * 2)  // during the download that began at t0 + 1
-        #expect(lag.downloadPending(appliedFrom: t0 + second) == t0 + second * 2, "the later announcement is not covered")
-        #expect(lag.downloadPending(appliedFrom: nil) == t0 + second * 2, "a pass that did not download covers nothing")
-        #expect(lag.downloadPending(appliedFrom: t0 + second * 3) == nil)
-    }
-
     @Test func aDrainingBacklogReportsProgress() async throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()
