@@ -12,7 +12,7 @@ extension DatabaseSync {
     ///   pending and `discardPending` is false.
     @discardableResult
     public func disconnectAndClear(discardPending: Bool = false) throws -> ClearedData {
-        if FileLock.isHeld(path: database.ownerLockPath) {
+        if FileLock.isHeld(path: database.files.ownerLock) {
             throw TandemError.invalidBackend("a process owns sync for '\(database.path)'; stop its sync (\(Remedy.stopSyncOwner.apiTerms)) before resetting the backend")
         }
         return try database.write { tx in

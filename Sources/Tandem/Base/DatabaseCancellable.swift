@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Something that delivers until it is cancelled: a live query (``SharedDatabase/observe(_:_:onChange:)``),
+/// Something that delivers until it is cancelled: a live query (``DatabaseReader/observe(_:_:onChange:)``),
 /// a change handler (``SharedDatabase/addChangeHandler(on:_:)``) or a sync session
 /// (``SyncSession``). ``cancel()`` stops it: nothing is delivered after it returns except what
 /// was being delivered at that moment; cancelling twice does nothing more.

@@ -2,11 +2,6 @@ import Foundation
 
 /// The files of one database: the file itself and the sidecar files beside it.
 extension Opening {
-    /// The sidecar files that SQLite and Tandem create beside a database.
-    static func sidecars(of path: String) -> [String] {
-        ["-wal", "-shm", "-journal", "-notify", "-write.lock", "-owner.lock"].map { path + $0 }
-    }
-
     /// The file's size in bytes; 0 when it does not exist.
     static func fileSize(_ path: String) -> Int64 {
         var info = stat()
@@ -16,7 +11,7 @@ extension Opening {
     /// Removes a database file that this process created and could not set up, with the
     /// sidecar files that did not exist before (`keeping` lists those that did).
     static func removeCreatedFiles(path: String, keeping existing: [String]) {
-        for file in [path] + sidecars(of: path) where !existing.contains(file) {
+        for file in [path] + DatabaseFiles(database: path).sidecars where !existing.contains(file) {
             _ = unlink(file)
         }
     }

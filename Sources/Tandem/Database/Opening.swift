@@ -32,7 +32,7 @@ enum Opening {
         }
         defer { close(fd) }
         if !readOnly, let problem = directoryProblem(path),
-            [path + "-write.lock", path + "-notify"].contains(where: { !FileManager.default.fileExists(atPath: $0) })
+            [DatabaseFiles(database: path).writeLock, DatabaseFiles(database: path).notify].contains(where: { !FileManager.default.fileExists(atPath: $0) })
         {
             throw TandemError.cannotOpen(path: path, reason: problem)
         }

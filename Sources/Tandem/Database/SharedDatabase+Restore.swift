@@ -58,7 +58,7 @@ extension SharedDatabase {
         }
         // The old file's WAL and WAL index, the lock files whose shared record described them and
         // the wake-up file: every sidecar, made anew for the restored file by its first user.
-        for sidecar in Opening.sidecars(of: target) { _ = unlink(sidecar) }
+        for sidecar in DatabaseFiles(database: target).sidecars { _ = unlink(sidecar) }
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 {
             _ = fsync(dirFD)
@@ -69,7 +69,7 @@ extension SharedDatabase {
     /// Refuses while another process has `path` or one of its sidecar files open.
     private static func refuseUsers(of path: String) throws {
         if isOpenInThisProcess(path) { throw TandemError.inUse(path: path, users: ["this process"]) }
-        let users = FileUsers.processes(using: [path] + Opening.sidecars(of: path))
+        let users = FileUsers.processes(using: [path] + DatabaseFiles(database: path).sidecars)
         if !users.isEmpty { throw TandemError.inUse(path: path, users: users.map(\.description)) }
     }
 

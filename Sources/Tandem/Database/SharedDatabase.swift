@@ -36,12 +36,8 @@ public final class SharedDatabase: Sendable {
     /// Set by the first ``close()``.
     private let closed = Atomic<Bool>(false)
 
-    /// `<db>-notify`: written after each commit to wake other processes.
-    public var notifyPath: String { path + "-notify" }
-    /// `<db>-write.lock`: the cross-process write lock.
-    public var writeLockPath: String { path + "-write.lock" }
-    /// `<db>-owner.lock`: held by the process that owns sync.
-    public var ownerLockPath: String { path + "-owner.lock" }
+    /// The database file and its sidecars (`-wal`, `-shm`, `-notify`, `-write.lock`, `-owner.lock`).
+    public var files: DatabaseFiles { DatabaseFiles(database: path) }
 
     /// Opens (and creates, if missing) a database.
     ///
@@ -130,7 +126,7 @@ public final class SharedDatabase: Sendable {
         if requireStoredSchema {
             guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
         }
-        let sidecarsBefore = Opening.sidecars(of: path).filter { FileManager.default.fileExists(atPath: $0) }
+        let sidecarsBefore = DatabaseFiles(database: path).sidecars.filter { FileManager.default.fileExists(atPath: $0) }
         // Checks the directory and the header; creates a missing file (only when a schema is given).
         let created = try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: configuration.readOnly)
         do {
@@ -164,7 +160,7 @@ public final class SharedDatabase: Sendable {
         self.configuration = configuration
         self.openedFile = FileIdentity(path: path)
         self.observer = ChangeObserver(
-            path: path, notifyPath: path + "-notify", busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
+            path: path, notifyPath: DatabaseFiles(database: path).notify, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
             pollInterval: configuration.changePollInterval.seconds)
         registerOpened()
     }
@@ -179,7 +175,7 @@ public final class SharedDatabase: Sendable {
         var writer: Writer?
         if !configuration.readOnly {
             let writeLock = try WriteLock(
-                path: path + "-write.lock", databasePath: path, mode: configuration.fileMode,
+                path: DatabaseFiles(database: path).writeLock, databasePath: path, mode: configuration.fileMode,
                 streakLimit: configuration.writeLockStreakLimit,
                 timeoutMilliseconds: configuration.busyTimeoutMilliseconds,
                 interruptible: configuration.interruptsLockWaits, onWaitForMigration: configuration.onWaitForMigration)
@@ -192,7 +188,7 @@ public final class SharedDatabase: Sendable {
                 }
             }
             writer = try Writer(
-                connection: connection, writeLock: writeLock, notifyPath: path + "-notify", mode: configuration.fileMode,
+                connection: connection, writeLock: writeLock, notifyPath: DatabaseFiles(database: path).notify, mode: configuration.fileMode,
                 synchronous: configuration.synchronous
             ) {
                 try Opening.open(path: path, configuration: configuration) { try Opening.configureWriter($0, configuration: configuration) }
@@ -264,16 +260,6 @@ public final class SharedDatabase: Sendable {
     /// Writing inside it throws ``TandemError/readOnly(path:)``.
     public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         try readers.read { try $0.readTransaction(body) }
-    }
-
-    /// Runs SQL (one or several `;`-separated statements) in one write transaction.
-    public func execute(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws {
-        try write { try $0.execute(sql, arguments) }
-    }
-
-    /// Fetches all rows of one statement from a reader.
-    public func fetchAll(_ sql: String, _ arguments: [any DatabaseValueConvertible] = []) throws -> [Row] {
-        try read { try $0.fetchAll(sql, arguments) }
     }
 
     /// The client id of this database: a UUID made when the file was created, sent with uploads.

@@ -285,12 +285,18 @@ final class Writer: @unchecked Sendable {
             tables.insert(InternalTables.anyTable)
             try connection.setCounter(.commits, nil)
         }
-        if tables.contains(InternalTables.crud) {
-            try connection.incrementCounter(.nextTransaction)
-        }
+        try connection.endUploadTransaction(ifQueuedIn: tables)
         try connection.incrementCounter(.sequence)
         let sequence = try known.map { $0.sequence + 1 } ?? connection.counter(.sequence)
         for table in tables { try connection.stampChanged(table, sequence: sequence ?? 0) }
         return Commit(tables: tables, sequence: sequence ?? 0, counters: sequence.map { Commit.Counters(commits: commits, sequence: $0) })
+    }
+}
+
+extension Connection {
+    /// Ends the upload queue's current transaction when a write's changed tables (`changed`)
+    /// include the queue: the next write's CRUD entries take the next transaction id.
+    func endUploadTransaction(ifQueuedIn changed: Set<String>) throws {
+        if changed.contains(InternalTables.crud) { try incrementCounter(.nextTransaction) }
     }
 }

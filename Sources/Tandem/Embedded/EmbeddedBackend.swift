@@ -58,7 +58,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
         if let survey { try EmbeddedBackend.refuseUnlessServerFile(survey) }
         let created = survey == nil
         // The file and its sidecar files (SharedDatabase's documented set) that are not there yet.
-        let files = ["", "-wal", "-shm", "-notify", "-write.lock", "-owner.lock"].map { path + $0 }.filter { !FileManager.default.fileExists(atPath: $0) }
+        let files = ([path] + DatabaseFiles(database: path).sidecars).filter { !FileManager.default.fileExists(atPath: $0) }
         // Opened as a database that declares no tables; a schema another process stores at the
         // same moment (a client database made at this path) is refused, never replaced.
         var opening = configuration
@@ -79,7 +79,7 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             // created: it goes again with its sidecar files, unless another process got further
             // (its tables are there) or holds the lock (it is using the new file).
             let contended = (error as? SQLiteError).map { $0.code == .busy || $0.code == .locked } ?? false
-            let tablesThere = (try? database.fetchAll("SELECT 1 FROM sqlite_master WHERE name = 'server_changes'"))?.isEmpty == false
+            let tablesThere = (try? database.read { try $0.fetchAll("SELECT 1 FROM sqlite_master WHERE name = 'server_changes'") })?.isEmpty == false
             if created && !contended && !tablesThere {
                 for file in files { try? FileManager.default.removeItem(atPath: file) }
             }

@@ -35,6 +35,12 @@ enum InternalTables {
         (localOnly ? localDataPrefix : dataPrefix) + table
     }
 
+    /// `tables` with the data tables that could hold each one's rows (a live query's read set:
+    /// SQLite's authorizer names a view's table, and a commit's change names the data table).
+    static func withDataTables(_ tables: Set<String>) -> Set<String> {
+        tables.union(tables.flatMap { [dataTable(of: $0, localOnly: false), dataTable(of: $0, localOnly: true)] })
+    }
+
     /// The table a data table stores (`notes` for `ps_data__notes`), or nil for any other name.
     static func declaredTable(ofDataTable name: String) -> String? {
         for prefix in [localDataPrefix, dataPrefix] where name.hasPrefix(prefix) && name.count > prefix.count {

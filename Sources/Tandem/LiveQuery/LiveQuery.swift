@@ -18,14 +18,14 @@ final class LiveQuery<Value: Equatable & Sendable>: Sendable {
 
     private let load: @Sendable (Transaction) throws -> Value
     private let readSet: Set<String>
-    private weak let database: SharedDatabase?
+    private weak let database: (any DatabaseReader)?
     private let deliver: @Sendable (Result<Value, Error>) -> Void
     private let queue = DispatchQueue(label: "tandem.live-query")
     private let state = Mutex(State())
 
     /// - Parameter load: the read, run in one read transaction each time.
     init(
-        database: SharedDatabase, readSet: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
+        database: any DatabaseReader, readSet: Set<String>, load: @escaping @Sendable (Transaction) throws -> Value,
         deliver: @escaping @Sendable (Result<Value, Error>) -> Void
     ) {
         self.database = database
@@ -75,7 +75,7 @@ final class LiveQuery<Value: Equatable & Sendable>: Sendable {
                     return !s.finished
                 }
                 // A query an older program reads after a newer one migrated the file says so.
-                if first { deliver(.failure(database.migratedPastDeclaredSchema() ?? error)) }
+                if first { deliver(.failure((database as? SharedDatabase)?.migratedPastDeclaredSchema() ?? error)) }
                 return
             }
             let again = state.withLock { s -> Bool in

@@ -21,7 +21,7 @@ final class OwnerElection: Sendable {
 
     init(database: SharedDatabase) throws {
         self.database = database
-        self.lock = try FileLock(path: database.ownerLockPath, mode: database.configuration.fileMode)
+        self.lock = try FileLock(path: database.files.ownerLock, mode: database.configuration.fileMode)
     }
 
     /// Takes ownership if no process holds it. Returns the new epoch, or nil when another process owns sync.

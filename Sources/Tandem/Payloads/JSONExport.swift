@@ -13,9 +13,9 @@ public struct ExportProgress: Sendable, Equatable {
     }
 }
 
-extension SharedDatabase {
+extension DatabaseReader {
     /// The rows of `table` as a JSON array of objects, ordered by id, that
-    /// ``importJSON(_:into:options:)`` takes back unchanged (importing it changes nothing): every
+    /// ``DatabaseWriter/importJSON(_:into:options:)`` takes back unchanged (importing it changes nothing): every
     /// column, NULL as null, reals with a fraction or exponent (`2.0`), integers without.
     /// ``exportJSON(table:where:keys:format:progress:to:)`` collected in memory.
     /// - Parameters:
@@ -31,7 +31,7 @@ extension SharedDatabase {
         return data
     }
 
-    /// Writes the rows of `table`, ordered by id, as JSON that ``importJSON(from:into:options:progress:)``
+    /// Writes the rows of `table`, ordered by id, as JSON that ``DatabaseWriter/importJSON(from:into:options:progress:)``
     /// takes back unchanged, in pieces of about 64 KiB as they are read: memory stays bounded
     /// whatever the table's size. One read transaction: the rows are those of one moment while
     /// writers go on.

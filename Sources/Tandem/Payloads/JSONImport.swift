@@ -1,6 +1,6 @@
 import Foundation
 
-extension SharedDatabase {
+extension DatabaseWriter {
     /// Syncs a JSON array of objects into `table`, SwiftSync-style, in one write transaction:
     /// ``importJSON(from:into:options:progress:)`` of bytes in memory.
     @discardableResult
@@ -136,7 +136,7 @@ extension SharedDatabase {
     }
 }
 
-extension SharedDatabase {
+extension DatabaseWriter {
     /// ``importJSON(_:into:options:)`` for records: syncs `records` into their table with the
     /// same diff (new ids inserted, changed columns patched, equal rows untouched, missing rows
     /// deleted with ``ImportOptions/deleteMissing``).

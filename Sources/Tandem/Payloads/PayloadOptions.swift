@@ -1,6 +1,6 @@
 import Foundation
 
-/// How ``SharedDatabase/importJSON(_:into:options:)`` maps and diffs a JSON payload.
+/// How ``DatabaseWriter/importJSON(_:into:options:)`` maps and diffs a JSON payload.
 public struct ImportOptions: Sendable {
     /// Payload keys mapped to columns explicitly (`--map key=column`), before the conventions;
     /// `id` as the column takes the row's id from that key. A target that is neither `id` nor a
@@ -81,7 +81,7 @@ public struct ImportResult: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Key style of ``SharedDatabase/exportJSON(table:where:keys:)``.
+/// Key style of ``DatabaseReader/exportJSON(table:where:keys:)``.
 public enum KeyStyle: String, Sendable {
     /// Column names as they are (`created_at`).
     case snake

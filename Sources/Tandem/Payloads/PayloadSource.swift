@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where ``SharedDatabase/importJSON(from:into:options:progress:)`` reads a payload: a file, an
+/// Where ``DatabaseWriter/importJSON(from:into:options:progress:)`` reads a payload: a file, an
 /// open file descriptor (standard input, a pipe), or bytes in memory.
 ///
 /// Files and descriptors are read in chunks of 1 MiB as the import goes, so a payload of any size

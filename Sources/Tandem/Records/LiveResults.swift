@@ -23,8 +23,11 @@ public final class LiveResults<R: Record> {
     @ObservationIgnored private var observation: AnyDatabaseCancellable?
 
     /// Starts the live query; the first results arrive shortly after (see ``records``).
-    /// - Throws: what ``SharedDatabase/observe(_:throttle:onChange:)`` throws.
-    public init(_ database: SharedDatabase, _ query: RecordQuery<R>) throws {
+    /// - Parameters:
+    ///   - database: any database (``SharedDatabase``, ``InMemoryDatabase``).
+    ///   - query: the records to follow.
+    /// - Throws: what ``DatabaseReader/observe(_:throttle:onChange:)`` throws.
+    public init(_ database: some DatabaseReader, _ query: RecordQuery<R>) throws {
         observation = try database.observe(query) { [weak self] result in
             DispatchQueue.main.async {
                 MainActor.assumeIsolated {

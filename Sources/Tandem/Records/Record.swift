@@ -33,7 +33,7 @@ import Foundation
 ///   deep (the loaded record's own relationships are nil); a dangling id loads nil. Writes store
 ///   only `folder_id`: set that to change the relationship. Predicates follow it in SQL
 ///   (`$0.folder?.name == "Inbox"` becomes a subquery). No foreign key is enforced (sync order
-///   is free), as in PowerSync. To-many: ``SharedDatabase/fetchRelated(_:by:in:)``.
+///   is free), as in PowerSync. To-many: ``DatabaseReader/fetchRelated(_:by:in:)``.
 /// - A property added after rows were stored reads NULL for them. A ``DefaultedRecord`` (every
 ///   property has a default, so the type has `init()`) reads its `init()` value instead.
 ///   Otherwise make the property optional, or decode it with `decodeIfPresent(…) ?? default` in

@@ -9,7 +9,7 @@ import Foundation
 /// ```
 ///
 /// Translated to SQL with bound arguments, each with Swift's meaning for every value, so that a
-/// predicate selects exactly the records `filter` selects from what ``SharedDatabase/fetch(_:)``
+/// predicate selects exactly the records `filter` selects from what ``DatabaseReader/fetch(_:)``
 /// returns: comparisons; `==`/`!=` with Swift's optional semantics; Bool key paths; `&&`, `||`,
 /// `!` (never three-valued); `contains` over a constant collection; ranges (`...`, `..<`);
 /// `starts(with:)` and `contains` on strings; `??`; captured constants of every mapped type and

@@ -2,7 +2,7 @@ import Foundation
 
 /// A record found by a search, with its rank and a snippet of the column asked for.
 public struct SearchResult<R: Record>: Sendable where R: Sendable {
-    /// The record, as ``SharedDatabase/fetch(_:)`` reads it.
+    /// The record, as ``DatabaseReader/fetch(_:)`` reads it.
     public var record: R
     /// FTS5's `bm25` rank: lower is a better match (results come best first).
     public var rank: Double
@@ -13,7 +13,7 @@ public struct SearchResult<R: Record>: Sendable where R: Sendable {
 
 /// Full-text search of a table's ``SearchIndex``, inside a transaction. The SQL is one
 /// `SELECT` (``searchSQL(_:matching:syntax:where:_:limit:snippetOf:markers:)``), so a search
-/// is a live query too (``SharedDatabase/observe(_:_:onChange:)``).
+/// is a live query too (``DatabaseReader/observe(_:_:onChange:)``).
 extension Transaction {
     /// The rows of `table` whose searched text matches `query`, best first (FTS5's `bm25`, then
     /// `id`): the view's columns, then `search_rank` (real, lower is better) and
@@ -208,7 +208,7 @@ extension Transaction {
     }
 }
 
-extension SharedDatabase {
+extension DatabaseReader {
     /// ``Transaction/search(_:matching:syntax:where:_:limit:snippetOf:markers:)`` in a read transaction.
     public func search(
         _ table: String, matching query: String, syntax: SearchSyntax = .words, where filter: String? = nil,
@@ -245,7 +245,7 @@ extension SharedDatabase {
 }
 
 /// Typed live searches.
-extension SharedDatabase {
+extension DatabaseReader {
     /// A typed live search: ``search(_:matching:syntax:where:sortBy:limit:snippetOf:markers:)``'s
     /// results now, then again after every commit, of any process, that changes which records
     /// match, their order, their values or their snippets (not after a change of ranks alone).

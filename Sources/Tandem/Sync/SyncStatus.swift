@@ -110,7 +110,7 @@ extension DatabaseSync {
         if pending == 0 { status.uploadPendingSince = nil }
         status.rejectedUploads = rejected
         status.lastRefusal = lastRefusal
-        status.ownerPID = FileLock.isHeld(path: database.ownerLockPath) ? pid.flatMap { Int32(exactly: $0) } : nil
+        status.ownerPID = FileLock.isHeld(path: database.files.ownerLock) ? pid.flatMap { Int32(exactly: $0) } : nil
         if status.ownerPID == nil { status.connected = false }
         status.uploading = status.connected && pending > 0
         status.downloading = status.ownerPID != nil && downloading

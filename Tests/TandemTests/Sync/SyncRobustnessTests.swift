@@ -77,7 +77,7 @@ import Testing
     @Test func stoppingAStandByReleasesEverything() throws {
         let dir = try TemporaryDirectory()
         let holder = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        let otherOwner = try FileLock(path: holder.ownerLockPath, mode: 0o600)
+        let otherOwner = try FileLock(path: holder.files.ownerLock, mode: 0o600)
         try otherOwner.lock()
         weak var weakDatabase: SharedDatabase?
         do {
@@ -88,7 +88,7 @@ import Testing
         }
         try waitUntil(timeout: 3, "the stopped stand-by to release the database") { weakDatabase == nil }
         otherOwner.unlock()
-        #expect(!FileLock.isHeld(path: holder.ownerLockPath))
+        #expect(!FileLock.isHeld(path: holder.files.ownerLock))
     }
 
     /// When the backend has seen a newer epoch for this client (the file was restored from a
@@ -113,7 +113,7 @@ import Testing
         #expect(events.contains(.becameOwner(epoch: 101)), "\(events)")
         #expect(try backend.rows().map(\.id) == ["n"])
         session.stop()
-        #expect(!FileLock.isHeld(path: db.ownerLockPath))
+        #expect(!FileLock.isHeld(path: db.files.ownerLock))
     }
 
     /// A batch that mixes retries of applied transactions with new ones under reused ids (a

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Typed live queries: records now, and again after every change (from any process) that
 /// changes the result.
-extension SharedDatabase {
+extension DatabaseReader {
     /// Watches a record query: `[R]` now, then after every committed change to its table that
     /// alters the result; identical results are not repeated. See ``watch(_:_:)`` for what a
     /// live query notices.

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Records in one transaction each; see ``Transaction`` for the same calls inside a transaction.
-extension SharedDatabase {
+/// Records in one transaction each, on any database (``SharedDatabase``, ``InMemoryDatabase``);
+/// see ``Transaction`` for the same calls inside a transaction.
+extension DatabaseReader {
     /// The records `query` selects (a read transaction).
     public func fetch<R: Record>(_ query: RecordQuery<R> = RecordQuery<R>()) throws -> [R] {
         try read { try $0.fetch(query) }
@@ -27,6 +28,20 @@ extension SharedDatabase {
         try read { try $0.ids(query) }
     }
 
+    /// The records of `R` whose reference column (`keyPath`, a to-one `…_id` property) holds
+    /// one of `ids`, grouped by that id: related records for a whole list in one query.
+    public func fetchRelated<R: Record>(_ type: R.Type, by keyPath: KeyPath<R, String?> & Sendable, in ids: [String]) throws -> [String: [R]] {
+        try read { tx in
+            let layout = try tx.checkedLayout(R.self)
+            let column = try layout.column(for: keyPath)
+            let rows = try tx.fetchAll(from: layout.tableName, where: column, in: ids)
+            return Dictionary(grouping: try tx.decodeRecords(R.self, rows: rows, layout: layout)) { $0[keyPath: keyPath] ?? "" }
+        }
+    }
+}
+
+/// Records written in one write transaction each.
+extension DatabaseWriter {
     /// Inserts `record` (minting an empty id) and returns it as stored.
     @discardableResult
     public func insert<R: Record>(_ record: R) throws -> R {
@@ -60,16 +75,5 @@ extension SharedDatabase {
     @discardableResult
     public func delete<R: Record>(_ type: R.Type, where predicate: Predicate<R>) throws -> Int {
         try write { try $0.delete(type, where: predicate) }
-    }
-
-    /// The records of `R` whose reference column (`keyPath`, a to-one `…_id` property) holds
-    /// one of `ids`, grouped by that id: related records for a whole list in one query.
-    public func fetchRelated<R: Record>(_ type: R.Type, by keyPath: KeyPath<R, String?> & Sendable, in ids: [String]) throws -> [String: [R]] {
-        try read { tx in
-            let layout = try tx.checkedLayout(R.self)
-            let column = try layout.column(for: keyPath)
-            let rows = try tx.fetchAll(from: layout.tableName, where: column, in: ids)
-            return Dictionary(grouping: try tx.decodeRecords(R.self, rows: rows, layout: layout)) { $0[keyPath: keyPath] ?? "" }
-        }
     }
 }
