@@ -38,7 +38,7 @@ final class SyncEngine: Sendable {
     /// When the waiting entries and changes were first seen, and a backlog's progress.
     private let lag = SyncLagTracker()
     /// Where each pass completes and reads upload batches beside the backend's work
-    /// (``SyncPass/localWork``).
+    /// (``SyncPass/Carried/localWork``).
     private let localWork = DispatchQueue(label: "tandem.upload-queue")
     /// Bound while the loop runs: its own commits (sealing, completing uploads, applying
     /// downloads, status), wherever they run, queue nothing and so need no further pass.
@@ -188,12 +188,11 @@ final class SyncEngine: Sendable {
         let moreToUpload: Bool
         var answersDueIn: Duration?
         do {
-            var pass = SyncPass(database: database, backend: backend, epoch: epoch, clientID: clientID, onEvent: onEvent)
-            pass.pendingRows = pendingRows
-            pass.localWork = localWork
-            pass.uploadTimeLimit = SyncEngine.uploadTimeLimit
-            // Read above: the pass need not read it again.
-            if queue != nil { pass.queueAtStart = SyncPass.QueueAtStart(lastID: last) }
+            // The queue was read above: the pass need not read it again.
+            let carried = SyncPass.Carried(pendingRows: pendingRows, localWork: localWork, queueAtStart: queue.map { _ in SyncPass.QueueAtStart(lastID: last) })
+            let pass = SyncPass(
+                database: database, backend: backend, epoch: epoch, clientID: clientID, uploadTimeLimit: SyncEngine.uploadTimeLimit, onEvent: onEvent,
+                carried: carried)
             state.withLock { $0.schedule.passBegan(at: started, lastQueued: last) }
             var result = try pass.uploads()
             if try downloading || downloadsNow(moreQueued: result.moreToUpload) { try pass.downloads(after: &result) }

@@ -22,22 +22,27 @@ struct SyncPass {
     /// Most changes held in memory while fetching a backlog; a larger backlog is staged in
     /// `ps_download` and still applied in one transaction.
     var maximumApply = 10_000
-    var onEvent: (SyncEvent) -> Void = { _ in }
-    /// The rows with queued entries, kept from pass to pass by the owner (a new one reads the
-    /// whole queue once).
-    var pendingRows = PendingRows()
     /// Longest a pass uploads before it downloads (nil: the whole queue as it was
     /// when the pass began). The sync engine bounds its passes, so that a backlog of many
     /// seconds' uploads (a busy writer) delays other clients' changes by about this much only:
     /// the next pass goes on uploading at once.
     var uploadTimeLimit: Duration?
-    /// Where the local side of an upload step (completing the batch before, reading the next)
-    /// runs while the backend takes the current batch.
-    var localWork = DispatchQueue(label: "tandem.upload-queue")
-    /// The queue when the pass began, as the caller read it (the owner's loop reads it anyway);
-    /// nil: the pass reads it. A pass that starts with an empty queue then reads the queue no
-    /// more: a commit during it wakes the loop for the next one.
-    var queueAtStart: QueueAtStart?
+    var onEvent: (SyncEvent) -> Void = { _ in }
+    /// What the owner's loop keeps from pass to pass and hands this one when it begins.
+    var carried = Carried()
+
+    /// What the owner's loop keeps from pass to pass, given to each pass as it begins.
+    struct Carried {
+        /// The rows with queued entries (a new value reads the whole queue once).
+        var pendingRows = PendingRows()
+        /// Where the local side of an upload step (completing the batch before, reading the
+        /// next) runs while the backend takes the current batch.
+        var localWork = DispatchQueue(label: "tandem.upload-queue")
+        /// The queue when the pass began, as the owner's loop read it anyway; nil: the pass reads
+        /// it. A pass that starts with an empty queue then reads the queue no more: a commit
+        /// during it wakes the loop for the next one.
+        var queueAtStart: QueueAtStart?
+    }
 
     /// The upload queue as read when a pass began.
     struct QueueAtStart {
@@ -84,19 +89,19 @@ struct SyncPass {
     /// Whether entries are queued (no read when the pass began with an empty queue: a commit
     /// since wakes the loop for the next pass).
     private func queued() throws -> Bool {
-        if let queueAtStart, queueAtStart.lastID == nil { return false }
+        if let queueAtStart = carried.queueAtStart, queueAtStart.lastID == nil { return false }
         return try !database.uploadQueue.isEmpty()
     }
 
     /// Uploads the queue as it was when the pass began, in batches of whole transactions.
     ///
     /// While the backend takes one batch, the local side of the next step runs beside it on
-    /// ``localWork``: the batch before is completed (removed from the queue) and the next one is
+    /// ``Carried/localWork``: the batch before is completed (removed from the queue) and the next one is
     /// read. A batch the backend has taken stays queued until then, and one that a crash leaves
     /// queued is uploaded again and skipped by the backend as a retry (the upload contract).
     func upload(into result: inout Result) throws {
         let last: Int64
-        if let queueAtStart {
+        if let queueAtStart = carried.queueAtStart {
             last = queueAtStart.lastID ?? 0
         } else {
             last = try database.uploadQueue.last() ?? 0
@@ -120,7 +125,7 @@ struct SyncPass {
             let ahead =
                 whole
                 ? nil
-                : WorkAhead(on: localWork) { () -> [CrudTransaction] in
+                : WorkAhead(on: carried.localWork) { () -> [CrudTransaction] in
                     if !previous.isEmpty { try database.uploadQueue.complete(previous, epoch: epoch) }
                     return try database.uploadQueue.transactions(after: after, limit: uploadBatch, entryLimit: uploadBatchEntries)
                 }
@@ -181,7 +186,7 @@ struct SyncPass {
     /// Counts `completed` (uploaded and removed from the queue), tells the events, and empties it.
     private func recordCompleted(_ completed: inout [CrudTransaction], into result: inout Result) throws {
         guard let lastEntry = completed.last?.lastEntryID else { return }
-        pendingRows.removeThrough(lastEntry)
+        carried.pendingRows.removeThrough(lastEntry)
         let entries = completed.reduce(0) { $0 + $1.entries.count }
         result.transactions += completed.count
         result.entries += entries
@@ -228,10 +233,11 @@ struct SyncPass {
     /// Sets `transaction` aside with the backend's refusal, fenced, and tells the events.
     private func setAside(_ transaction: CrudTransaction, _ error: TandemError, into result: inout Result) throws {
         try database.setAside(transaction, error: "\(error)", epoch: epoch)
-        pendingRows.remove(transaction.entries.map(\.id))
+        carried.pendingRows.remove(transaction.entries.map(\.id))
         result.setAside += 1
         var failure = SyncFailure(error, databasePath: database.path)
         failure.message = "set aside transaction \(transaction.transactionID) (resolve it with \(Remedy.resolveRejectedUpload.apiTerms)): \(failure.message)"
+        failure.remedy = .resolveRejectedUpload
         onEvent(.error(failure))
     }
 
@@ -309,7 +315,7 @@ struct SyncPass {
         let applied = try database.write { tx -> Bool in
             try Fence.check(tx, epoch: epoch)
             guard (try tx.stored(.cursor).stringValue ?? "").utf8.elementsEqual(cursor.utf8) else { return false }
-            let applier = ChangeApplier(schema: try SchemaInstaller.cachedStoredSchema(tx) ?? database.schema, pending: try pendingRows.rows(in: tx))
+            let applier = ChangeApplier(schema: try SchemaInstaller.cachedStoredSchema(tx) ?? database.schema, pending: try carried.pendingRows.rows(in: tx))
             if fullSync != nil { try applier.beginFullSync(in: tx) }
             if staged > 0 {
                 var chunk: [ServerChange] = []
