@@ -158,7 +158,7 @@ public enum CommandLineTool {
         } catch {
             // A signal's exit closed the databases under the command: that exit's status stands.
             if isClosingToExit { waitForExitInProgress() }
-            Output.error("tandem \(name): error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
+            Output.error("tandem \(name): error: \(Output.escapingControlCharactersInMessage(CommandHints.say(error)))\n")
             return 1
         }
     }

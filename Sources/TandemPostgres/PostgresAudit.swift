@@ -37,7 +37,7 @@ public struct PostgresAudit: Sendable, Hashable {
     public static func check(conninfo: String) throws -> PostgresAudit {
         let db = try PostgresConnection(conninfo)
         guard try PostgresBackend.serverID(on: db) != nil else {
-            throw PostgresError("\(db.safeName) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first")
+            throw PostgresError("\(db.safeName) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", remedy: .setUpServer)
         }
         var audit = PostgresAudit()
         let tables = try db.execute(

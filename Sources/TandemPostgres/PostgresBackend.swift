@@ -74,12 +74,13 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
             // undefined_table: Tandem's tables are not there.
         } catch let error as PostgresError where error.sqlState == "42501" {
             throw PostgresError(
-                "\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with \(Remedy.grantScopes.apiTerms) (\(error.message))"
-            )
+                "\(name): this login role may not read Tandem's tables; the administrator gives it scopes and the privileges a client needs with \(Remedy.grantScopes.apiTerms) (\(error.message))",
+                remedy: .grantScopes)
         }
         guard let id = serverID else {
             // Unavailable until set up: an app waits for it, as for a server that is down.
-            throw PostgresError("\(name) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", isConnectionFailure: true)
+            throw PostgresError(
+                "\(name) is not set up as a Tandem backend; run \(Remedy.setUpServer.apiTerms) with the schema first", isConnectionFailure: true, remedy: .setUpServer)
         }
         identifier = id
         self.link = Mutex(link)

@@ -181,7 +181,7 @@ final class PostgresConnection: @unchecked Sendable {
 }
 
 /// A PostgreSQL failure, with the SQLSTATE when the server sent one.
-public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sendable, BackendConnectionError {
+public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sendable, BackendConnectionError, Remediable {
     public let message: String
     /// The SQLSTATE code (`23505` unique violation, `22P02` invalid text representation, …).
     public let sqlState: String?
@@ -189,9 +189,12 @@ public struct PostgresError: Error, CustomStringConvertible, LocalizedError, Sen
     public let isConnectionFailure: Bool
     /// The server's detail line, when it sent one (Tandem's own refusals carry a value there).
     let detail: String?
+    /// What fixes it, when Tandem knows: most often setting the server up with the schema.
+    public let remedy: Remedy?
 
-    init(_ message: String, sqlState: String? = nil, isConnectionFailure: Bool = false, detail: String? = nil) {
+    init(_ message: String, sqlState: String? = nil, isConnectionFailure: Bool = false, detail: String? = nil, remedy: Remedy? = nil) {
         self.message = message
+        self.remedy = remedy
         self.sqlState = sqlState
         self.isConnectionFailure = isConnectionFailure
         self.detail = detail

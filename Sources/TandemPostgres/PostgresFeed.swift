@@ -84,10 +84,10 @@ enum PostgresFeed {
         }
         let row = rows.first ?? []
         guard row.count == 8, let snapshot = row[0].flatMap({ $0 }).flatMap(PostgresSnapshot.init), let history = row[1] ?? nil else {
-            throw PostgresError("\(name) has no Tandem change feed; run \(Remedy.setUpServer.apiTerms) with the schema")
+            throw PostgresError("\(name) has no Tandem change feed; run \(Remedy.setUpServer.apiTerms) with the schema", remedy: .setUpServer)
         }
         guard row[4] == PostgresSetup.layout else {
-            throw PostgresError("\(name) was set up by an older Tandem; run \(Remedy.setUpServer.apiTerms) with the schema again to upgrade it")
+            throw PostgresError("\(name) was set up by an older Tandem; run \(Remedy.setUpServer.apiTerms) with the schema again to upgrade it", remedy: .setUpServer)
         }
         let recorded = history.split(separator: "/").first.flatMap { UInt64($0) }
         let xmin = row[2].flatMap { $0 }.flatMap { UInt64($0) }

@@ -8,12 +8,12 @@ extension DatabaseSync {
     /// - Parameter discardPending: also drop the upload queue; without it, a database with queued
     ///   writes is refused (they would be lost), saying how many.
     /// - Returns: how many queued CRUD entries were discarded and rows deleted.
-    /// - Throws: ``TandemError/invalidBackend(_:)`` while a process owns sync, or when uploads are
-    ///   pending and `discardPending` is false.
+    /// - Throws: ``TandemError/notOwner(path:ownerPID:)`` while a process owns sync;
+    ///   ``TandemError/invalidBackend(_:)`` when uploads are pending and `discardPending` is false.
     @discardableResult
     public func disconnectAndClear(discardPending: Bool = false) throws -> ClearedData {
         if FileLock.isHeld(path: database.files.ownerLock) {
-            throw TandemError.invalidBackend("a process owns sync for '\(database.path)'; stop its sync (\(Remedy.stopSyncOwner.apiTerms)) before resetting the backend")
+            throw TandemError.notOwner(path: database.path, ownerPID: nil)
         }
         return try database.write { tx in
             let pending = try UploadQueue.count(in: tx)

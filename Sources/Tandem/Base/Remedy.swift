@@ -2,7 +2,7 @@
 /// library's terms (the API to call, ``apiTerms``); `tandem` says each one as its command
 /// instead (TandemCLI's `CommandHints`), so the library names no command and the command line
 /// no API.
-public enum Remedy: CaseIterable, Sendable {
+public enum Remedy: String, CaseIterable, Sendable, Codable {
     /// Store a schema, or make a new client id: open the database with its schema.
     case storeSchema
     /// Set the PostgreSQL server up (or up to date) with the schema.
@@ -30,4 +30,16 @@ public enum Remedy: CaseIterable, Sendable {
         case .longerBusyTimeout: "a longer Configuration.busyTimeout"
         }
     }
+}
+
+/// An error, a finding or a failure that names its remedy as a field: a program can act on it
+/// without reading the message, and the command line says it as a command even where the
+/// message words it otherwise or not at all.
+///
+/// ``TandemError``, ``SQLiteError``, ``LayoutFinding`` and ``SyncFailure`` (kept in the sync
+/// status, so the remedy outlives the process that met the failure) are remediable, and so is
+/// TandemPostgres's `PostgresError`.
+public protocol Remediable {
+    /// What fixes it, or nil when Tandem knows of nothing.
+    var remedy: Remedy? { get }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Errors Tandem throws besides ``SQLiteError`` and ``SystemError``.
 /// Each message names the file, table, column or SQL at fault.
-public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError, Remediable {
     /// The database could not be opened: missing directory, not a database, corrupt, or locked past the deadline.
     case cannotOpen(path: String, reason: String)
     /// A write was attempted on a database opened read-only.
@@ -85,7 +85,8 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
         case .invalidRecord(let m): return "invalid record: \(m)"
         case .notInitialized(let path): return "'\(path)' has no Tandem schema; give it one with \(Remedy.storeSchema.apiTerms)"
         case .staleEpoch(let held, let current): return "stale owner epoch \(held): the current epoch is \(current); another process owns sync now"
-        case .notOwner(let path, let pid): return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)'"
+        case .notOwner(let path, let pid):
+            return "another process\(pid.map { " (pid \($0))" } ?? "") owns sync for '\(path)' (stop its sync with \(Remedy.stopSyncOwner.apiTerms) first)"
         case .invalidBackend(let m): return "invalid backend: \(m)"
         case .verificationFailed(let m): return "cannot verify: \(m)"
         case .schemaMigrated(let path, let file, let last, let program):
@@ -114,6 +115,16 @@ public enum TandemError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     }
 
     /// The same text as ``description``, for `localizedDescription`.
+    /// The remedy of the errors that have one whatever their details: a file with no schema
+    /// (``Remedy/storeSchema``) and a process that owns sync (``Remedy/stopSyncOwner``).
+    public var remedy: Remedy? {
+        switch self {
+        case .notInitialized: .storeSchema
+        case .notOwner: .stopSyncOwner
+        default: nil
+        }
+    }
+
     public var errorDescription: String? { description }
 
     /// The table the error is about, by its schema name: a refused value's, or a rejected upload's.

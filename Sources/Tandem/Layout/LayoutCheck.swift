@@ -45,7 +45,7 @@ enum LayoutCheck {
     /// the file is about to be opened with, which takes the place of a stored schema that is missing.
     static func findings(in tx: Transaction, declared: Schema? = nil) throws -> [LayoutFinding] {
         guard try holdsTandemTables(in: tx) else {
-            return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (\(Remedy.storeSchema.apiTerms) makes them)")]
+            return [LayoutFinding("it is not a Tandem database: none of Tandem's tables is in it (\(Remedy.storeSchema.apiTerms) makes them)", remedy: .storeSchema)]
         }
         var found: [LayoutFinding] = []
         var sound: Set<String> = []
@@ -83,7 +83,7 @@ enum LayoutCheck {
                         action: .storeSchema))
                 schema = declared
             } else {
-                found.append(LayoutFinding("no Tandem schema is stored in it (store one with \(Remedy.storeSchema.apiTerms))"))
+                found.append(LayoutFinding("no Tandem schema is stored in it (store one with \(Remedy.storeSchema.apiTerms))", remedy: .storeSchema))
                 return found
             }
         } catch {

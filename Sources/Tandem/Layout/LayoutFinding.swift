@@ -3,7 +3,7 @@
 ///
 /// ``SharedDatabase/check(path:full:configuration:)`` lists findings without changing anything;
 /// ``SharedDatabase/repairLayout(storedRows:)`` repairs the repairable ones.
-public struct LayoutFinding: Sendable, Hashable, CustomStringConvertible {
+public struct LayoutFinding: Sendable, Hashable, CustomStringConvertible, Remediable {
     /// What is wrong, in the user's terms, e.g. `view notes is missing`.
     public let problem: String
     /// What repairing it means, e.g. `view notes was missing; regenerated it`; nil when it
@@ -11,14 +11,17 @@ public struct LayoutFinding: Sendable, Hashable, CustomStringConvertible {
     public let repair: String?
     /// How to repair it.
     let action: LayoutRepair?
+    /// What the user can do about it, when it is not a repair of Tandem's (``isRepairable``).
+    public let remedy: Remedy?
 
     /// True when ``SharedDatabase/repairLayout(storedRows:)`` can repair it without losing anything.
     public var isRepairable: Bool { action != nil }
 
     public var description: String { problem }
 
-    init(_ problem: String, repair: String? = nil, action: LayoutRepair? = nil) {
+    init(_ problem: String, repair: String? = nil, action: LayoutRepair? = nil, remedy: Remedy? = nil) {
         self.problem = problem
+        self.remedy = remedy
         self.repair = repair
         self.action = action
     }

@@ -69,3 +69,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible, LocalizedEr
         return text
     }
 }
+
+extension SQLiteError: Remediable {
+    /// ``Remedy/longerBusyTimeout`` for a busy or locked database (another connection held the
+    /// lock past the busy timeout); nil otherwise.
+    public var remedy: Remedy? { code == .busy || code == .locked ? .longerBusyTimeout : nil }
+}

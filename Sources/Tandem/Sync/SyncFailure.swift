@@ -3,7 +3,7 @@ import Foundation
 /// Why a sync attempt failed, typed, in ``SyncStatus/lastFailure`` and ``SyncEvent/error(_:)``.
 /// Sync retries by itself with capped backoff in every case but ``Kind/refusedEpoch``, where
 /// this process steps down.
-public struct SyncFailure: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct SyncFailure: Sendable, Hashable, Codable, CustomStringConvertible, Remediable {
     public enum Kind: String, Sendable, Hashable, Codable {
         /// The backend could not be reached or was busy (locked server file, lost connection).
         case backendUnavailable = "backend_unavailable"
@@ -26,17 +26,22 @@ public struct SyncFailure: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The table and row an upload rejection is about, when known.
     public var table: String?
     public var rowID: String?
+    /// What fixes it, when the error had a remedy (``Remediable``) or the failure is a set-aside
+    /// upload (``Remedy/resolveRejectedUpload``); kept with the status, so `tandem status` says it.
+    public var remedy: Remedy?
 
-    public init(kind: Kind, message: String, table: String? = nil, rowID: String? = nil) {
+    public init(kind: Kind, message: String, table: String? = nil, rowID: String? = nil, remedy: Remedy? = nil) {
         self.kind = kind
         self.message = message
         self.table = table
         self.rowID = rowID
+        self.remedy = remedy
     }
 
     /// Classifies an error thrown by a sync pass on `databasePath` (errors about any other file
     /// are the backend's).
     public init(_ error: any Error, databasePath: String) {
+        defer { remedy = (error as? any Remediable)?.remedy }
         let message = "\(error)"
         switch error {
         case TandemError.staleEpoch:

@@ -113,7 +113,7 @@ enum AppCommand {
         case .error(let failure):
             var pairs = [
                 ("event", "\"error\""), ("kind", Output.jsonString(failure.kind.rawValue)),
-                ("message", Output.jsonString(CommandHints.inCommandTerms(failure.message))),
+                ("message", Output.jsonString(CommandHints.say(failure.message, remedy: failure.remedy))),
             ]
             if let table = failure.table { pairs.append(("table", Output.jsonString(table))) }
             if let rowID = failure.rowID { pairs.append(("row_id", Output.jsonString(rowID))) }

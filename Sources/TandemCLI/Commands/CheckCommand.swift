@@ -31,14 +31,16 @@ enum CheckCommand {
         let findings = try SharedDatabase.check(path: path, full: args.has("full"))
         if args.has("json") {
             let items = findings.map { finding in
-                Output.object([("problem", Output.jsonString(CommandHints.inCommandTerms(finding.problem))), ("repairable", String(finding.isRepairable))])
+                Output.object([("problem", Output.jsonString(CommandHints.say(finding.problem, remedy: finding.remedy))), ("repairable", String(finding.isRepairable))])
             }
             Output.write(Output.object([("ok", String(findings.isEmpty)), ("findings", "[" + items.joined(separator: ",") + "]")]) + "\n")
         } else if findings.isEmpty {
             Output.write("ok\n")
         } else {
             for finding in findings {
-                Output.write(Output.escapingControlCharactersInMessage(finding.problem) + (finding.isRepairable ? " (repairable by `tandem init`)" : "") + "\n")
+                Output.write(
+                    Output.escapingControlCharactersInMessage(CommandHints.say(finding.problem, remedy: finding.remedy))
+                        + (finding.isRepairable ? " (repairable by `tandem init`)" : "") + "\n")
             }
         }
         if !findings.isEmpty {

@@ -60,7 +60,7 @@ enum ExecCommand {
         do {
             try await db.sync.waitUntilSynced(timeout: timeout)
         } catch let error as TandemError {
-            Output.error("tandem \(command): \(Output.escapingControlCharactersInMessage(CommandHints.inCommandTerms(error.description)))\n")
+            Output.error("tandem \(command): \(Output.escapingControlCharactersInMessage(CommandHints.say(error)))\n")
             if case .uploadRejected = error { return 3 }
             if case .notSynced = error { return 4 }
             throw error

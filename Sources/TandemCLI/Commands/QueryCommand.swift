@@ -93,7 +93,7 @@ enum WatchCommand {
                 Output.write(mode.watchLine(ResultSet(columns: columns, rows: rows)))
             case .failure(let error):
                 if isClosingToExit { return }
-                Output.error("tandem watch: error: \(Output.escapingControlCharactersInMessage("\(error)"))\n")
+                Output.error("tandem watch: error: \(Output.escapingControlCharactersInMessage(CommandHints.say(error)))\n")
                 exit(1)
             }
         }

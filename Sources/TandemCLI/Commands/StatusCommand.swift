@@ -40,7 +40,7 @@ enum StatusCommand {
                     ("owner_pid", status.ownerPID.map(String.init) ?? "null"), ("epoch", String(status.epoch)),
                     ("connected", String(status.connected)), ("uploading", String(status.uploading)),
                     ("downloading", String(status.downloading)), ("has_synced", String(status.hasSynced)),
-                    ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastError.map(CommandHints.inCommandTerms))),
+                    ("last_synced_at", s(lastSynced)), ("last_error", s(status.lastFailure.map { CommandHints.say($0.message, remedy: $0.remedy) })),
                     ("last_error_kind", s(status.lastFailure?.kind.rawValue)), ("backend", s(status.backend)),
                     ("next_retry_at", s(status.lastFailure == nil ? nil : status.nextRetryAt?.ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day()))),
                     ("last_refusal", status.lastRefusal.map(refusalJSON) ?? "null"),
@@ -60,7 +60,7 @@ enum StatusCommand {
                 lag:             upload \(String(format: "%.1f", status.uploadLag.seconds)) s, download \(String(format: "%.1f", status.downloadLag.seconds)) s
                 connected:       \(status.connected ? "yes" : "no")\(status.backend.map { " (\($0))" } ?? "")\(status.uploading ? ", uploading" : "")\(status.downloading ? ", downloading" : "")
                 last synced:     \(lastSynced ?? "never")
-                last error:      \(status.lastFailure.map { "\($0.kind.rawValue): " + Output.escapingControlCharactersInMessage($0.message) } ?? "none")\(status.lastFailure != nil && status.ownerPID != nil ? status.nextRetryAt.map { " (next try at \($0.ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day())))" } ?? "" : "")
+                last error:      \(status.lastFailure.map { "\($0.kind.rawValue): " + Output.escapingControlCharactersInMessage(CommandHints.say($0.message, remedy: $0.remedy)) } ?? "none")\(status.lastFailure != nil && status.ownerPID != nil ? status.nextRetryAt.map { " (next try at \($0.ISO8601Format(.iso8601.time(includingFractionalSeconds: true).year().month().day())))" } ?? "" : "")
                 last refusal:    \(status.lastRefusal.map(refusalText) ?? "none")
                 last full sync:  \(status.lastFullSync.map { "\($0.at.ISO8601Format()): " + Output.escapingControlCharactersInMessage($0.reason) } ?? "none")
                 last verified:   \(status.lastVerification.map(verificationText) ?? "never")

@@ -2,7 +2,7 @@ import Tandem
 
 /// The remedies library messages suggest (``Remedy``, said as the API to call), said as the
 /// `tandem` commands that do the same: every message of the library a command shows goes
-/// through ``inCommandTerms(_:)``.
+/// through ``say(_:)`` (an error, by its remedy field) or ``inCommandTerms(_:)`` (text).
 enum CommandHints {
     static func commandTerms(_ remedy: Remedy) -> String {
         switch remedy {
@@ -14,6 +14,21 @@ enum CommandHints {
         case .stopSyncOwner: "tandem app"
         case .longerBusyTimeout: "a longer busy timeout (tandem … --busy-timeout 10m)"
         }
+    }
+
+    /// `error`'s message in the command's terms: its remedy (``Remediable``) said as a command
+    /// (see ``say(_:remedy:)``).
+    static func say(_ error: any Error) -> String {
+        say("\(error)", remedy: (error as? any Remediable)?.remedy)
+    }
+
+    /// `message` in the command's terms: `remedy` said as its command where the message says the
+    /// API, or after the message when the message does not say it at all, so that no wording of a
+    /// message loses the remedy; then any other remedy the text names (text that crossed SQLite,
+    /// or that was stored: a set-aside upload's reason, a server audit's problem).
+    static func say(_ message: String, remedy: Remedy?) -> String {
+        guard let remedy, !message.contains(remedy.apiTerms), !message.contains(commandTerms(remedy)) else { return inCommandTerms(message) }
+        return inCommandTerms(message) + " (\(commandTerms(remedy)))"
     }
 
     /// `message` with each remedy it names said as a command.
