@@ -9,6 +9,8 @@ public enum CommandLineTool {
         let name: String
         let summary: String
         let usage: String
+        /// The flags and options it takes, declared here once: its `run` parses by them.
+        var syntax = Arguments.Syntax()
         let hidden: Bool
         /// SIGINT and SIGTERM stop it cleanly (a command that runs until stopped closes its
         /// databases and exits 0); any other command dies of them at once.

@@ -29,10 +29,11 @@ enum AppCommand {
 
             Example: tandem app app.db --backend sqlite:/var/lib/app/server.db
 
-            """, hidden: false, stopsOnSignal: true, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json"], options: ["backend", "connector", "verify-every", "pull-every", BackendURLSource.fileOption]), hidden: false,
+        stopsOnSignal: true, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["backend", "connector", "verify-every", "pull-every", BackendURLSource.fileOption])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
         let verifyInterval = try interval(args, "verify-every", default: .seconds(900))
@@ -154,10 +155,10 @@ enum SyncCommand {
 
             Example: tandem sync app.db --backend sqlite:/var/lib/app/server.db
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json", "pull"], options: ["backend", "connector", "wait", BackendURLSource.fileOption]), hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json", "pull"], options: ["backend", "connector", "wait", BackendURLSource.fileOption])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         if let text = args.options["wait"] {
             guard let seconds = DurationArgument.seconds(text) else {

@@ -58,11 +58,13 @@ enum BackendCommand {
 
             Example: tandem backend setup postgres://app@db.example.com/app --schema schema.json
 
-            """, hidden: false, run: run)
+            """,
+        syntax: Arguments.Syntax(
+            flags: ["discard-pending", "write-global", "json", "contract"], options: ["schema", "retention", "role", BackendURLSource.fileOption], repeatable: ["scope"]),
+        hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(
-            words, flags: ["discard-pending", "write-global", "json", "contract"], options: ["schema", "retention", "role", BackendURLSource.fileOption], repeatable: ["scope"])
+        let args = try Arguments(words, command.syntax)
         /// The URL after the action, or from --backend-file or TANDEM_BACKEND_URL.
         func backendURL(_ action: String) throws -> BackendURL {
             try args.require([action], more: true)

@@ -20,7 +20,7 @@ enum BackupCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words)
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "DEST"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let line = ProgressLine("backup", unit: .bytes)

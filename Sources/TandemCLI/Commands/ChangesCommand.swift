@@ -15,10 +15,10 @@ enum ChangesCommand {
 
             Example: tandem changes app.db --json
 
-            """, hidden: false, stopsOnSignal: true, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json"]), hidden: false, stopsOnSignal: true, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         Signals.onTerminate { exitClosingDatabases(0) }
         let db = try openDatabase(args.positionals[0], readOnly: true)

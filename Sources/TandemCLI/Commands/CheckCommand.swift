@@ -19,10 +19,10 @@ enum CheckCommand {
 
             Example: tandem check app.db --full
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json", "full"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json", "full"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let path = args.positionals[0]
         if !FileManager.default.fileExists(atPath: path) {

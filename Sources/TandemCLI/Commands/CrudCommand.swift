@@ -19,10 +19,10 @@ enum CrudCommand {
 
             Example: tandem crud app.db --json
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json"], options: ["retry", "discard"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"], options: ["retry", "discard"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         if let which = args.options["retry"] ?? args.options["discard"] {
             guard (args.options["retry"] == nil) != (args.options["discard"] == nil) else {

@@ -17,7 +17,7 @@ enum DemoCommand {
 
             Example: tandem demo --seconds 10
 
-            """, hidden: false, stopsOnSignal: true, run: run)
+            """, syntax: Arguments.Syntax(flags: ["keep"], options: ["seconds", "writers"]), hidden: false, stopsOnSignal: true, run: run)
 
     struct View { var notes = 0, done = 0, last: Int64 = 0, updates = 0 }
     /// One of the latest notes a watcher shows.
@@ -31,7 +31,7 @@ enum DemoCommand {
     }
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["keep"], options: ["seconds", "writers"])
+        let args = try Arguments(words, command.syntax)
         try args.require([])
         let seconds = try args.seconds("seconds", default: 4)
         let writers = try args.integer("writers", default: 3, range: 1...32)

@@ -27,10 +27,11 @@ enum ExecCommand {
 
             Example: tandem exec app.db "INSERT INTO notes(title) VALUES (?) RETURNING id" "Buy milk"
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: OutputMode.flags.union(["quiet"]), options: OutputMode.options.union(["args-json", "file", "wait-synced"])), hidden: false,
+        run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: OutputMode.flags.union(["quiet"]), options: OutputMode.options.union(["args-json", "file", "wait-synced"]))
+        let args = try Arguments(words, command.syntax)
         let wait = try args.options["wait-synced"].map { text in
             guard let seconds = DurationArgument.seconds(text) else {
                 throw Arguments.UsageError(message: "--wait-synced takes a duration (500ms, 30s, 5m), not '\(text)'")

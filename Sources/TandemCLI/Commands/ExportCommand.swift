@@ -17,10 +17,10 @@ enum ExportCommand {
 
             Example: tandem export app.db notes --where "done = 0" --keys camel > open.json
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["ndjson"], options: ["where", "keys"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["ndjson"], options: ["where", "keys"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "TABLE"])
         let keys =
             try args.options["keys"].map { text -> KeyStyle in

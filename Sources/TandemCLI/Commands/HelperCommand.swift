@@ -11,10 +11,10 @@ enum HelperCommand {
             Inserts a note every MS ms (default 40) for S seconds (default 4), stamping
             written_at with CLOCK_MONOTONIC microseconds, and marks every third note done.
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["name", "seconds", "interval-ms"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["name", "seconds", "interval-ms"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let db = try openDatabase(args.positionals[0])
         let name = args.options["name"] ?? "helper-\(getpid())"

@@ -35,10 +35,10 @@ enum ImportCommand {
 
             Example: curl -s https://api.example.com/notes | tandem import app.db notes - --delete-missing
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["delete-missing", "strict", "json", "ndjson"], options: ["scope"], repeatable: ["map", "nested"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["delete-missing", "strict", "json", "ndjson"], options: ["scope"], repeatable: ["map", "nested"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "TABLE"], more: true)
         guard args.positionals.count <= 3 else { throw Arguments.UsageError(message: "unexpected argument '\(args.positionals[3])'") }
         var options = ImportOptions(

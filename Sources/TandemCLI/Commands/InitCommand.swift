@@ -37,10 +37,10 @@ enum InitCommand {
 
             Example: tandem init app.db --schema schema.json
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json", "upload-local-rows", "adopt"], options: ["schema"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json", "upload-local-rows", "adopt"], options: ["schema"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))

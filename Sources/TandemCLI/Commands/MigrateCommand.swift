@@ -28,10 +28,10 @@ enum MigrateCommand {
 
             Example: tandem migrate app.db --schema schema.json --dry-run
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["dry-run", "json"], options: ["schema"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["dry-run", "json"], options: ["schema"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))

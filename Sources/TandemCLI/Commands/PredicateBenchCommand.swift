@@ -16,7 +16,7 @@ enum PredicateBenchCommand {
             and prints one JSON object per query: {"name", "rows", "plain_us", "ids_us",
             "fetch_us"} (medians, microseconds). The rows each way selects are compared first.
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["rows", "repeats"]), hidden: true, run: run)
 
     /// Sizes in declaration order, which is not their raw values' order.
     enum BenchSize: String, Codable, CaseIterable, Comparable, Sendable {
@@ -90,7 +90,7 @@ enum PredicateBenchCommand {
     }
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["rows", "repeats"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let rows = try args.integer("rows", default: 100_000, range: 1...10_000_000)
         let repeats = try args.integer("repeats", default: 15, range: 1...10_000)

@@ -17,10 +17,10 @@ enum QueryCommand {
 
             Example: tandem query app.db "SELECT title, done FROM notes WHERE done = ?" 0 --mode csv
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: OutputMode.flags, options: OutputMode.options.union(["args-json", "file"])), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: OutputMode.flags, options: OutputMode.options.union(["args-json", "file"]))
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"], more: true)
         let mode = try OutputMode(args)
         let (sql, first) = try SQLInput.resolve(args)
@@ -63,11 +63,11 @@ enum WatchCommand {
 
             Example: tandem watch app.db "SELECT count(*) AS open FROM notes WHERE done = 0" --mode ndjson
 
-            """, hidden: false, stopsOnSignal: true, run: run)
+            """, syntax: Arguments.Syntax(flags: OutputMode.flags.union(["fts5"]), options: OutputMode.options.union(["args-json", "file", "search", "where", "limit"])),
+        hidden: false, stopsOnSignal: true, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(
-            words, flags: OutputMode.flags.union(["fts5"]), options: OutputMode.options.union(["args-json", "file", "search", "where", "limit"]))
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"], more: true)
         let mode = try OutputMode(args)
         Signals.onTerminate { exitClosingDatabases(0) }

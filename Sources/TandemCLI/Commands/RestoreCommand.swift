@@ -19,7 +19,7 @@ enum RestoreCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words)
+        let args = try Arguments(words, command.syntax)
         try args.require(["BACKUP", "DB"])
         let backup = args.positionals[0]
         let path = try SharedDatabase.resolvedPath(args.positionals[1])

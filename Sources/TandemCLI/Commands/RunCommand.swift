@@ -24,7 +24,7 @@ enum RunCommand {
             """, hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words)
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "CMD"], more: true)
         let command = Array(args.positionals.dropFirst())
         // Before the database is opened: a command that cannot start changes no file.

@@ -11,10 +11,10 @@ enum ScarceDescriptorsCommand {
             Opens /dev/null until only N more files can be opened, then opens DB, inserts a row
             into notes and reads it back, and prints "ok" (or fails with the error).
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["left"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["left"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let left = try args.integer("left", default: 0, range: 0...1000)
         var held: [Int32] = []

@@ -19,10 +19,10 @@ enum SchemaCommand {
 
             Example: tandem schema app.db > schema.json
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["swift", "history", "json"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["swift", "history", "json"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
         if args.has("history") {

@@ -14,10 +14,10 @@ enum SearchBenchCommand {
             (by rowid, ordered by bm25, LIMIT N), alternating which goes first; prints "tandem µs
             rows plain µs rows" per query.
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["limit"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["limit"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "TABLE", "PLAIN_TABLE", "PLAIN_FTS"])
         let limit = try args.integer("limit", default: 20, range: 1...10_000)
         let (table, plainTable, plainFTS) = (args.positionals[1], args.positionals[2], args.positionals[3])

@@ -5,7 +5,7 @@ enum SearchCommand {
     static let command = CommandLineTool.Command(
         name: "search", summary: "print a table's rows that match a full-text search, best first",
         usage: """
-            Usage: tandem search DB TABLE QUERY [--where SQL] [ARG…] [--limit N] [--fts5] [--snippet COLUMN] [output options]
+            Usage: tandem search DB TABLE QUERY [--where SQL] [ARG… | --args-json JSON] [--limit N] [--fts5] [--snippet COLUMN] [output options]
 
             Searches TABLE's search index (its schema declares one: "search": {"columns": […]})
             and prints the matching rows, best first: the table's columns, then search_rank (FTS5's
@@ -13,7 +13,8 @@ enum SearchCommand {
             order; with --fts5 it is FTS5's query syntax (phrases in "…", AND, OR, NOT, NEAR,
             parentheses, prefix*, column: filters), and a mistake is refused naming its character.
             --where keeps the rows an SQL condition over the table's columns selects, each '?'
-            taking the next ARG; --snippet COLUMN fills search_snippet with the text around the
+            taking the next ARG (bound as `tandem exec --help` says, or with exact types from
+            --args-json); --snippet COLUMN fills search_snippet with the text around the
             matches of a searched column, each match in [brackets]. To follow a search live, use
             tandem watch DB --search TABLE QUERY.
 
@@ -21,10 +22,11 @@ enum SearchCommand {
 
             Example: tandem search app.db notes "milk bread" --where "done = ?" 0 --snippet body
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: OutputMode.flags.union(["fts5"]), options: OutputMode.options.union(["where", "limit", "snippet", "args-json"])), hidden: false,
+        run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: OutputMode.flags.union(["fts5"]), options: OutputMode.options.union(["where", "limit", "snippet", "args-json"]))
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "TABLE", "QUERY"], more: true)
         let mode = try OutputMode(args)
         let (table, query) = (args.positionals[1], args.positionals[2])

@@ -16,10 +16,10 @@ enum StatusCommand {
 
             Example: tandem status app.db --json
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json"]), hidden: false, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, flags: ["json"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let status = try db.sync.status()

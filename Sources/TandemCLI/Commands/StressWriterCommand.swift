@@ -24,7 +24,10 @@ enum StressWriterCommand {
             --bulk inserts R rows in one transaction and prints "<rows> <microseconds>": with
             tx.execute of an INSERT per row, or with --direct through tx.insert(into:columns:rows:).
 
-            """, hidden: true, run: run)
+            """,
+        syntax: Arguments.Syntax(
+            flags: ["bulk", "direct"], options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous", "write-lock-streak", "check-reads"]), hidden: true,
+        run: run)
 
     static let schema = Schema(tables: [
         TableSchema(
@@ -33,9 +36,7 @@ enum StressWriterCommand {
     ])
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(
-            words, flags: ["bulk", "direct"],
-            options: ["writer", "transactions", "rows-per-transaction", "interval-us", "synchronous", "write-lock-streak", "check-reads"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let writer = try args.integer("writer", default: 0, range: 0...100_000)
         let transactions = try args.integer("transactions", default: 100, range: 0...100_000_000)

@@ -14,10 +14,10 @@ enum HoldCommand {
             for S seconds, commits and prints "committed". --busy-timeout sets how long it waits
             for the write lock (default 5000 ms).
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["seconds", "busy-timeout"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["seconds", "busy-timeout"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"], more: true)
         let seconds = try args.seconds("seconds", default: 1)
         let timeout = try args.integer("busy-timeout", default: 5000, range: 0...3_600_000)
@@ -42,10 +42,10 @@ enum CounterCommand {
             N write transactions that each read counters.n for id 'c' and write n + 1 in a second
             statement.
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["times"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["times"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let times = try args.integer("times", default: 1, range: 0...1_000_000)
         let db = try openDatabase(args.positionals[0])
@@ -70,10 +70,10 @@ enum OpenRoundsCommand {
             For each DB i, waits until CLOCK_MONOTONIC microsecond T + i × U, opens DB with the
             schema as `tandem init` does, and prints "<i> ok" or "<i> error: …".
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["schema", "start-at-us", "interval-us"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["schema", "start-at-us", "interval-us"])
+        let args = try Arguments(words, command.syntax)
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         let schema = try Schema(contentsOf: URL(fileURLWithPath: schemaPath))
         let start = Int64(try args.integer("start-at-us", default: 0))
@@ -105,10 +105,10 @@ enum BulkRecordsCommand {
             `insert(contentsOf:)` and with `tx.execute` of the same INSERT per row. Prints
             "records <rows/s>" and "sql <rows/s>" and checks that both queued N CRUD entries.
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["rows"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["rows"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DIR"])
         let rows = try args.integer("rows", default: 100_000, range: 1...10_000_000)
         let notes = (0..<rows).map { DemoNote(id: "n\($0)", title: "note \($0)", author: "bulk", written_at: Int64($0)) }
@@ -149,10 +149,10 @@ enum SchemaWriterCommand {
             printing "wrote N" after each, until one fails: prints the error and exits with 3 for
             a file migrated past FILE's version, 1 otherwise.
 
-            """, hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["schema"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
-        let args = try Arguments(words, options: ["schema"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB", "SQL"])
         guard let schemaPath = args.options["schema"] else { throw Arguments.UsageError(message: "missing --schema FILE") }
         var configuration = Configuration()

@@ -23,10 +23,10 @@ enum VerifyCommand {
 
             Example: tandem verify app.db --backend sqlite:/var/lib/app/server.db --repair
 
-            """, hidden: false, run: run)
+            """, syntax: Arguments.Syntax(flags: ["json", "repair"], options: ["backend", BackendURLSource.fileOption], repeatable: ["table"]), hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(words, flags: ["json", "repair"], options: ["backend", BackendURLSource.fileOption], repeatable: ["table"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let url = try BackendURLSource.url(given: args.options["backend"], args, missing: "missing --backend URL")
         let backendURL = try BackendURL(url)

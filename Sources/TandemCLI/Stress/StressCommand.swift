@@ -41,12 +41,13 @@ enum StressCommand {
 
             Example: tandem stress /tmp/stress.db --writers 8 --transactions 500 --kill-every 50 --backend sqlite:/tmp/stress-server.db
 
-            """, hidden: false, run: run)
+            """,
+        syntax: Arguments.Syntax(
+            flags: ["json", "verify", "no-history"],
+            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous", "seed", "restart-server"]), hidden: false, run: run)
 
     static func run(_ words: [String]) async throws -> Int32 {
-        let args = try Arguments(
-            words, flags: ["json", "verify", "no-history"],
-            options: ["writers", "transactions", "rows-per-transaction", "watchers", "backend", "kill-every", "synchronous", "seed", "restart-server"])
+        let args = try Arguments(words, command.syntax)
         try args.require(["DB"])
         let path = URL(fileURLWithPath: args.positionals[0]).standardizedFileURL.path
         if args.has("verify") { return try verifyOnly(path: path, json: args.has("json")) }

@@ -10,6 +10,26 @@ struct Arguments: Equatable {
     /// Options that may be given more than once (`--map a=b --map c=d`), in order.
     var repeated: [String: [String]] = [:]
 
+    /// The flags and options a command takes, declared once with the command
+    /// (``CommandLineTool/Command/syntax``): its parser reads them, and a test holds its usage
+    /// text to them (each one described, none described that is not taken).
+    struct Syntax: Sendable, Equatable {
+        /// Flag names without dashes (`json`).
+        var flags: Set<String> = []
+        /// Option names without dashes that take a value (`schema`).
+        var options: Set<String> = []
+        /// Options that may be given more than once (`map`).
+        var repeatable: Set<String> = []
+
+        /// Every name, flags and options alike.
+        var names: Set<String> { flags.union(options).union(repeatable) }
+    }
+
+    /// `words` parsed by `syntax`.
+    init(_ words: [String], _ syntax: Syntax) throws {
+        try self.init(words, flags: syntax.flags, options: syntax.options, repeatable: syntax.repeatable)
+    }
+
     struct UsageError: Error, Equatable, CustomStringConvertible {
         let message: String
         var description: String { message }
