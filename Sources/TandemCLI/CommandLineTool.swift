@@ -34,7 +34,7 @@ public enum CommandLineTool {
     /// (Tools/test-support), not in `tandem`.
     static let testSupportCommands: [Command] = [
         HoldCommand.command, CounterCommand.command, OpenRoundsCommand.command, BulkRecordsCommand.command, SearchBenchCommand.command, ScarceDescriptorsCommand.command,
-        SchemaWriterCommand.command,
+        SchemaWriterCommand.command, TypedLayoutCommand.command,
     ]
 
     /// The commands a program runs: `tandem`'s, or the test support's.

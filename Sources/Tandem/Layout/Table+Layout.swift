@@ -62,7 +62,7 @@ extension TableSchema {
 
     private var nameLiteral: String { SQLText.literal(name) }
 
-    private var idCheck: String {
+    var idCheck: String {
         "SELECT CASE WHEN NEW.id IS NOT NULL AND (typeof(NEW.id) NOT IN ('text', 'integer') OR NEW.id = '') "
             + "THEN RAISE(ABORT, \(SQLText.literal("\(name).id must be a non-empty text"))) "
             + "WHEN typeof(NEW.id) = 'text' AND NOT \(Self.isUTF8("NEW.id")) THEN RAISE(ABORT, \(SQLText.literal(invalidTextMessage("id")))) END;"
