@@ -105,7 +105,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'one'), ('b', 'two')")
-        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(db, url))
         let shown = Mutex<[String]>([])
         let live = try db.observe("SELECT count(*) FROM notes") { result in
             if case .success(let rows) = result { shown.withLock { $0.append(rows[0][0].description) } }
@@ -113,7 +113,7 @@ import Testing
         defer { withExtendedLifetime(live) {} }
         try waitUntil("the first result") { shown.withLock { $0 } == ["2"] }
         try PostgresConnection(url).execute("TRUNCATE notes")
-        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(db, url))
         try waitUntil("the live query to show the truncate") { shown.withLock { $0.last } == "0" }
     }
 }

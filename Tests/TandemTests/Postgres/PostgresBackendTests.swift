@@ -63,7 +63,7 @@ struct PostgresBackendTests {
         #expect(try PostgresConnection(empty).execute("SELECT to_regclass('tandem_meta') IS NULL").first?.first == "t")
         #expect(try PostgresConnection(other).execute("SELECT count(*) FROM notes").first?.first == "0")
         try db.execute("UPDATE notes SET title = 'again' WHERE id = 'n1'")
-        #expect(try runTandem(["sync", db.path, "--backend", first]).status == 0)
+        #expect(try syncOnce(db, first))
         #expect(try PostgresConnection(first).execute("SELECT title FROM notes WHERE id = 'n1'").first?.first == "again")
     }
 
@@ -227,7 +227,7 @@ struct PostgresBackendTests {
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let server = "sqlite:" + dir.path("server.db")
         try db.execute("INSERT INTO notes(id, title) VALUES ('n', 'x')")
-        #expect(try runTandem(["sync", db.path, "--backend", server]).status == 0)
+        #expect(try syncOnce(db, server))
         try db.execute("INSERT INTO notes(id, title) VALUES ('q', 'queued')")
         let refused = try runTandem(["backend", "reset", db.path])
         #expect(refused.status == 1 && refused.stderr.contains("1 queued upload entry"), "\(refused.stderr)")

@@ -14,13 +14,13 @@ struct PostgresFleetTests {
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema), b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
         for i in 0..<20 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'x')", ["r\(i)"]) }
-        for db in [a, b] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
+        for db in [a, b] { #expect(try syncOnce(db, url)) }
         #expect(try count(b, "SELECT count(*) FROM notes") == 20)
         try b.execute("INSERT INTO notes(id, title) VALUES ('pending', 'queued before the truncate')")
         let psql = try PostgresConnection(url)
         try psql.execute("TRUNCATE notes")
         try psql.execute("INSERT INTO notes(id, title) VALUES ('after', 'written after the truncate')")
-        for db in [a, b, a] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
+        for db in [a, b, a] { #expect(try syncOnce(db, url)) }
         let server = Set(try psql.execute("SELECT id FROM notes").compactMap { $0[0] ?? nil })
         #expect(server == ["after", "pending"])
         for db in [a, b] {
@@ -38,12 +38,12 @@ struct PostgresFleetTests {
         try psql.execute("INSERT INTO notes(id, title, owner) VALUES ('r', 'from psql', 'billing')")
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(db, url))
         try db.execute("INSERT OR REPLACE INTO notes(id, title, done) VALUES ('r', 'replaced', 1)")
-        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(db, url))
         try db.execute("UPDATE notes SET score = 2.5 WHERE id = 'r'")
         try db.execute("INSERT INTO notes(id, title) VALUES ('new', 'from a client')")
-        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(db, url))
         let row = try psql.execute("SELECT title, done, score, owner, audited_at IS NOT NULL FROM notes WHERE id = 'r'").first ?? []
         #expect(row == ["replaced", "1", "2.5", "billing", "t"])
         #expect(try psql.execute("SELECT owner FROM notes WHERE id = 'new'").first?.first == .some(nil))
@@ -62,7 +62,7 @@ struct PostgresFleetTests {
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         for i in 0..<5 { try a.execute("INSERT INTO notes(id, title) VALUES (?, 'before the move')", ["r\(i)"]) }
-        #expect(try runTandem(["sync", a.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(a, url))
         let moved = try TestPostgres.restoredCopy(of: url)
         let psql = try PostgresConnection(moved)
         try psql.execute("UPDATE notes SET title = 'changed on the new server' WHERE id = 'r0'")
@@ -78,7 +78,7 @@ struct PostgresFleetTests {
         #expect(server.contains("pending:written during the move") && server.contains("r0:changed on the new server") && !server.contains { $0.hasPrefix("r1:") })
         // From then on the new server's changes arrive as usual.
         try psql.execute("UPDATE notes SET title = 'later' WHERE id = 'r2'")
-        #expect(try runTandem(["sync", a.path, "--backend", moved]).status == 0)
+        #expect(try syncOnce(a, moved))
         #expect(try a.fetchAll("SELECT title FROM notes WHERE id = 'r2'").first?[0] == .text("later"))
         #expect(try a.sync.status().lastFullSync == status.lastFullSync, "no second full sync")
     }
@@ -118,26 +118,26 @@ struct PostgresFleetTests {
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema), b = try SharedDatabase(path: dir.path("b.db"), schema: notesSchema)
         for i in 0..<10 { try a.execute("INSERT INTO notes(id, title, done) VALUES (?, 'x', 0)", ["r\(i)"]) }
-        for db in [a, b] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
+        for db in [a, b] { #expect(try syncOnce(db, url)) }
         try b.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'pending while away')")
         try b.execute("DELETE FROM notes WHERE id = 'r9'")
         for round in 1...20 { try psql.execute("UPDATE notes SET done = $1", [String(round)]) }
         try psql.execute("DELETE FROM notes WHERE id = 'r0'")
-        #expect(try runTandem(["sync", a.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(a, url))
         // B was away longer than the retention period (last seen 8 days ago): only A's cursor counts.
         try psql.execute("UPDATE tandem_clients SET seen_at = now() - interval '8 days' WHERE client_id = $1", [try b.clientID()])
         let before = Int(try psql.execute("SELECT count(*) FROM tandem_changes").first?.first.flatMap { $0 } ?? "") ?? 0
         #expect(before >= 200)
         // The horizon also waits for the oldest transaction running in the cluster (other tests').
         try waitUntil(timeout: 30, "the log to be compacted") {
-            #expect(try runTandem(["sync", a.path, "--backend", url]).status == 0)
+            #expect(try syncOnce(a, url))
             let compacted = try runTandem(["backend", "compact", url])
             #expect(compacted.status == 0 && compacted.stdout.contains("deleted"), "\(compacted.stdout) \(compacted.stderr)")
             return try psql.execute("SELECT count(*) FROM tandem_changes").first?.first == "0"
         }
-        #expect(try runTandem(["sync", b.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(b, url))
         #expect(try b.sync.status().lastFullSync?.reason.contains("compacted") == true)
-        for db in [a, b] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
+        for db in [a, b] { #expect(try syncOnce(db, url)) }
         let server = try psql.execute("SELECT id, done FROM notes ORDER BY id").map { "\($0[0] ?? ""):\($0[1] ?? "null")" }
         #expect(server.contains("from-b:null") && !server.contains { $0.hasPrefix("r0:") || $0.hasPrefix("r9:") } && server.contains("r1:20"))
         for db in [a, b] {

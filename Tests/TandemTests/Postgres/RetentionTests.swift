@@ -35,12 +35,12 @@ struct RetentionTests {
         let psql = try PostgresConnection(url)
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: Self.schema)
-        #expect(try runTandem(["sync", a.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(a, url))
         try psql.execute("INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', '1') ON CONFLICT (key) DO UPDATE SET value = '1'")
         try psql.execute("UPDATE tandem_clients SET seen_at = now() - interval '30 seconds'")
         for i in 0..<5 { try psql.execute("INSERT INTO notes(id, title) VALUES ($1, 'x')", ["n\(i)"]) }
         _ = try PostgresBackend(conninfo: url).compact()
-        #expect(try runTandem(["sync", a.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(a, url))
         #expect(try a.sync.status().lastFullSync?.reason.contains("compacted") != true, "a running client was sent into a full sync")
         #expect(try a.fetchAll("SELECT count(*) FROM notes").first?[0].int64Value == 5)
     }

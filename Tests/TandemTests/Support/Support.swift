@@ -478,3 +478,13 @@ func within<T: Sendable>(_ seconds: Double = 10, _ what: String, _ body: @escapi
         return value
     }
 }
+
+/// `tandem sync DB --backend URL` in this process, for tests about what a pass does rather than
+/// about the command (`CLI/` tests run the command): one pass through the backend `url` names,
+/// binding `db` to it; true when the pass set no transaction aside (the command's status 0).
+func syncOnce(_ db: SharedDatabase, _ url: String) throws -> Bool {
+    PostgresBackend.register()
+    let before = Set(try db.uploadQueue.rejected().map(\.transaction.transactionID))
+    _ = try db.sync.once(url: BackendURL(url))
+    return try db.uploadQueue.rejected().allSatisfy { before.contains($0.transaction.transactionID) }
+}

@@ -43,7 +43,7 @@ import Testing
         }
         let before = try titles(a).count
         #expect(before == Self.texts.count, "written locally")
-        for db in [a, b] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
+        for db in [a, b] { #expect(try syncOnce(db, url)) }
         let written = try titles(a)
         let missing = Self.texts.indices.filter { index in !written.keys.contains(Array(("id\(index):" + Self.texts[index]).utf8)) }
         #expect(missing.isEmpty, "rows lost at the sync: \(missing.prefix(8).map { Self.texts[$0].debugDescription })")
@@ -57,12 +57,12 @@ import Testing
         for (index, text) in Self.texts.enumerated() where index % 3 == 1 {
             try a.execute("DELETE FROM notes WHERE id = ?", ["id\(index):" + text])
         }
-        for db in [a, b] { #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0) }
+        for db in [a, b] { #expect(try syncOnce(db, url)) }
         #expect(try titles(b) == titles(a), "B follows A's updates and deletes")
         #expect(try titles(a).count == Self.texts.count - Self.texts.indices.filter { $0 % 3 == 1 }.count)
         // A third host's first (full) sync reads the same.
         let c = try SharedDatabase(path: dir.path("c.db"), schema: notesSchema)
-        #expect(try runTandem(["sync", c.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(c, url))
         #expect(try titles(c) == titles(a))
     }
 }

@@ -214,14 +214,14 @@ import Testing
     @Test func firstSyncWaitsEndAtTheTimeoutUnlessSynced() async throws {
         let f = try SyncFixture()
         #expect(try await f.b.sync.waitForFirstSync(timeout: .milliseconds(200)) == false)
-        #expect(try runTandem(["sync", f.b.path, "--backend", f.backendURL]).status == 0)
+        #expect(try syncOnce(f.b, f.backendURL))
         #expect(try await f.b.sync.waitForFirstSync(timeout: .seconds(10)))
     }
 
     @Test func libraryWaitsForFirstSyncAndObservesStatus() async throws {
         let f = try SyncFixture()
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('x', 'from a')")
-        #expect(try runTandem(["sync", f.a.path, "--backend", f.backendURL]).status == 0)
+        #expect(try syncOnce(f.a, f.backendURL))
         let session = try f.b.sync.start(with: try openBackend(url: f.backendURL), backendName: f.backendURL)
         let synced = try await f.b.sync.waitForFirstSync(timeout: .seconds(10))
         #expect(synced, "B's status after 10 s: \(String(describing: try? f.b.sync.status()))")

@@ -82,7 +82,7 @@ struct PostgresRejectedUploadTests {
         #expect(status.stdout.contains(#""rejected_uploads":1"#), "\(status.stdout)")
         try psql.execute("ALTER TABLE notes DROP CONSTRAINT not_negative")
         #expect(try runTandem(["crud", db.path, "--retry", "all"]).status == 0)
-        #expect(try runTandem(["sync", db.path, "--backend", url]).status == 0)
+        #expect(try syncOnce(db, url))
         #expect(try psql.execute("SELECT done FROM notes WHERE id = 'negative'").first?.first == "-1")
         #expect(try db.uploadQueue.rejected().isEmpty)
     }
