@@ -47,6 +47,8 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
     public static func of(path: String, onDiskOnly: Bool = false) throws -> DatabaseFileSurvey? {
         let resolved = try SharedDatabase.resolvedPath(path)
         guard FileManager.default.fileExists(atPath: resolved), Opening.fileSize(resolved) > 0 else { return nil }
+        // Read before the survey's connection opens (``LockSafeFiles``).
+        let wal = walHeader(resolved)
         let connection: Connection
         do {
             // Without a -wal or -journal beside it, every commit is in the file: it is read as
@@ -79,7 +81,7 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
         let declared = try SchemaInstaller.storedSchema(Transaction(connection: connection, isReadOnly: true))?.tables.map(\.name) ?? []
         let clientID = try connection.storedIfPresent(.clientID).stringValue.flatMap { $0.isEmpty ? nil : $0 }
         return DatabaseFileSurvey(
-            path: resolved, isTandemDatabase: isTandem, journalMode: walHeader(resolved) ? "wal" : "delete",
+            path: resolved, isTandemDatabase: isTandem, journalMode: wal ? "wal" : "delete",
             foreignObjects: objects, declaredTables: declared, clientID: clientID)
     }
 
@@ -87,9 +89,7 @@ public struct DatabaseFileSurvey: Sendable, Equatable {
     ///
     /// Related SQLite documentation: https://www.sqlite.org/fileformat.html#file_format_version_numbers
     private static func walHeader(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 20)) ?? Data()
+        guard let header = LockSafeFiles.read(path, of: path, count: 20) else { return false }
         return header.count == 20 && header[18] == 2
     }
 

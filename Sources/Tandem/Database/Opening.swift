@@ -13,8 +13,10 @@ enum Opening {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw TandemError.cannotOpen(path: path, reason: "the directory '\(directory)' does not exist")
         }
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
+        // No descriptor of the file is opened and closed here (``LockSafeFiles``): the process may
+        // have it open already, and closing one would cancel SQLite's locks.
+        var info = stat()
+        if stat(path, &info) != 0 {
             guard errno == ENOENT else {
                 throw TandemError.cannotOpen(path: path, reason: DescriptorLimit.reason(errno: errno))
             }
@@ -23,24 +25,24 @@ enum Opening {
             let created = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode)
             if created >= 0 {
                 _ = fchmod(created, mode)  // the mode exactly, whatever the umask
-                close(created)
+                LockSafeFiles.keep(created, as: path, of: path)
                 return true
             } else if errno != EEXIST {
                 throw TandemError.cannotOpen(path: path, reason: directoryProblem(path) ?? DescriptorLimit.reason(errno: errno))
             }
             return false
         }
-        defer { close(fd) }
         if !readOnly, let problem = directoryProblem(path),
             [DatabaseFiles(database: path).writeLock, DatabaseFiles(database: path).notify].contains(where: { !FileManager.default.fileExists(atPath: $0) })
         {
             throw TandemError.cannotOpen(path: path, reason: problem)
         }
-        var header = [UInt8](repeating: 0, count: 16)
-        let n = read(fd, &header, 16)
-        if n == 0 { return false }  // empty file: SQLite makes it a database
+        guard let header = LockSafeFiles.read(path, of: path, count: 16) else {
+            throw TandemError.cannotOpen(path: path, reason: DescriptorLimit.reason(errno: errno))
+        }
+        if header.isEmpty { return false }  // empty file: SQLite makes it a database
         let magic = Array("SQLite format 3".utf8) + [0]
-        guard n == 16, header == magic else {
+        guard header == magic else {
             throw TandemError.cannotOpen(path: path, reason: "the file is not an SQLite database (bad header); it was left untouched")
         }
         return false

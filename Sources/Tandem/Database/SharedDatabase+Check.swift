@@ -20,6 +20,8 @@ extension SharedDatabase {
     /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_quick_check
     public static func check(path: String, full: Bool = false, configuration: Configuration = Configuration()) throws -> [LayoutFinding] {
         let path = try SharedDatabase.resolvedPath(path)
+        LockSafeFiles.retain(path)
+        defer { LockSafeFiles.release(path) }  // last: after the connections below are closed
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
         let connection = try Opening.openReader(path: path, configuration: configuration)
         // Closed last, it leaves an idle file idle (no -wal or -shm behind), as the last close does.
@@ -58,6 +60,8 @@ extension SharedDatabase {
     /// - Throws: ``TandemError/cannotOpen(path:reason:)`` as ``check(path:full:configuration:)`` does.
     public static func checkLayout(path: String, schema: Schema? = nil, configuration: Configuration = Configuration()) throws -> [LayoutFinding] {
         let path = try SharedDatabase.resolvedPath(path)
+        LockSafeFiles.retain(path)
+        defer { LockSafeFiles.release(path) }  // last: after the connections below are closed
         try Opening.prepareFile(path: path, mode: configuration.fileMode, readOnly: true)
         let connection = try Opening.openReader(path: path, configuration: configuration)
         // Closed last, it leaves an idle file idle (no -wal or -shm behind), as the last close does.

@@ -35,6 +35,8 @@ public final class SharedDatabase: Sendable {
     let openedFile: FileIdentity?
     /// Set by the first ``close()``.
     private let closed = Atomic<Bool>(false)
+    /// How each live query still running ends when the database closes, by subscription token.
+    let liveQueries = Mutex<[UInt64: @Sendable (any Error) -> Void]>([:])
 
     /// The database file and its sidecars (`-wal`, `-shm`, `-notify`, `-write.lock`, `-owner.lock`).
     public var files: DatabaseFiles { DatabaseFiles(database: path) }
@@ -123,6 +125,11 @@ public final class SharedDatabase: Sendable {
         setUp: (Writer?, ReaderPool, String) throws -> Schema
     ) throws {
         let path = try SharedDatabase.resolvedPath(path)
+        // Released by close(), or below when opening fails: the descriptors Tandem reads the file
+        // through stay open while any database of this process uses it (``LockSafeFiles``).
+        LockSafeFiles.retain(path)
+        var opened = false
+        defer { if !opened { LockSafeFiles.release(path) } }
         if requireStoredSchema {
             guard FileManager.default.fileExists(atPath: path) else { throw TandemError.notInitialized(path: path) }
         }
@@ -162,6 +169,7 @@ public final class SharedDatabase: Sendable {
         self.observer = ChangeObserver(
             path: path, notifyPath: DatabaseFiles(database: path).notify, busyTimeoutMilliseconds: configuration.busyTimeoutMilliseconds,
             pollInterval: configuration.changePollInterval.seconds)
+        opened = true
         registerOpened()
     }
 
@@ -213,12 +221,19 @@ public final class SharedDatabase: Sendable {
     /// checkpoints the WAL and removes the `-wal` and `-shm`, as SQLite does, so an idle database
     /// is its main file alone (Tandem's own sidecars, `-notify` and the lock files, hold no data).
     /// Waits for a write in progress and for checkpoints running in the background. Releasing the
-    /// last reference closes it too; ``closeAll()`` closes every database of the process.
+    /// last reference closes it too; ``closeAll()`` closes every database of the process. Live
+    /// queries still running end with ``TandemError/misuse(_:)`` (a stream finishes with it).
     ///
     /// Related SQLite documentation: https://www.sqlite.org/wal.html#the_wal_file
     public func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         unregisterOpened()
+        // Live queries end with an error saying so (a stream finishes) instead of waiting for ever.
+        let ending = liveQueries.withLock { queries in
+            defer { queries.removeAll() }
+            return Array(queries.values)
+        }
+        for end in ending { end(TandemError.misuse("'\(path)' was closed; its live queries ended")) }
         observer.stopAndWait()
         // A path that names another file now: its -wal and -shm are that file's, left alone.
         let sameFile = fileReplacement == nil
@@ -227,6 +242,7 @@ public final class SharedDatabase: Sendable {
         readers.close(checkpointing: sameFile)
         writer?.close(checkpointing: sameFile)  // last: only a connection that can write checkpoints as it closes
         closer?.close()
+        LockSafeFiles.release(path)
     }
 
     // MARK: Transactions

@@ -32,6 +32,8 @@ struct LayoutRules: ConnectionRules {
         case .foreignTrigger(let trigger, let table):
             return
                 "the trigger \(trigger), which Tandem did not make, writes \(InternalTables.describe(table)), which only Tandem writes: drop the trigger (\(Remedy.listLayoutProblems.apiTerms) lists such triggers)"
+        case .connectionPragma(let name):
+            return "PRAGMA \(name) decides how Tandem's connection works and is set by Tandem (see Configuration); SQL may read it, not set it"
         }
     }
 

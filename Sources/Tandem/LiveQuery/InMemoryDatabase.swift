@@ -34,7 +34,7 @@ public final class InMemoryDatabase: DatabaseWriter, @unchecked Sendable {
     private let connection: Connection
     private let lock = NSLock()
     private let holder = Atomic<UInt>(0)
-    private let subscribers = Mutex<[UUID: @Sendable (DatabaseChange) -> Void]>([:])
+    private let subscribers = Mutex<[UUID: (changed: @Sendable (DatabaseChange) -> Void, end: @Sendable (any Error) -> Void)]>([:])
 
     /// Makes an empty database in memory with `schema` installed (its migrations recorded as run).
     /// - Throws: ``TandemError/invalidSchema(_:)`` for a schema that is not valid.
@@ -59,24 +59,29 @@ public final class InMemoryDatabase: DatabaseWriter, @unchecked Sendable {
     ///   this database on the same thread.
     @discardableResult
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
-        let (value, changed) = try exclusively { () -> (T, Set<String>) in
+        let (value, change) = try exclusively { () -> (T, DatabaseChange?) in
             try connection.control(.beginImmediate)
             _ = connection.takeChangedTables()
             do {
+                let schemaAtBegin = try connection.scalar("PRAGMA schema_version")
+                let changesBefore = connection.totalChanges
                 let value = try connection.withoutTransactionControl { try body(Transaction(connection: connection, isReadOnly: false)) }
                 let changed = connection.takeChangedTables()
                 try connection.endUploadTransaction(ifQueuedIn: changed)
+                // A schema change, or rows changed that the preupdate hook did not report: any
+                // table may read differently now, as a file's writer stamps it.
+                let unknown =
+                    try connection.scalar("PRAGMA schema_version") != schemaAtBegin || (changed.isEmpty && connection.totalChanges != changesBefore)
                 try connection.control(.commit)
-                return (value, changed)
+                return (value, unknown ? .unknown : changed.isEmpty ? nil : DatabaseChange(rawTables: changed))
             } catch {
                 connection.rollbackIfNeeded()
                 _ = connection.takeChangedTables()
                 throw error
             }
         }
-        if !changed.isEmpty {
-            let change = DatabaseChange(rawTables: changed)
-            for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(change) }
+        if let change {
+            for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.changed(change) }
         }
         return value
     }
@@ -99,7 +104,7 @@ public final class InMemoryDatabase: DatabaseWriter, @unchecked Sendable {
     ) throws -> AnyDatabaseCancellable {
         let query = LiveQuery(database: self, readSet: InternalTables.withDataTables(tables), load: load, deliver: onChange)
         let token = UUID()
-        subscribers.withLock { $0[token] = { [weak query] change in query?.changed(change) } }
+        subscribers.withLock { $0[token] = ({ [weak query] change in query?.changed(change) }, { [weak query] in query?.end($0) }) }
         query.schedule()
         return AnyDatabaseCancellable { [weak self] in
             query.finish()
@@ -131,7 +136,9 @@ public final class InMemoryDatabase: DatabaseWriter, @unchecked Sendable {
         }
     }
 
+    /// Closes the connection; live queries still running end with ``TandemError/misuse(_:)``.
     deinit {
+        for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.end(TandemError.misuse("the database in memory was released; its live queries ended")) }
         connection.close(checkpointing: false)
     }
 }

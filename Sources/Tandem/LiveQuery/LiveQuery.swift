@@ -55,6 +55,16 @@ final class LiveQuery<Value: Equatable & Sendable>: Sendable {
         state.withLock { $0.finished = true }
     }
 
+    /// Its database was closed or released: the query ends with `error`, delivered on its queue
+    /// after a run in progress (a live query as a stream finishes instead of waiting for ever).
+    func end(_ error: any Error) {
+        let first = state.withLock { s -> Bool in
+            defer { s.finished = true }
+            return !s.finished
+        }
+        if first { queue.async { self.deliver(.failure(error)) } }
+    }
+
     private func run() {
         while true {
             guard let database else {

@@ -60,10 +60,12 @@ extension SharedDatabase {
     ) throws -> AnyDatabaseCancellable {
         let query = LiveQuery(database: self, readSet: InternalTables.withDataTables(tables), load: load, deliver: onChange)
         let token = try observer.subscribe { [weak query] change, _ in query?.changed(change) }
+        liveQueries.withLock { $0[token] = { [weak query] in query?.end($0) } }
         query.schedule()
         return AnyDatabaseCancellable { [weak self] in
             query.finish()
             self?.observer.unsubscribe(token)
+            _ = self?.liveQueries.withLock { $0.removeValue(forKey: token) }
         }
     }
 }

@@ -11,7 +11,19 @@ enum AuthorizerRefusal: Equatable {
     case schemaChange(object: String)
     /// A trigger Tandem did not make writes one of Tandem's tables.
     case foreignTrigger(trigger: String, table: String)
+    /// The user's SQL sets a pragma that decides how Tandem's connection works.
+    case connectionPragma(String)
 }
+
+/// Pragmas whose setting decides how a Tandem connection works (its journal, durability, locks,
+/// checkpoints, waits, triggers and whether it may write), set by Tandem from its
+/// ``Configuration``: the user's SQL may read them, not set them.
+///
+/// Related SQLite documentation: https://www.sqlite.org/pragma.html
+let connectionPragmas: Set<String> = [
+    "query_only", "journal_mode", "locking_mode", "synchronous", "wal_autocheckpoint", "busy_timeout", "recursive_triggers",
+    "read_uncommitted", "journal_size_limit", "foreign_keys", "ignore_check_constraints", "trusted_schema",
+]
 
 /// The connection's authorizer: it records read sets, refuses transaction control inside a
 /// transaction Tandem owns, and keeps the tables its ``ConnectionRules`` protect to their owner.
@@ -88,8 +100,11 @@ extension Connection {
             return refuse(.schemaChange(object: String(cString: second)))
         case SQLITE_PRAGMA:
             // writable_schema would let the user's SQL edit the schema table itself.
-            guard runsUserSQL, let first, second != nil, strcasecmp(first, "writable_schema") == 0 else { return SQLITE_OK }
-            return refuse(.schemaChange(object: "sqlite_schema"))
+            guard runsUserSQL, let first, second != nil else { return SQLITE_OK }
+            if strcasecmp(first, "writable_schema") == 0 { return refuse(.schemaChange(object: "sqlite_schema")) }
+            guard rules != nil else { return SQLITE_OK }
+            let name = String(cString: first).lowercased()
+            return connectionPragmas.contains(name) ? refuse(.connectionPragma(name)) : SQLITE_OK
         default:
             return SQLITE_OK
         }

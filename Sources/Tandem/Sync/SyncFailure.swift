@@ -62,6 +62,21 @@ public struct SyncFailure: Sendable, Hashable, Codable, CustomStringConvertible,
     }
 
     public var description: String { message }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, message, table, rowID, remedy
+    }
+
+    /// Reads a failure as stored; a remedy this version does not know (a newer one wrote it)
+    /// reads as none, so that the rest of the status is kept.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try container.decode(Kind.self, forKey: .kind)
+        message = try container.decode(String.self, forKey: .message)
+        table = try container.decodeIfPresent(String.self, forKey: .table)
+        rowID = try container.decodeIfPresent(String.self, forKey: .rowID)
+        remedy = try? container.decodeIfPresent(Remedy.self, forKey: .remedy)
+    }
 }
 
 /// An error of a backend's client library that can tell a lost or refused connection (sync

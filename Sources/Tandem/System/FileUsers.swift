@@ -30,7 +30,7 @@ enum FileUsers {
             }
         }
         for path in paths {
-            if let holder = lockHolder(path), holder != me { pids.insert(holder) }
+            if let holder = LockSafeFiles.lockHolder(path, of: paths[0]), holder != me { pids.insert(holder) }
         }
         return pids.sorted().map { User(pid: $0, command: commandLine(of: $0)) }
     }
@@ -45,21 +45,6 @@ enum FileUsers {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    }
-
-    /// A process holding a POSIX lock anywhere in `path` (SQLite locks its lock bytes and the
-    /// `-shm`'s while a connection has the database open), or nil.
-    static func lockHolder(_ path: String) -> Int32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 0
-        lock.l_len = 0
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 else { return nil }
-        return lock.l_pid
     }
 
     /// The first words of a process's command line (at most 80 characters), or nil.

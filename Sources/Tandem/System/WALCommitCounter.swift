@@ -76,32 +76,27 @@ final class WALCommitCounter: Sendable {
         }
     }
 
+    private let database: String
     private let path: String
-    /// The `-shm` file, opened at first use (SQLite creates it with the first WAL transaction).
-    private let fd = Mutex<Int32>(-1)
 
     init(databasePath: String) {
+        database = databasePath
         path = databasePath + "-shm"
     }
 
-    deinit { fd.withLock { if $0 >= 0 { close($0) } } }
-
-    /// Where the WAL stands now, or nil when the header cannot be read.
+    /// Where the WAL stands now, or nil when the header cannot be read. The `-shm` is read
+    /// through the process's descriptor of it (``LockSafeFiles``): one opened and closed here
+    /// would cancel the locks SQLite holds on it for this process's connections.
     var position: Position? {
-        fd.withLock { fd -> Position? in
-            if fd < 0 { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC) }
-            guard fd >= 0 else { return nil }
-            var header = [UInt8](repeating: 0, count: 40)
-            guard pread(fd, &header, 40, 0) == 40 else { return nil }
-            return header.withUnsafeBytes { bytes -> Position? in
-                // The index's own fields are in the machine's order; the salts are copied from the
-                // WAL header, in big-endian order.
-                guard bytes.load(fromByteOffset: 0, as: UInt32.self) == 3_007_000 else { return nil }  // WALINDEX_MAX_VERSION
-                return Position(
-                    salt: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self)),
-                    commits: bytes.load(fromByteOffset: 8, as: UInt32.self),
-                    frames: bytes.load(fromByteOffset: 16, as: UInt32.self))
-            }
+        guard let header = LockSafeFiles.read(path, of: database, count: 40), header.count == 40 else { return nil }
+        return header.withUnsafeBytes { bytes -> Position? in
+            // The index's own fields are in the machine's order; the salts are copied from the
+            // WAL header, in big-endian order.
+            guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self) == 3_007_000 else { return nil }  // WALINDEX_MAX_VERSION
+            return Position(
+                salt: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self)),
+                commits: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self),
+                frames: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
         }
     }
 }

@@ -158,7 +158,7 @@ enum BackendCommand {
             for note in audit.notes { text += "note: \(note)\n" }
             for problem in audit.problems { text += "problem: \(problem)\n" }
             text += audit.problems.isEmpty ? "ok: no role reaches past what Tandem grants it\n" : ""
-            Output.write(Output.escapingControlCharactersInMessage(text))
+            Output.write(Output.escapingControlCharactersInMessage(CommandHints.inCommandTerms(text)))
         }
         return audit.problems.isEmpty ? 0 : 1
     }

@@ -8,20 +8,19 @@ enum HoldCommand {
     static let command = CommandLineTool.Command(
         name: "hold", summary: "(internal) hold a write transaction",
         usage: """
-            Usage: tandem-test-support hold DB --seconds S [--busy-timeout MS] [SQL]
+            Usage: tandem-test-support hold DB --seconds S [--busy-timeout DURATION] [SQL]
 
             Opens a write transaction, runs SQL if given, prints "locked", holds the transaction
-            for S seconds, commits and prints "committed". --busy-timeout sets how long it waits
-            for the write lock (default 5000 ms).
+            for S seconds, commits and prints "committed". --busy-timeout (every command's, such
+            as 60s or 500ms) sets how long it waits for the write lock (default 5 s).
 
-            """, syntax: Arguments.Syntax(options: ["seconds", "busy-timeout"]), hidden: true, run: run)
+            """, syntax: Arguments.Syntax(options: ["seconds"]), hidden: true, run: run)
 
     static func run(_ words: [String]) throws -> Int32 {
         let args = try Arguments(words, command.syntax)
         try args.require(["DB"], more: true)
         let seconds = try args.seconds("seconds", default: 1)
-        let timeout = try args.integer("busy-timeout", default: 5000, range: 0...3_600_000)
-        let db = try openDatabase(args.positionals[0]) { $0.busyTimeout = .milliseconds(timeout) }
+        let db = try openDatabase(args.positionals[0]) { $0.busyTimeout = BusyTimeoutOption.given ?? .seconds(5) }
         try db.write { tx in
             if args.positionals.count > 1 { try tx.execute(args.positionals[1]) }
             Output.write("locked\n")

@@ -42,6 +42,9 @@ enum BusyTimeoutOption {
         return rest
     }
 
+    /// The busy timeout the command line chose, if it chose one.
+    static var given: Duration? { chosen.withLock { $0 } }
+
     /// Puts the chosen busy timeout, if any, into `configuration`.
     static func apply(to configuration: inout Configuration) {
         if let timeout = chosen.withLock({ $0 }) { configuration.busyTimeout = timeout }

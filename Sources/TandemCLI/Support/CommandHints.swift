@@ -24,11 +24,15 @@ enum CommandHints {
 
     /// `message` in the command's terms: `remedy` said as its command where the message says the
     /// API, or after the message when the message does not say it at all, so that no wording of a
-    /// message loses the remedy; then any other remedy the text names (text that crossed SQLite,
-    /// or that was stored: a set-aside upload's reason, a server audit's problem).
+    /// message loses the remedy; the rest of the text as it is (data it quotes included). Without
+    /// a remedy field, each remedy the text names (text that crossed SQLite, or that was stored:
+    /// a set-aside upload's reason, a server audit's problem; ``inCommandTerms(_:)``).
     static func say(_ message: String, remedy: Remedy?) -> String {
-        guard let remedy, !message.contains(remedy.apiTerms), !message.contains(commandTerms(remedy)) else { return inCommandTerms(message) }
-        return inCommandTerms(message) + " (\(commandTerms(remedy)))"
+        guard let remedy else { return inCommandTerms(message) }
+        let command = commandTerms(remedy)
+        if message.contains(remedy.apiTerms) { return message.replacingOccurrences(of: remedy.apiTerms, with: command) }
+        if message.contains(command) { return message }
+        return message.isEmpty ? command : message + " (\(command))"
     }
 
     /// `message` with each remedy it names said as a command.

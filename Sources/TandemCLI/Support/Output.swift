@@ -126,8 +126,9 @@ enum Output {
 
     /// A message for a terminal (errors on stderr): control characters from the data it quotes
     /// written as escapes, as ``escapingControlCharacters(_:)`` does, but newlines and tabs kept.
+    /// Its remedies are said as commands by the caller (``CommandHints``).
     static func escapingControlCharactersInMessage(_ text: String) -> String {
-        CommandHints.inCommandTerms(text).split(separator: "\n", omittingEmptySubsequences: false).map { line in
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.split(separator: "\t", omittingEmptySubsequences: false).map { escapingControlCharacters(String($0)) }.joined(separator: "\t")
         }.joined(separator: "\n")
     }

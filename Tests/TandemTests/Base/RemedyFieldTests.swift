@@ -50,6 +50,14 @@ import Testing
         #expect(stored.remedy == .setUpServer)
         let older = try JSONDecoder().decode(SyncFailure.self, from: Data(#"{"kind":"other","message":"m"}"#.utf8))
         #expect(older.remedy == nil, "a status written before remedies were kept reads")
+        // A remedy a newer version wrote reads as none; the rest of the status is kept.
+        var written = SyncStatus()
+        written.hasSynced = true
+        written.lastFailure = SyncFailure(kind: .other, message: "m", remedy: .setUpServer)
+        let newer = String(decoding: try SyncStatus.encoder.encode(written), as: UTF8.self).replacingOccurrences(of: "setUpServer", with: "someFutureRemedy")
+        #expect(newer.contains("someFutureRemedy"))
+        let status = try SyncStatus.decoder.decode(SyncStatus.self, from: Data(newer.utf8))
+        #expect(status.hasSynced && status.lastFailure?.message == "m" && status.lastFailure?.remedy == nil)
     }
 
     @Test(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL")) func aServerNotSetUpSaysSoAsAField() throws {
@@ -69,6 +77,10 @@ import Testing
             #expect(CommandHints.say(PostgresError("reworded", remedy: remedy)) == "PostgreSQL: reworded (\(command))")
         }
         #expect(CommandHints.say("nothing to do", remedy: nil) == "nothing to do")
+        #expect(CommandHints.say("", remedy: .stopSyncOwner) == CommandHints.commandTerms(.stopSyncOwner))
+        // An error with its remedy as a field: its text is not searched, so data it quotes stays.
+        let quoting = PostgresError("the row's value 'checkLayout()' was refused", remedy: .setUpServer)
+        #expect(CommandHints.say(quoting) == "PostgreSQL: the row's value 'checkLayout()' was refused (`tandem backend setup`)")
         #expect(CommandHints.say(TandemError.notInitialized(path: "/x.db")).contains("tandem init DB --schema FILE"))
     }
 }

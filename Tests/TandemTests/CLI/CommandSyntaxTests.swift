@@ -44,6 +44,8 @@ import Testing
 
     @Test func aCommandRefusesWhatItsSyntaxDoesNotDeclare() throws {
         for command in CommandLineTool.commands + CommandLineTool.testSupportCommands {
+            // Every command's options are read before its own: one it declared would never reach it.
+            #expect(command.syntax.names.isDisjoint(with: Self.global), "\(command.name) declares \(command.syntax.names.intersection(Self.global).sorted())")
             #expect(throws: Arguments.UsageError(message: "unknown option '--no-such-option'")) {
                 try Arguments(["x", "--no-such-option"], command.syntax)
             }

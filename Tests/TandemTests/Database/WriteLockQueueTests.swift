@@ -158,7 +158,7 @@ import Testing
         let ticket = queue.ticketsDrawn
         // A long busy timeout: under load, starting the later waiters may take seconds.
         let waiter = try Spawned(testSupport: [
-            "hold", path, "--seconds", "0", "--busy-timeout", "60000",
+            "hold", path, "--seconds", "0", "--busy-timeout", "60s",
             "INSERT INTO notes(id, title) VALUES ('\(id)', (SELECT count(*) FROM notes))",
         ])
         try waitUntil("\(id) queued for the write lock (ticket \(ticket))") {

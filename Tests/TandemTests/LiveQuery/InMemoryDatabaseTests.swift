@@ -102,6 +102,42 @@ import Testing
         #expect(try await iterator.next()?.first?[0] == .integer(0))
     }
 
+    @Test func liveQueriesSeeSchemaChangesAsOnAFile() throws {
+        let dir = try TemporaryDirectory()
+        let file = try SharedDatabase(path: dir.path("s.db"), schema: notesSchema)
+        let memory = try InMemoryDatabase(schema: notesSchema)
+        let databases: [any DatabaseWriter] = [file, memory]
+        for db in databases {
+            try db.execute("CREATE TABLE raw(x); INSERT INTO raw VALUES (1)")
+            let seen = Mutex<[String]>([])
+            let live = try db.observe("SELECT * FROM raw", []) { result in
+                seen.withLock { $0.append((try? result.get()).map { "\($0.map { $0.values.compactMap(\.int64Value) })" } ?? "failed") }
+            }
+            try waitUntil("the first result") { seen.withLock { $0.count } == 1 }
+            try db.execute("ALTER TABLE raw ADD COLUMN y DEFAULT 7")
+            try waitUntil("the added column, \(db.path)") { seen.withLock { $0.last } == "[[1, 7]]" }
+            try db.execute("DROP TABLE raw")
+            try waitUntil("the query to end, \(db.path)") { seen.withLock { $0.last } == "failed" }
+            live.cancel()
+        }
+    }
+
+    @Test func aWatchEndsWhenItsDatabaseGoes() async throws {
+        var memory: InMemoryDatabase? = try InMemoryDatabase(schema: notesSchema)
+        let stream = memory!.watch("SELECT count(*) FROM notes")
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next() != nil)
+        memory = nil
+        await #expect(throws: TandemError.self, "released") { _ = try await iterator.next() }
+
+        let dir = try TemporaryDirectory()
+        let file = try SharedDatabase(path: dir.path("w.db"), schema: notesSchema)
+        var onFile = file.watch("SELECT count(*) FROM notes").makeAsyncIterator()
+        #expect(try await onFile.next() != nil)
+        file.close()
+        await #expect(throws: TandemError.self, "closed") { _ = try await onFile.next() }
+    }
+
     @Test func searchAndImportWorkInMemory() throws {
         let db = try InMemoryDatabase(schema: searchSchema)
         let payload = #"[{"id": "n1", "title": "Buy milk", "body": "and bread", "pinned": 1}, {"id": "n2", "title": "Walk", "body": null, "pinned": 0}]"#
