@@ -62,22 +62,13 @@ enum LockSafeFiles {
         var info = stat()
         guard stat(file, &info) == 0 else { return nil }
         let (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-        let held = state.withLock { s -> (fd: Int32, keep: Bool)? in
-            if let open = s.open[database]?[file]?.last(where: { $0.device == device && $0.inode == inode }) { return (open.fd, true) }
-            return nil
-        }
-        if let held { return pread(held.fd, count: count, offset: offset) }
+        let held = state.withLock { s in s.open[database]?[file]?.last(where: { $0.device == device && $0.inode == inode })?.fd }
+        if let held { return pread(held, count: count, offset: offset) }
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        var opened = stat()
-        _ = fstat(fd, &opened)
-        let kept = state.withLock { s -> Bool in
-            guard (s.users[database] ?? 0) > 0 else { return false }
-            s.open[database, default: [:]][file, default: []].append(Open(fd: fd, device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino)))
-            return true
-        }
-        defer { if !kept { close(fd) } }
-        return pread(fd, count: count, offset: offset)
+        let bytes = pread(fd, count: count, offset: offset)
+        keep(fd, as: file, of: database)
+        return bytes
     }
 
     /// Keeps `fd`, a descriptor of `file` this process opened, as the process's descriptor of it
