@@ -36,8 +36,11 @@ RELEASE_BUILD = ["swift", "build", "-c", "release", "--static-swift-stdlib"]
 def release_build(products=("tandem",), stdout=sys.stderr, root=ROOT):
     """Builds `products` of the release build of the tree at `root` (all of them when empty);
     returns its bin path."""
-    targets = [arg for product in products for arg in ("--product", product)]
-    subprocess.run(RELEASE_BUILD + targets, cwd=root, check=True, stdout=stdout)
+    # One build per product: SwiftPM builds only the last of several --product options.
+    for product in products:
+        subprocess.run(RELEASE_BUILD + ["--product", product], cwd=root, check=True, stdout=stdout)
+    if not products:
+        subprocess.run(RELEASE_BUILD, cwd=root, check=True, stdout=stdout)
     return subprocess.run(RELEASE_BUILD + ["--show-bin-path"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
