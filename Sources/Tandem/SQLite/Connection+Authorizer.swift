@@ -151,11 +151,24 @@ extension Connection {
         return TandemError.invalidSQL(sql: sql, reason: reason)
     }
 
-    /// The tables a statement reads, found with the authorizer while it is prepared.
+    /// The tables a statement reads, found with the authorizer while it is prepared, and the
+    /// shadow tables of the virtual tables among them (an FTS5 table's `_data`, `_idx`, …; an
+    /// R*Tree's `_node`, …), which its writes change instead of the virtual table itself.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/pragma.html#pragma_table_list
     func tablesRead(by sql: String) throws -> Set<String> {
         readTables = []
         defer { readTables = nil }
         _ = try prepare(sql)
-        return readTables ?? []
+        var tables = readTables ?? []
+        readTables = nil
+        let lowered = Set(tables.map { $0.lowercased() })
+        let listed = try fetchAll("SELECT name, type FROM pragma_table_list WHERE type IN ('virtual', 'shadow')")
+        let virtual = listed.compactMap { $0[1].stringValue == "virtual" ? $0[0].stringValue?.lowercased() : nil }.filter(lowered.contains)
+        for row in listed where row[1].stringValue == "shadow" {
+            guard let name = row[0].stringValue else { continue }
+            if virtual.contains(where: { name.lowercased().hasPrefix($0 + "_") }) { tables.insert(name) }
+        }
+        return tables
     }
 }
