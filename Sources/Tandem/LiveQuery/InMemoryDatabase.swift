@@ -88,12 +88,14 @@ public final class InMemoryDatabase: DatabaseWriter, @unchecked Sendable {
 
     /// ``read(_:)`` from a task, on another thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await Self.elsewhere { try self.read(body) }
+        try Task.checkCancellation()
+        return try await awaitBlocking { try self.read(body) }
     }
 
     /// ``write(_:)`` from a task, on another thread.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await Self.elsewhere { try self.write(body) }
+        try Task.checkCancellation()
+        return try await awaitBlocking { try self.write(body) }
     }
 
     /// A live query of any read, run again after each of this database's commits that changes
@@ -125,15 +127,6 @@ public final class InMemoryDatabase: DatabaseWriter, @unchecked Sendable {
             lock.unlock()
         }
         return try body()
-    }
-
-    private static let work = DispatchQueue(label: "tandem.in-memory", attributes: .concurrent)
-
-    private static func elsewhere<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        return try await withCheckedThrowingContinuation { continuation in
-            work.async { continuation.resume(with: Result { try body() }) }
-        }
     }
 
     /// Closes the connection; live queries still running end with ``TandemError/misuse(_:)``.
