@@ -93,7 +93,8 @@ public enum CommandLineTool {
             Output.write(command.usage)
             return 0
         }
-        let free = DescriptorLimit.available(upTo: descriptorsNeeded)
+        // A command run inside another program shares that program's descriptors.
+        let free = CapturedStreams.current == nil ? DescriptorLimit.available(upTo: descriptorsNeeded) : descriptorsNeeded
         if free < descriptorsNeeded {
             Output.error(
                 "tandem \(name): error: only \(free) more file\(free == 1 ? "" : "s") can be opened (EMFILE: the limit on open files, ulimit -n, is \(DescriptorLimit.current.map(String.init) ?? "?")); Tandem needs \(descriptorsNeeded) free; raise it with ulimit -n\n"
@@ -148,12 +149,15 @@ public enum CommandLineTool {
         await prepareTimers()
         let name = arguments[0]
         let command = commands(testSupport: testSupport).first { $0.name == name }!
-        if !command.stopsOnSignal { Signals.restoreTermination() }
-        // The last process to close a file leaves its data in the main file (no -wal left behind).
-        defer { SharedDatabase.closeAll() }
+        let captured = CapturedStreams.current != nil
+        if !command.stopsOnSignal && !captured { Signals.restoreTermination() }
+        // The last process to close a file leaves its data in the main file (no -wal left behind);
+        // a command run inside another program closes what it opened.
+        let scope = DatabaseScope()
+        defer { captured ? scope.closeAll() : SharedDatabase.closeAll() }
         do {
             let rest = try BusyTimeoutOption.extract(from: Array(arguments.dropFirst()))
-            return try await command.run(rest)
+            return try await DatabaseScope.$current.withValue(scope) { try await command.run(rest) }
         } catch let error as Arguments.UsageError {
             Output.error("tandem \(name): \(Output.escapingControlCharactersInMessage(error.message))\n\n\(command.usage)")
             return 2
@@ -163,6 +167,21 @@ public enum CommandLineTool {
             Output.error("tandem \(name): error: \(Output.escapingControlCharactersInMessage(CommandHints.say(error)))\n")
             return 1
         }
+    }
+}
+
+extension CommandLineTool {
+    /// Runs a command of `tandem` inside this program, as `tandem ARGS…` would run as a process
+    /// with `standardInput` on its standard input and neither output a terminal: returns its exit
+    /// status and what it wrote to standard output and standard error. Commands that run until
+    /// stopped (`watch`, `app`, `changes`, `demo`) or start processes of their own (`run`,
+    /// `stress`) need a process of their own. Process-wide settings stay untouched: signal
+    /// handling, the descriptor check, and databases the program opened itself.
+    static func runCaptured(_ arguments: [String], standardInput: Data = Data()) async -> (status: Int32, output: [UInt8], errors: [UInt8]) {
+        let streams = CapturedStreams(input: standardInput)
+        let status = await CapturedStreams.$current.withValue(streams) { await run(arguments) }
+        let written = streams.bytes
+        return (status, written.output, written.errors)
     }
 }
 

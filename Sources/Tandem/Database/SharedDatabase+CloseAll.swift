@@ -31,11 +31,37 @@ extension SharedDatabase {
     func registerOpened() {
         let key = ObjectIdentifier(self)
         SharedDatabase.opened.withLock { $0[key] = WeakDatabase(database: self) }
+        DatabaseScope.current?.record(self)
     }
 
     /// Forgets a database that closed.
     func unregisterOpened() {
         let key = ObjectIdentifier(self)
         SharedDatabase.opened.withLock { _ = $0.removeValue(forKey: key) }
+    }
+}
+
+/// The databases opened by one task and the tasks it starts: what a command run inside another
+/// program closes when it ends, where a command run as a process closes all of them
+/// (``SharedDatabase/closeAll()``).
+package final class DatabaseScope: Sendable {
+    /// The scope of the running task, if it has one.
+    @TaskLocal package static var current: DatabaseScope?
+
+    private let opened = Mutex<[WeakDatabase]>([])
+
+    private struct WeakDatabase: @unchecked Sendable {
+        weak var database: SharedDatabase?
+    }
+
+    package init() {}
+
+    fileprivate func record(_ database: SharedDatabase) {
+        opened.withLock { $0.append(WeakDatabase(database: database)) }
+    }
+
+    /// Closes every database opened in the scope that is still open.
+    package func closeAll() {
+        for database in opened.withLock({ $0.compactMap(\.database) }) { database.close() }
     }
 }

@@ -103,7 +103,7 @@ enum DemoCommand {
             running.withLock { $0.append(helper) }
         }
 
-        let tty = isatty(STDOUT_FILENO) != 0
+        let tty = StandardStreams.isTerminal(STDOUT_FILENO)
         var drawn = 0
         func show() {
             let s = shared.withLock { $0 }

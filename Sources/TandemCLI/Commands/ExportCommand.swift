@@ -30,7 +30,7 @@ enum ExportCommand {
         let db = try openDatabase(args.positionals[0], readOnly: true)
         let table = args.positionals[1]
         // Rows printed to the terminal show their own progress.
-        let line = ProgressLine("export \(table)", unit: .rows, quiet: isatty(STDOUT_FILENO) != 0)
+        let line = ProgressLine("export \(table)", unit: .rows, quiet: StandardStreams.isTerminal(STDOUT_FILENO))
         defer { line.finish() }
         try db.exportJSON(
             table: table, where: args.options["where"], keys: keys, format: args.has("ndjson") ? .ndjson : .array,

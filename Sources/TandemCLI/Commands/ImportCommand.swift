@@ -56,7 +56,8 @@ enum ImportCommand {
         let table = args.positionals[1]
         let line = ProgressLine("import \(table)", unit: .rows, quiet: args.has("json"))
         defer { line.finish() }
-        let result = try db.importJSON(from: source == "-" ? .standardInput : .file(source), into: table, options: options) { progress in
+        let result = try db.importJSON(from: source == "-" ? (CapturedStreams.current.map { .data($0.input) } ?? .standardInput) : .file(source), into: table, options: options) {
+            progress in
             line.update(Int64(progress.elements), fraction: progress.fractionRead)
         }
         line.finish()

@@ -37,17 +37,25 @@ enum BusyTimeoutOption {
             guard let text = value, let seconds = DurationArgument.seconds(text), seconds <= 86_400 * 365 else {
                 throw Arguments.UsageError(message: "--busy-timeout takes a duration such as 30s, 10m or 500ms, not '\(value ?? "")'")
             }
-            chosen.withLock { $0 = .milliseconds(Int64((seconds * 1000).rounded())) }
+            let timeout = Duration.milliseconds(Int64((seconds * 1000).rounded()))
+            if let captured = CapturedStreams.current {
+                captured.busyTimeout.withLock { $0 = timeout }
+            } else {
+                chosen.withLock { $0 = timeout }
+            }
         }
         return rest
     }
 
     /// The busy timeout the command line chose, if it chose one.
-    static var given: Duration? { chosen.withLock { $0 } }
+    static var given: Duration? {
+        if let captured = CapturedStreams.current { return captured.busyTimeout.withLock { $0 } }
+        return chosen.withLock { $0 }
+    }
 
     /// Puts the chosen busy timeout, if any, into `configuration`.
     static func apply(to configuration: inout Configuration) {
-        if let timeout = chosen.withLock({ $0 }) { configuration.busyTimeout = timeout }
+        if let timeout = given { configuration.busyTimeout = timeout }
     }
 }
 

@@ -6,23 +6,24 @@ enum Output {
     /// Writes to standard output at once. When the reader has gone (`tandem query … | head`),
     /// exits quietly with status 141, as a program killed by SIGPIPE would.
     static func write(_ text: String) {
-        if !writeAll(STDOUT_FILENO, text) { exit(141) }
+        Array(text.utf8).withUnsafeBytes { write(bytes: $0) }
     }
 
     /// ``write(_:)`` of bytes.
     static func write(bytes: UnsafeRawBufferPointer) {
+        if let captured = CapturedStreams.current { return captured.writeOutput(bytes) }
         if !writeAll(STDOUT_FILENO, bytes) { exit(141) }
     }
 
+    /// Writes to standard error at once.
     static func error(_ text: String) {
-        _ = writeAll(STDERR_FILENO, text)
+        Array(text.utf8).withUnsafeBytes { bytes in
+            if let captured = CapturedStreams.current { return captured.writeError(bytes) }
+            _ = writeAll(STDERR_FILENO, bytes)
+        }
     }
 
     /// write(2) until done; false on EPIPE or another error.
-    private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
-        Array(text.utf8).withUnsafeBytes { writeAll(fd, $0) }
-    }
-
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {

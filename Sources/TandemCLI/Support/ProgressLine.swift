@@ -25,7 +25,7 @@ final class ProgressLine: Sendable {
     init(_ label: String, unit: Unit, quiet: Bool = false) {
         self.label = label
         self.unit = unit
-        enabled = !quiet && isatty(STDERR_FILENO) != 0
+        enabled = !quiet && StandardStreams.isTerminal(STDERR_FILENO)
     }
 
     /// Shows `count` done, of `total` when known (or `fraction` done, when only that is known).

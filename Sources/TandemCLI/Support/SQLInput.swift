@@ -16,8 +16,8 @@ enum SQLInput {
             return (args.positionals[1], 2)
         }
         let missing = "missing SQL (give it as an argument, with --file F, or on standard input)"
-        guard isatty(STDIN_FILENO) == 0 else { throw Arguments.UsageError(message: missing) }
-        let data = FileHandle.standardInput.readDataToEndOfFile()
+        guard !StandardStreams.isTerminal(STDIN_FILENO) else { throw Arguments.UsageError(message: missing) }
+        let data = StandardStreams.readInput()
         if String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw Arguments.UsageError(message: missing + "; standard input was empty")
         }
@@ -25,7 +25,7 @@ enum SQLInput {
     }
 
     private static func readStandardInput() throws -> String {
-        try text(FileHandle.standardInput.readDataToEndOfFile(), from: "standard input")
+        try text(StandardStreams.readInput(), from: "standard input")
     }
 
     private static func text(_ data: Data, from source: String) throws -> String {

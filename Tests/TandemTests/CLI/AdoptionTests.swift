@@ -22,7 +22,7 @@ import Testing
                 try sqlite(path, "PRAGMA journal_mode=\(mode); \(sql)")
                 let schema = try dir.schemaFile()
                 let before = try listing(dir.url.path)
-                let refused = try runTandem(["init", path, "--schema", schema])
+                let refused = try tandem(["init", path, "--schema", schema])
                 #expect(refused.status == 1, "\(kind), \(mode): \(refused.stdout)")
                 #expect(
                     refused.stderr.contains("is an SQLite database that Tandem did not make (\(kind)") && refused.stderr.contains("run again with --adopt"),
@@ -31,11 +31,11 @@ import Testing
                 // Adopting under a schema whose table collides with the program's is refused too.
                 if kind == "table users" {
                     let colliding = try dir.schemaFile(Schema(tables: [TableSchema(name: "users", columns: [.text("name")])]), name: "users.json")
-                    let collided = try runTandem(["init", path, "--schema", colliding, "--adopt"])
+                    let collided = try tandem(["init", path, "--schema", colliding, "--adopt"])
                     #expect(collided.status == 1 && collided.stderr.contains("table 'users' collides"), "\(mode): \(collided.stderr)")
                     #expect(try listing(dir.url.path).filter { $0.key != "users.json" } == before, "\(mode): a failed adoption changed the files")
                 }
-                let adopted = try runTandem(["init", path, "--schema", schema, "--adopt"])
+                let adopted = try tandem(["init", path, "--schema", schema, "--adopt"])
                 #expect(adopted.status == 0, "\(kind), \(mode): \(adopted.stderr)")
                 #expect(
                     adopted.stdout.contains(
@@ -43,7 +43,7 @@ import Testing
                     ),
                     "\(kind), \(mode): \(adopted.stdout)")
                 if kind == "table users" { #expect(try sqlite(path, "SELECT name FROM users") == ["ann"]) }
-                #expect(try runTandem(["init", path, "--schema", schema]).status == 0, "a Tandem database needs no --adopt")
+                #expect(try tandem(["init", path, "--schema", schema]).status == 0, "a Tandem database needs no --adopt")
             }
         }
     }

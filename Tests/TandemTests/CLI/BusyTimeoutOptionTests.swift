@@ -20,7 +20,7 @@ import Testing
         let run = try holder(path, until: go)
         for spelling in [["--busy-timeout", "300ms"], ["--busy-timeout=0.3"], ["--busy-timeout", "0.3s"]] {
             let start = Date()
-            let refused = try runTandem(["exec", path, "INSERT INTO notes(title) VALUES ('x')"] + spelling)
+            let refused = try tandem(["exec", path, "INSERT INTO notes(title) VALUES ('x')"] + spelling)
             let waited = Date().timeIntervalSince(start)
             #expect(refused.status == 1 && refused.stderr.contains("busy timeout of 300 ms"), "\(spelling): \(refused.stderr)")
             #expect(refused.stderr.contains("--busy-timeout") && !refused.stderr.contains("Configuration"), "\(refused.stderr)")
@@ -43,10 +43,10 @@ import Testing
         let path = dir.path("a.db")
         do { _ = try SharedDatabase(path: path, schema: notesSchema) }
         for value in ["abc", "-1s", "", "1e999", "nan", "5 s", "10y"] {
-            let result = try runTandem(["exec", path, "SELECT 1", "--busy-timeout", value])
+            let result = try tandem(["exec", path, "SELECT 1", "--busy-timeout", value])
             #expect(result.status == 2 && result.stderr.contains("--busy-timeout takes a duration"), "'\(value)': \(result.stderr)")
         }
-        let missing = try runTandem(["exec", path, "SELECT 1", "--busy-timeout"])
+        let missing = try tandem(["exec", path, "SELECT 1", "--busy-timeout"])
         #expect(missing.status == 2 && missing.stderr.contains("--busy-timeout needs a duration"), "\(missing.stderr)")
         // After `--`, the words are CMD's.
         let passed = try runTandem(["run", path, "--", "/bin/echo", "--busy-timeout", "5"])

@@ -60,8 +60,8 @@ import Testing
         #expect(try changes.output.dropFirst().map(Self.tables) == expected, "\(changes.output)")
         // A download from another client: its table (and this client's own rows coming back).
         try other.execute("INSERT INTO todos(id, what) VALUES ('from-b', 'x')")
-        #expect(try runTandem(["sync", other.path, "--backend", "sqlite:" + server]).status == 0)
-        #expect(try runTandem(["sync", db.path, "--backend", "sqlite:" + server]).status == 0)
+        #expect(try tandem(["sync", other.path, "--backend", "sqlite:" + server]).status == 0)
+        #expect(try tandem(["sync", db.path, "--backend", "sqlite:" + server]).status == 0)
         try waitUntil("the download's line") { try changes.output.dropFirst(expected.count + 1).contains { try Self.tables($0)?.contains("todos") == true } }
         let count = changes.output.count
         try db.execute("INSERT INTO notes(id, title) VALUES ('last', 'x')")  // from this process

@@ -9,7 +9,7 @@ import Testing
             #expect(result.status == 0, "\(command)")
             #expect(result.stdout.hasPrefix("Usage: tandem \(command)"), "\(command): \(result.stdout.prefix(60))")
         }
-        let overview = try runTandem(["--help"])
+        let overview = try tandem(["--help"])
         #expect(overview.stdout.contains("stress") && !overview.stdout.contains("stress-writer"))
     }
 
@@ -18,7 +18,7 @@ import Testing
         let schema = dir.path("schema.json")
         try Data(#"{"tables":[{"name":"notes","columns":[{"name":"title","type":"text"}]}]}"#.utf8).write(to: URL(fileURLWithPath: schema))
         let db = dir.path("a.db")
-        #expect(try runTandem(["init", db, "--schema", schema]).status == 0)
+        #expect(try tandem(["init", db, "--schema", schema]).status == 0)
 
         let cases: [([String], Int32, String)] = [
             (["nosuch"], 2, "unknown command 'nosuch'"),
@@ -41,7 +41,7 @@ import Testing
             #expect(result.stdout.isEmpty || status == 2, "\(arguments) printed to stdout: \(result.stdout)")
         }
         // The failed exec committed nothing.
-        #expect(try runTandem(["query", db, "SELECT count(*) AS n FROM ps_crud", "--json"]).stdout == #"[{"n":0}]"#)
+        #expect(try tandem(["query", db, "SELECT count(*) AS n FROM ps_crud", "--json"]).stdout == #"[{"n":0}]"#)
     }
 
     @Test func demoShowsRowsFlowingBetweenClients() throws {

@@ -17,7 +17,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         for (id, word) in [("a", "007"), ("b", "+5"), ("c", "-0")] {
-            #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES (?, ?)", id, word]).status == 0)
+            #expect(try tandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES (?, ?)", id, word]).status == 0)
         }
         #expect(
             try runTandem([
@@ -27,7 +27,7 @@ import Testing
         let rows = try db.fetchAll("SELECT title, typeof(done), score FROM notes ORDER BY id")
         #expect(rows.map { $0[0] } == [.text("007"), .text("+5"), .text("-0"), .text("2.0")])
         #expect(rows[3][1] == .text("integer") && exact(rows[3][2]) == exact(.real(2.0)))
-        let bad = try runTandem(["exec", db.path, "SELECT ?", "--args-json", #"[{"a":1}]"#])
+        let bad = try tandem(["exec", db.path, "SELECT ?", "--args-json", #"[{"a":1}]"#])
         #expect(bad.status == 2 && bad.stderr.contains("element 0 is an object"), "\(bad.stderr)")
     }
 

@@ -26,7 +26,7 @@ import Testing
             for i in 0..<2000 { try tx.execute("INSERT INTO notes(id, title) VALUES (?, ?)", ["n\(i)", String(repeating: "x", count: 200)]) }
         }
         let destination = small + "/copy.db"
-        let result = try runTandem(["backup", db.path, destination])
+        let result = try tandem(["backup", db.path, destination])
         #expect(result.status == 1)
         #expect(result.stderr.contains("'\(destination)'") && result.stderr.contains("full"), "\(result.stderr)")
         #expect(!result.stderr.contains("'\(db.path)'"), "blames the database: \(result.stderr)")
@@ -39,7 +39,7 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let cases = [(dir.path("missing.json"), "no such file"), (dir.path(""), "is a directory")]
         for (file, reason) in cases {
-            let result = try runTandem(["import", db.path, "notes", file])
+            let result = try tandem(["import", db.path, "notes", file])
             #expect(result.status == 1)
             #expect(result.stderr.contains(reason) && !result.stderr.contains("Usage:"), "\(file): \(result.stderr)")
         }
@@ -55,13 +55,13 @@ import Testing
         for payload in payloads {
             let file = dir.path("p.json")
             try payload.write(toFile: file, atomically: true, encoding: .utf8)
-            let result = try runTandem(["import", db.path, "notes", file, "--strict"])
+            let result = try tandem(["import", db.path, "notes", file, "--strict"])
             #expect(result.status == 1, "\(payload)")
             #expect(!result.stderr.contains("invalid JSON"), "\(payload): \(result.stderr)")
         }
         let broken = dir.path("broken.json")
         try #"[{"id":"a",}]"#.write(toFile: broken, atomically: true, encoding: .utf8)
-        #expect(try runTandem(["import", db.path, "notes", broken]).stderr.contains("invalid JSON"))
+        #expect(try tandem(["import", db.path, "notes", broken]).stderr.contains("invalid JSON"))
     }
 
     @Test func aSetAsideUploadIsNotSaidToStayQueued() throws {
@@ -69,9 +69,9 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('bad-one', 'x')")
         _ = try db.sync.once(with: RefusingBackend())
-        let status = try runTandem(["status", db.path])
+        let status = try tandem(["status", db.path])
         #expect(status.stdout.contains("pending uploads: 0"), "\(status.stdout)")
-        let crud = try runTandem(["crud", db.path])
+        let crud = try tandem(["crud", db.path])
         #expect(crud.stdout.contains("set aside") && !crud.stdout.contains("stays queued"), "\(crud.stdout)")
     }
 }
@@ -86,9 +86,9 @@ struct PostgresCommandMessageTests {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title, done) VALUES ('negative', 'x', -1)")
-        let sync = try runTandem(["sync", db.path, "--backend", url])
+        let sync = try tandem(["sync", db.path, "--backend", url])
         #expect(sync.status == 1)
         #expect(sync.stderr.contains("set aside") && !sync.stderr.contains("stays queued"), "\(sync.stderr)")
-        #expect(try runTandem(["status", db.path]).stdout.contains("pending uploads: 0"))
+        #expect(try tandem(["status", db.path]).stdout.contains("pending uploads: 0"))
     }
 }

@@ -8,7 +8,7 @@ import Testing
         let readme = packageRoot.appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         let rows = text.split(separator: "\n").filter { $0.hasPrefix("| `tandem ") || $0.hasPrefix("| `curl") }
-        let overview = try runTandem(["--help"]).stdout
+        let overview = try tandem(["--help"]).stdout
         let listed = overview.split(separator: "\n").filter { $0.hasPrefix("  ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
         #expect(rows.count == listed.count, "README lists \(rows.count) commands, tandem \(listed.count)")
         for name in listed {

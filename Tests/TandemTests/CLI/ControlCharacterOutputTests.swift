@@ -93,7 +93,7 @@ import Testing
 
     @Test func errorMessagesShowControlCharactersAsEscapes() throws {
         for c in Self.controls.dropFirst() where c != "\n" && c != "\t" {
-            let result = try runTandem(["query", db.path, "SELECT * FROM \"x\(String(Character(c)))y\""])
+            let result = try tandem(["query", db.path, "SELECT * FROM \"x\(String(Character(c)))y\""])
             #expect(result.status == 1)
             #expect(
                 raw(result.stderr).isEmpty && result.stderr.contains("x" + Self.shown(c) + "y"),

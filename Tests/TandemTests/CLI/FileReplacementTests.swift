@@ -14,14 +14,14 @@ import Testing
             let dir = try TemporaryDirectory()
             let path = dir.path("a.db")
             let schema = try dir.schemaFile()
-            #expect(try runTandem(["init", path, "--schema", schema]).status == 0)
+            #expect(try tandem(["init", path, "--schema", schema]).status == 0)
             let process = try Spawned(
                 command == "watch"
                     ? ["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"]
                     : command == "app" ? ["app", path, "--backend", "sqlite:" + dir.path("server.db"), "--json"] : ["changes", path])
             try process.waitForLine("the first output") { $0 == #"[{"n":0}]"# || $0 == "ready" || $0.contains("became_owner") }
             // A write is seen, and does not stop it.
-            #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('a', 'x')"]).status == 0)
+            #expect(try tandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('a', 'x')"]).status == 0)
             try process.waitForLine("the write") { $0 == #"[{"n":1}]"# || $0 == "notes" || $0 == "unknown" || $0.contains("uploaded") }
             #expect(process.isRunning)
             let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("a.db") }
@@ -30,9 +30,9 @@ import Testing
                 for file in files { try FileManager.default.removeItem(atPath: dir.path(file)) }
             case .recreated:
                 for file in files { try FileManager.default.removeItem(atPath: dir.path(file)) }
-                #expect(try runTandem(["init", path, "--schema", schema]).status == 0)
+                #expect(try tandem(["init", path, "--schema", schema]).status == 0)
             case .copiedOver:
-                #expect(try runTandem(["init", dir.path("other.db"), "--schema", schema]).status == 0)
+                #expect(try tandem(["init", dir.path("other.db"), "--schema", schema]).status == 0)
                 #expect(rename(dir.path("other.db"), path) == 0)
             case .renamedAway:
                 #expect(rename(path, dir.path("moved.db")) == 0)

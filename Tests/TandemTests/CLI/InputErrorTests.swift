@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func transactionControlInsideATransactionIsRefusedAndNothingCommits() throws {
-        let result = try runTandem(["exec", db.path, "INSERT INTO notes(title) VALUES ('c1'); COMMIT; INSERT INTO notes(title) VALUES ('c2')"])
+        let result = try tandem(["exec", db.path, "INSERT INTO notes(title) VALUES ('c1'); COMMIT; INSERT INTO notes(title) VALUES ('c2')"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("BEGIN, COMMIT, END and ROLLBACK are not allowed inside a Tandem transaction"), "\(result.stderr)")
         #expect(try count(db, "SELECT count(*) FROM notes") == 0)
@@ -37,8 +37,8 @@ import Testing
 
     @Test func aClientSyncsWithOneBackendOnly() throws {
         let first = "sqlite:" + dir.path("first.db"), second = "sqlite:" + dir.path("second.db")
-        #expect(try runTandem(["sync", db.path, "--backend", first]).status == 0)
-        let switched = try runTandem(["sync", db.path, "--backend", second])
+        #expect(try tandem(["sync", db.path, "--backend", first]).status == 0)
+        let switched = try tandem(["sync", db.path, "--backend", second])
         #expect(switched.status == 1)
         #expect(switched.stderr.contains("syncs with another backend (\(first)) and cannot switch"), "\(switched.stderr)")
     }
@@ -82,7 +82,7 @@ import Testing
         let plain = dir.path("plain.db")
         let create = try Spawned(executable: "/usr/bin/sqlite3", [plain, "CREATE TABLE x(a)"])
         try create.wait()
-        let result = try runTandem(["exec", plain, "INSERT INTO x VALUES (1)"])
+        let result = try tandem(["exec", plain, "INSERT INTO x VALUES (1)"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("has no Tandem schema"))
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("plain.db") }
@@ -108,18 +108,18 @@ import Testing
     }
 
     @Test func extraArgumentsAndHelpAfterTheSeparator() throws {
-        let extra = try runTandem(["crud", db.path, "extra"])
+        let extra = try tandem(["crud", db.path, "extra"])
         #expect(extra.status == 2)
         #expect(extra.stderr.contains("unexpected argument 'extra'"))
-        let literal = try runTandem(["exec", db.path, "INSERT INTO notes(title) VALUES (?)", "--", "--help"])
+        let literal = try tandem(["exec", db.path, "INSERT INTO notes(title) VALUES (?)", "--", "--help"])
         #expect(literal.status == 0)
         #expect(try db.fetchAll("SELECT title FROM notes").first?[0] == .text("--help"))
-        #expect(try runTandem(["query", db.path, "SELECT 1", "-h"]).stdout.hasPrefix("Usage: tandem query"))
+        #expect(try tandem(["query", db.path, "SELECT 1", "-h"]).stdout.hasPrefix("Usage: tandem query"))
     }
 
     @Test func aTrailingCommentIsNotASecondStatement() throws {
-        #expect(try runTandem(["query", db.path, "SELECT 1 AS one; -- a comment", "--json"]).stdout == #"[{"one":1}]"#)
-        let two = try runTandem(["query", db.path, "SELECT 1; SELECT 2"])
+        #expect(try tandem(["query", db.path, "SELECT 1 AS one; -- a comment", "--json"]).stdout == #"[{"one":1}]"#)
+        let two = try tandem(["query", db.path, "SELECT 1; SELECT 2"])
         #expect(two.status == 1 && two.stderr.contains("only one statement is allowed here"))
     }
 
@@ -128,7 +128,7 @@ import Testing
         let create = try Spawned(executable: "/usr/bin/sqlite3", [plain, "CREATE TABLE q(a)"])
         try create.wait()
         let before = try Data(contentsOf: URL(fileURLWithPath: plain))
-        let result = try runTandem(["sync", db.path, "--backend", "sqlite:" + plain])
+        let result = try tandem(["sync", db.path, "--backend", "sqlite:" + plain])
         #expect(result.status == 1 && result.stderr.contains("is an SQLite database but not a Tandem backend"), "\(result.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: plain)) == before)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("plain.db") }

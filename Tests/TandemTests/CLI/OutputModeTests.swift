@@ -19,7 +19,7 @@ import Testing
     }
 
     func query(_ mode: [String], _ sql: String = "SELECT name, n FROM t ORDER BY id") throws -> String {
-        let result = try runTandem(["query", db.path, sql] + mode)
+        let result = try tandem(["query", db.path, sql] + mode)
         #expect(result.status == 0, "\(result.stderr)")
         return result.stdout
     }
@@ -54,8 +54,8 @@ import Testing
     @Test func sqlComesFromStandardInputAFileOrACommentedArgument() throws {
         let file = dir.path("q.sql")
         try "-- the open ones\nSELECT count(*) AS c FROM t WHERE n > ?".write(toFile: file, atomically: true, encoding: .utf8)
-        #expect(try runTandem(["query", db.path, "--file", file, "0", "--json"]).stdout == #"[{"c":2}]"#)
-        #expect(try runTandem(["query", db.path, "-- a comment\nSELECT 1 AS one", "--json"]).stdout == #"[{"one":1}]"#)
+        #expect(try tandem(["query", db.path, "--file", file, "0", "--json"]).stdout == #"[{"c":2}]"#)
+        #expect(try tandem(["query", db.path, "-- a comment\nSELECT 1 AS one", "--json"]).stdout == #"[{"one":1}]"#)
         let piped = try Spawned(executable: "/bin/sh", ["-c", "echo 'SELECT 2 AS two' | \"$0\" query \"$1\" --json", tandemBinary, db.path])
         #expect(try piped.wait() == 0)
         #expect(piped.output == [#"[{"two":2}]"#])
@@ -65,11 +65,11 @@ import Testing
     }
 
     @Test func execPrintsReturningRowsOrTheRowsChanged() throws {
-        let returning = try runTandem(["exec", db.path, "INSERT INTO t(id, name) VALUES ('5', 'new') RETURNING id, name", "--json"])
+        let returning = try tandem(["exec", db.path, "INSERT INTO t(id, name) VALUES ('5', 'new') RETURNING id, name", "--json"])
         #expect(returning.stdout == #"[{"id":"5","name":"new"}]"#, "\(returning.stderr)")
-        #expect(try runTandem(["exec", db.path, "UPDATE t SET n = 0 WHERE n IS NOT NULL"]).stdout == "3 rows changed")
-        #expect(try runTandem(["exec", db.path, "DELETE FROM t WHERE id = '5'"]).stdout == "1 row changed")
-        #expect(try runTandem(["exec", db.path, "DELETE FROM t WHERE id = 'x'", "--quiet"]).stdout == "")
+        #expect(try tandem(["exec", db.path, "UPDATE t SET n = 0 WHERE n IS NOT NULL"]).stdout == "3 rows changed")
+        #expect(try tandem(["exec", db.path, "DELETE FROM t WHERE id = '5'"]).stdout == "1 row changed")
+        #expect(try tandem(["exec", db.path, "DELETE FROM t WHERE id = 'x'", "--quiet"]).stdout == "")
     }
 
     @Test func watchPrintsTheSameModes() throws {
@@ -86,11 +86,11 @@ import Testing
     }
 
     @Test func schemaAndVersion() throws {
-        let schema = try runTandem(["schema", db.path])
+        let schema = try tandem(["schema", db.path])
         #expect(try Schema(json: Data(schema.stdout.utf8)) == db.schema)
-        let swift = try runTandem(["schema", db.path, "--swift"]).stdout
+        let swift = try tandem(["schema", db.path, "--swift"]).stdout
         #expect(swift.contains("struct T: Record, Equatable {") && swift.contains("var name: String?") && swift.contains("var n: Int64?"))
-        let version = try runTandem(["--version"])
+        let version = try tandem(["--version"])
         #expect(version.status == 0 && version.stdout == "tandem \(TandemVersion.string) (SQLite \(TandemVersion.sqlite))")
     }
 }

@@ -28,11 +28,11 @@ import Testing
         try (0..<150_000).map { #"{"id":"n\#($0)","title":"note \#($0)"}"# }.joined(separator: "\n")
             .write(toFile: payload, atomically: true, encoding: .utf8)
         // Off a terminal (a pipe, here): nothing on standard error.
-        let imported = try runTandem(["import", db.path, "notes", payload, "--ndjson"])
+        let imported = try tandem(["import", db.path, "notes", payload, "--ndjson"])
         #expect(imported.status == 0 && imported.stderr.isEmpty, "\(imported.stderr)")
-        let exported = try runTandem(["export", db.path, "notes"])
+        let exported = try tandem(["export", db.path, "notes"])
         #expect(exported.status == 0 && exported.stderr.isEmpty)
-        let backup = try runTandem(["backup", db.path, dir.path("copy.db")])
+        let backup = try tandem(["backup", db.path, dir.path("copy.db")])
         #expect(backup.status == 0 && backup.stderr.isEmpty)
         // On a terminal (script(1) gives the command one), the line is redrawn in place, then
         // cleared before the summary; --json prints the summary alone.

@@ -26,7 +26,7 @@ import Testing
         let path = files + "/f.db"
         try sqlite(path, "CREATE TABLE notes(a)")
         let before = try listing(files)
-        let result = try runTandem(["init", path, "--schema", schemaFile])
+        let result = try tandem(["init", path, "--schema", schemaFile])
         #expect(result.status == 1)
         #expect(result.stderr.contains("table 'notes' collides with an existing table of that name in '\(path)'"), "\(result.stderr)")
         #expect(try listing(files) == before)
@@ -38,9 +38,9 @@ import Testing
     @Test func refusedSyncCreatesNoBackendFile() throws {
         let client = try subdirectory("client"), other = try subdirectory("other")
         let db = client + "/a.db"
-        #expect(try runTandem(["init", db, "--schema", schemaFile]).status == 0)
+        #expect(try tandem(["init", db, "--schema", schemaFile]).status == 0)
         let first = "sqlite:" + client + "/first.db"
-        #expect(try runTandem(["sync", db, "--backend", first]).status == 0)
+        #expect(try tandem(["sync", db, "--backend", first]).status == 0)
 
         let before = try listing(other)
         for command in ["sync", "app"] {
@@ -54,10 +54,10 @@ import Testing
 
         // An existing server file of another backend is read, not changed.
         let stranger = other + "/b.db"
-        #expect(try runTandem(["init", stranger, "--schema", schemaFile]).status == 0)
-        #expect(try runTandem(["sync", stranger, "--backend", "sqlite:" + other + "/server.db"]).status == 0)
+        #expect(try tandem(["init", stranger, "--schema", schemaFile]).status == 0)
+        #expect(try tandem(["sync", stranger, "--backend", "sqlite:" + other + "/server.db"]).status == 0)
         let server = try listing(other)
-        let result = try runTandem(["sync", db, "--backend", "sqlite:" + other + "/server.db"])
+        let result = try tandem(["sync", db, "--backend", "sqlite:" + other + "/server.db"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("syncs with another backend (\(first)) and cannot switch to 'sqlite:\(other)/server.db':"), "\(result.stderr)")
         let after = try listing(other)
@@ -71,7 +71,7 @@ import Testing
         for blocked in ["-notify", "-write.lock"] {
             try FileManager.default.createDirectory(atPath: files + "/a.db" + blocked, withIntermediateDirectories: false)
             let before = try listing(files)
-            let result = try runTandem(["init", files + "/a.db", "--schema", schemaFile])
+            let result = try tandem(["init", files + "/a.db", "--schema", schemaFile])
             #expect(result.status == 1, "\(blocked)")
             #expect(result.stderr.contains("a.db\(blocked)"), "\(blocked): \(result.stderr)")
             #expect(try listing(files) == before, "\(blocked)")
@@ -94,7 +94,7 @@ import Testing
         var failures = 0
         for free in [0, 8, 24, 48, 80, 120, 160] {
             // A client of its own each time: one whose sync got through is bound to that server file.
-            #expect(try runTandem(["init", client + "/c\(free).db", "--schema", schemaFile]).status == 0)
+            #expect(try tandem(["init", client + "/c\(free).db", "--schema", schemaFile]).status == 0)
             for name in try FileManager.default.contentsOfDirectory(atPath: mount) { try FileManager.default.removeItem(atPath: mount + "/" + name) }
             try fill(mount + "/filler", bytes: (256 - free) * 1024)
             for command in [["init", mount + "/a.db", "--schema", schemaFile], ["sync", client + "/c\(free).db", "--backend", "sqlite:" + mount + "/server.db"]] {
@@ -115,11 +115,11 @@ import Testing
     @Test func relativeBackendPathsAreResolved() throws {
         let a = try subdirectory("A"), b = try subdirectory("B")
         let db = a + "/a.db"
-        #expect(try runTandem(["init", db, "--schema", schemaFile]).status == 0)
+        #expect(try tandem(["init", db, "--schema", schemaFile]).status == 0)
         let first = try runTandem(in: a, ["sync", "a.db", "--backend", "sqlite:rel.db"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(
-            try runTandem(["query", db, "SELECT value FROM ps_kv WHERE key = 'backend_name'", "--json"]).stdout
+            try tandem(["query", db, "SELECT value FROM ps_kv WHERE key = 'backend_name'", "--json"]).stdout
                 == #"[{"value":"sqlite:\#(a)/rel.db"}]"#)
 
         let before = try listing(b)

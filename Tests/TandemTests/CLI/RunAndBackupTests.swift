@@ -44,17 +44,17 @@ import Testing
         _ = try writer.wait()
         for i in 0..<5 { try f.a.execute("INSERT INTO notes(id, title) VALUES (?, 'queued')", ["q\(i)"]) }
         let backup = f.dir.path("backup.db")
-        let made = try runTandem(["backup", f.a.path, backup])
+        let made = try tandem(["backup", f.a.path, backup])
         #expect(made.status == 0, "\(made.stderr)")
-        #expect(try runTandem(["backup", f.a.path, backup]).status == 1, "a backup never overwrites")
+        #expect(try tandem(["backup", f.a.path, backup]).status == 1, "a backup never overwrites")
         #expect(try SharedDatabase(path: backup).integrityCheck() == "ok")
         #expect(try count(SharedDatabase(path: backup), "SELECT count(*) FROM ps_crud") == (try count(f.a, "SELECT count(*) FROM ps_crud")))
-        #expect(try runTandem(["sync", f.a.path, "--backend", f.backendURL]).status == 0)
+        #expect(try tandem(["sync", f.a.path, "--backend", f.backendURL]).status == 0)
         try f.a.execute("INSERT INTO notes(id, title) VALUES ('after', 'backup')")  // lost with the file
         let path = f.a.path
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try FileManager.default.copyItem(atPath: backup, toPath: path)
-        #expect(try runTandem(["sync", path, "--backend", f.backendURL]).status == 0)
+        #expect(try tandem(["sync", path, "--backend", f.backendURL]).status == 0)
         // Each queued row was applied once: one logged change per row.
         let logged = try Spawned(executable: "/usr/bin/sqlite3", [f.serverPath, "SELECT count(*), count(DISTINCT id) FROM server_changes WHERE id LIKE 'q%'"])
         #expect(try logged.wait() == 0)

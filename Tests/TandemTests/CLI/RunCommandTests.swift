@@ -66,7 +66,7 @@ import Testing
     @Test func aCommandThatCannotStartChangesNothingAndSaysWhy() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
         let tools = dir.path("tools")
         try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
         try Data("plain".utf8).write(to: URL(fileURLWithPath: tools + "/plain"))

@@ -46,7 +46,7 @@ import Testing
     /// A database of `tables` and `tandem schema --swift` of it: the source and its type names.
     func generate(_ tables: [TableSchema], in dir: TemporaryDirectory) throws -> (db: SharedDatabase, source: String, typeNames: [String]) {
         let db = try SharedDatabase(path: dir.path("names.db"), schema: Schema(tables: tables))
-        let result = try runTandem(["schema", db.path, "--swift"])
+        let result = try tandem(["schema", db.path, "--swift"])
         #expect(result.status == 0, "\(result.stderr)")
         let typeNames = result.stdout.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("struct ") else { return nil }

@@ -57,11 +57,11 @@ import Testing
         for (transaction, c) in zip(queued, Self.unsafe) {
             try db.setAside(transaction, error: "the server refused \(Self.value(c))", epoch: 0)
         }
-        let listed = try runTandem(["crud", db.path])
+        let listed = try tandem(["crud", db.path])
         #expect(listed.status == 0)
         #expect(Self.raw(listed.stdout).isEmpty, "tandem crud printed \(Self.raw(listed.stdout)) raw")
         for c in Self.unsafe { #expect(listed.stdout.contains("the server refused a" + Self.shown(c) + "b"), "U+\(String(format: "%04X", c.value))") }
-        let json = try runTandem(["crud", db.path, "--json"])
+        let json = try tandem(["crud", db.path, "--json"])
         #expect(Self.raw(json.stdout).isEmpty, "tandem crud --json printed \(Self.raw(json.stdout)) raw")
         guard case .array(let objects) = try JSONValue(parsing: json.stdout) else { Issue.record("not an array"); return }
         #expect(objects.count == Self.unsafe.count)
@@ -88,7 +88,7 @@ struct PostgresTerminalEscapeTests {
         for c in TerminalEscapeTests.unsafe {
             try db.execute("INSERT INTO notes(id, title, done) VALUES (?, ?, -1)", [TerminalEscapeTests.value(c), TerminalEscapeTests.value(c)])
         }
-        let sync = try runTandem(["sync", db.path, "--backend", url])
+        let sync = try tandem(["sync", db.path, "--backend", url])
         #expect(sync.status == 1)
         #expect(TerminalEscapeTests.raw(sync.stderr).isEmpty, "tandem sync printed \(TerminalEscapeTests.raw(sync.stderr)) raw")
         for c in TerminalEscapeTests.unsafe {

@@ -19,7 +19,7 @@ import Testing
             ("INSERT INTO notes(id, title) VALUES ('x', 'again')", [String]()),
             ("INSERT INTO notes(id, title) VALUES (?, ?)", ["x", "again"]),
         ] {
-            let result = try runTandem(["exec", db.path, sql] + arguments)
+            let result = try tandem(["exec", db.path, sql] + arguments)
             #expect(result.status == 1)
             #expect(result.stderr.contains("a row with id 'x' already exists in table notes"), "\(result.stderr)")
             #expect(!result.stderr.contains("ps_data"), "\(result.stderr)")
@@ -31,11 +31,11 @@ import Testing
             #expect(error.code == .constraint)
             #expect(error.message == "a row with id 's' already exists in table secrets", "\(error)")
         }
-        let copied = try runTandem(["exec", db.path, "INSERT INTO notes(id) SELECT id FROM notes"])
+        let copied = try tandem(["exec", db.path, "INSERT INTO notes(id) SELECT id FROM notes"])
         #expect(copied.stderr.contains("a row with that id already exists in table notes"), "\(copied.stderr)")
         // OR REPLACE and OR IGNORE keep working.
-        #expect(try runTandem(["exec", db.path, "INSERT OR REPLACE INTO notes(id, title) VALUES ('x', 'replaced')"]).status == 0)
-        #expect(try runTandem(["exec", db.path, "INSERT OR IGNORE INTO notes(id, title) VALUES ('x', 'ignored')"]).status == 0)
+        #expect(try tandem(["exec", db.path, "INSERT OR REPLACE INTO notes(id, title) VALUES ('x', 'replaced')"]).status == 0)
+        #expect(try tandem(["exec", db.path, "INSERT OR IGNORE INTO notes(id, title) VALUES ('x', 'ignored')"]).status == 0)
         #expect(try db.fetchAll("SELECT title FROM notes WHERE id = 'x'").first?[0] == .text("replaced"))
     }
 
@@ -46,7 +46,7 @@ import Testing
         let schemaFile = try dir.schemaFile()
         let locked = dir.path("locked")
         try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
-        #expect(try runTandem(["init", locked + "/existing.db", "--schema", schemaFile]).status == 0)
+        #expect(try tandem(["init", locked + "/existing.db", "--schema", schemaFile]).status == 0)
         try sqlite(locked + "/existing.db", "PRAGMA wal_checkpoint(TRUNCATE)")  // the last connection removes -wal and -shm
         for name in try FileManager.default.contentsOfDirectory(atPath: locked) { chown(locked + "/" + name, 65534, 65534) }
         chmod(locked, 0o555)
@@ -69,7 +69,7 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let server = dir.path("server.db")
         try FileManager.default.createDirectory(atPath: server, withIntermediateDirectories: false)
-        let result = try runTandem(["sync", db.path, "--backend", "sqlite:" + server])
+        let result = try tandem(["sync", db.path, "--backend", "sqlite:" + server])
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot use '\(server)' as the backend file: it is a directory"), "\(result.stderr)")
         #expect(!result.stderr.contains("disk I/O error"), "\(result.stderr)")
@@ -81,14 +81,14 @@ import Testing
         let title = "a\nb\tc\rd\u{1B}[31me\u{7F}f\u{01}g\u{9B}h"
         try db.execute("INSERT INTO notes(id, title) VALUES ('t', ?)", [title])
 
-        let table = try runTandem(["query", db.path, "SELECT title AS \"x\ny\" FROM notes"])
+        let table = try tandem(["query", db.path, "SELECT title AS \"x\ny\" FROM notes"])
         #expect(table.status == 0)
         #expect(table.stdout.contains(#"a\nb\tc\rd\x1b[31me\x7ff\x01g\x9bh"#), "\(table.stdout)")
         #expect(table.stdout.contains(#"x\ny"#), "\(table.stdout)")
         #expect(!table.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) })
         #expect(table.stdout.split(separator: "\n").count == 4, "\(table.stdout)")
 
-        let json = try runTandem(["query", db.path, "SELECT title FROM notes", "--json"])
+        let json = try tandem(["query", db.path, "SELECT title FROM notes", "--json"])
         let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: String]]
         #expect(decoded == [["title": title]])
     }

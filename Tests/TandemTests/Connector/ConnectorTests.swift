@@ -75,7 +75,7 @@ import Testing
         dbA.close()
         try SharedDatabase(path: b, schema: VerifyTests.schema).close()
         for path in [a, b] {
-            let sync = try runTandem(["sync", path, "--connector", api.connector])
+            let sync = try tandem(["sync", path, "--connector", api.connector])
             #expect(sync.status == 0, "\(sync.stderr)")
         }
         let rows = try Self.exactRows(a)
@@ -106,10 +106,10 @@ import Testing
         _ = try api.post("/faults", #"{"fail":1000}"#)
         try write("after-500s")
         try waitUntil(timeout: 30, "the status to show the failure and the next try") {
-            let status = try runTandem(["status", a, "--json"]).stdout
+            let status = try tandem(["status", a, "--json"]).stdout
             return status.contains("HTTP 500") && !status.contains(#""next_retry_at":null"#)
         }
-        #expect(try runTandem(["status", a]).stdout.contains("(next try at "))
+        #expect(try tandem(["status", a]).stdout.contains("(next try at "))
         _ = try api.post("/faults", #"{"fail":0}"#)
         try waitUploaded()
         #expect(app.output.contains { $0.contains(#""event":"error""#) && $0.contains("HTTP 500") }, "\(app.output.suffix(5))")
@@ -165,13 +165,13 @@ import Testing
         let dbB = try SharedDatabase(path: b, schema: notesSchema)
         try dbB.execute("INSERT INTO notes(id, title) VALUES ('from-b', 'written on B')")
         dbB.close()
-        #expect(try runTandem(["sync", b, "--connector", api.connector]).status == 0)
+        #expect(try tandem(["sync", b, "--connector", api.connector]).status == 0)
         let binary = URL(fileURLWithPath: tandemBinary).deletingLastPathComponent().appendingPathComponent("tandem-api-example").path
         let swift = try Spawned(executable: binary, [api.url, dir.path("swift.db"), "from Swift", "and\t☃ another"])
         #expect(try swift.wait(timeout: 90) == 0, "\(swift.stderr)")
         #expect(swift.output == ["synced 3 notes"], "\(swift.output) \(swift.stderr)")
         #expect(try api.stats()["rows"] == 3)
-        #expect(try runTandem(["sync", b, "--connector", api.connector]).status == 0)
+        #expect(try tandem(["sync", b, "--connector", api.connector]).status == 0)
         let titles = try SharedDatabase(path: b).fetchAll("SELECT title FROM notes ORDER BY title").map { $0[0] }
         #expect(titles == [.text("and\t☃ another"), .text("from Swift"), .text("written on B")], "\(titles)")
     }
@@ -212,7 +212,7 @@ import Testing
             ["p", "nul\u{0}and \"{json}\"", Int64.max, -0.0], ["q", "second", Int64.min, 0.1 + 0.2], ["r", "three", 2, 2.0],
         ]
         for row in values { try writer.execute("INSERT INTO items(id, title, n, r) VALUES (?, ?, ?, ?)", row) }
-        #expect(try runTandem(["sync", a, "--connector", api.connector]).status == 0)
+        #expect(try tandem(["sync", a, "--connector", api.connector]).status == 0)
         try SharedDatabase(path: b, schema: VerifyTests.schema).close()
         /// The host's connector program (one program: a client stays with its backend), now declaring `url`.
         func program(_ url: String) throws -> String {
@@ -228,16 +228,16 @@ import Testing
             return try ConnectorTests.program(text, at: script)
         }
         let list = try program(api.url + "/rows/items")
-        let first = try runTandem(["sync", b, "--connector", list, "--pull"])
+        let first = try tandem(["sync", b, "--connector", list, "--pull"])
         #expect(first.status == 0 && first.stdout.contains("pulled items: 3 inserted"), "\(first.stdout) \(first.stderr)")
         #expect(try Self.exactRows(b) == Self.exactRows(a))
         try writer.execute("DELETE FROM items WHERE id = 'q'")
-        #expect(try runTandem(["sync", a, "--connector", api.connector]).status == 0)
-        let second = try runTandem(["sync", b, "--connector", list, "--pull"])
+        #expect(try tandem(["sync", a, "--connector", api.connector]).status == 0)
+        let second = try tandem(["sync", b, "--connector", list, "--pull"])
         #expect(second.stdout.contains("pulled items: 0 inserted, 0 updated, 1 deleted, 2 unchanged"), "\(second.stdout) \(second.stderr)")
         #expect(try Self.exactRows(b) == Self.exactRows(a))
         for (url, message) in [("ftp://127.0.0.1/rows", "an http or https URL"), (api.url + "/nothing", "404")] {
-            let refused = try runTandem(["sync", b, "--connector", try program(url), "--pull"])
+            let refused = try tandem(["sync", b, "--connector", try program(url), "--pull"])
             #expect(refused.status != 0 && refused.stderr.contains(message), "\(url): \(refused.stderr)")
         }
         #expect(try Self.exactRows(b) == Self.exactRows(a))
@@ -298,7 +298,7 @@ import Testing
         #expect(try db.uploadQueue.pendingCount() == 10, "t20…t29 still queued")
         let rejected = try db.uploadQueue.rejected()
         #expect(rejected.count == 1 && rejected.first?.error.contains("a bad title") == true, "\(rejected)")
-        let second = try runTandem(["sync", a, "--connector", connector])
+        let second = try tandem(["sync", a, "--connector", connector])
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try db.uploadQueue.pendingCount() == 0)
         let uploads = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0 == "upload" }.count
@@ -362,7 +362,7 @@ import Testing
             echo '{"version":1,"batch":"applied"}'
             """
         let connector = try ConnectorTests.program(program, at: script)
-        let sync = try runTandem(["sync", a, "--connector", connector])
+        let sync = try tandem(["sync", a, "--connector", connector])
         #expect(sync.status == 0, "\(sync.stderr)")
         let stdin = try String(contentsOfFile: dir.path("stdin.txt"), encoding: .utf8)
         #expect(stdin.hasSuffix("(deleted)\n"), "the program's standard input: \(stdin)")

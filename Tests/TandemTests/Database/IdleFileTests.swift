@@ -21,17 +21,17 @@ import Testing
         let dir = try TemporaryDirectory()
         let path = dir.path("y.db")
         let schema = try dir.schemaFile()
-        #expect(try runTandem(["init", path, "--schema", schema]).status == 0)
+        #expect(try tandem(["init", path, "--schema", schema]).status == 0)
         Self.expectIdle(path, after: "init")
         let many = "INSERT INTO notes(title) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000) SELECT 'n' || x FROM c"  // past a checkpoint threshold
         for sql in ["INSERT INTO notes(id, title) VALUES ('a', 'first')", many, "UPDATE notes SET done = 1 WHERE id = 'a'"] {
-            let exec = try runTandem(["exec", path, sql])
+            let exec = try tandem(["exec", path, sql])
             #expect(exec.status == 0, "\(exec.stderr)")
             Self.expectIdle(path, after: "exec")
         }
         let payload = dir.path("rows.json")
         try Data(#"[{"id":"i1","title":"imported"}]"#.utf8).write(to: URL(fileURLWithPath: payload))
-        #expect(try runTandem(["import", path, "notes", payload]).status == 0)
+        #expect(try tandem(["import", path, "notes", payload]).status == 0)
         Self.expectIdle(path, after: "import")
         for command in [["query", path, "SELECT count(*) FROM notes"], ["check", path], ["check", path, "--full"], ["status", path], ["export", path, "notes"]] {
             #expect(try runTandem(command).status == 0)
@@ -40,12 +40,12 @@ import Testing
 
         let copy = dir.path("copy.db")
         try FileManager.default.copyItem(atPath: path, toPath: copy)
-        let read = try runTandem(["query", copy, "SELECT count(*) AS n, sum(done) AS d FROM notes", "--mode", "csv", "--no-header"])
+        let read = try tandem(["query", copy, "SELECT count(*) AS n, sum(done) AS d FROM notes", "--mode", "csv", "--no-header"])
         #expect(read.status == 0, "\(read.stderr)")
         #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "3002,1")
-        let queued = try runTandem(["query", copy, "SELECT count(*) FROM ps_crud", "--mode", "csv", "--no-header"])
+        let queued = try tandem(["query", copy, "SELECT count(*) FROM ps_crud", "--mode", "csv", "--no-header"])
         #expect(queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "3003", "the copy keeps the upload queue too: \(queued.stdout) \(queued.stderr)")
-        #expect(try runTandem(["check", copy]).status == 0)
+        #expect(try tandem(["check", copy]).status == 0)
     }
 
     /// The last process to stop may be a long-running one stopped by a signal (`watch`,
@@ -54,7 +54,7 @@ import Testing
     func aLongRunningCommandStoppedLastLeavesTheFileIdle(_ command: String) throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("w.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
         let arguments =
             switch command {
             case "watch": ["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"]
@@ -63,7 +63,7 @@ import Testing
             }
         let process = try Spawned(arguments)
         try process.waitForLine("the first output") { $0 == #"[{"n":0}]"# || $0 == "ready" || $0.contains("became_owner") }
-        #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('a', 'x')"]).status == 0)
+        #expect(try tandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('a', 'x')"]).status == 0)
         try process.waitForLine("the write") { $0 == #"[{"n":1}]"# || $0 == "notes" || $0 == "unknown" || $0.contains("uploaded") }
         #expect(Self.size(path + "-shm") != nil, "\(command) still has the file open")
         process.signal(SIGINT)
@@ -72,7 +72,7 @@ import Testing
         Self.expectIdle(path, after: "\(command) stopped by SIGINT")
         let copy = dir.path("copy.db")
         try FileManager.default.copyItem(atPath: path, toPath: copy)
-        let read = try runTandem(["query", copy, "SELECT count(*) FROM notes", "--mode", "csv", "--no-header"])
+        let read = try tandem(["query", copy, "SELECT count(*) FROM notes", "--mode", "csv", "--no-header"])
         #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(read.stdout) \(read.stderr)")
     }
 

@@ -10,17 +10,17 @@ import Testing
     /// `x.db` with `n` rows written by the command line, and its backup `x.bak`.
     static func databaseAndBackup(_ dir: TemporaryDirectory, rows n: Int) throws -> (path: String, backup: String) {
         let path = dir.path("x.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
-        let insert = try runTandem(["exec", path, "INSERT INTO notes(id, title) " + rows, "\(n)"])
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
+        let insert = try tandem(["exec", path, "INSERT INTO notes(id, title) " + rows, "\(n)"])
         #expect(insert.status == 0, "\(insert.stderr)")
         let backup = dir.path("x.bak")
-        #expect(try runTandem(["backup", path, backup]).status == 0)
+        #expect(try tandem(["backup", path, backup]).status == 0)
         return (path, backup)
     }
 
     /// `SELECT title, count(*)` of `path` through the command line, as `title=count` lines.
     static func titles(_ path: String) throws -> [String] {
-        let read = try runTandem(["query", path, "SELECT title || '=' || count(*) FROM notes GROUP BY title ORDER BY title", "--mode", "csv", "--no-header"])
+        let read = try tandem(["query", path, "SELECT title || '=' || count(*) FROM notes GROUP BY title ORDER BY title", "--mode", "csv", "--no-header"])
         guard read.status == 0 else { throw TestFailure("query \(path): \(read.stderr)") }
         return read.stdout.split(whereSeparator: \.isNewline).map(String.init)
     }
@@ -32,11 +32,11 @@ import Testing
     func aPlainCopyOverAnIdleFileRestores(rows n: Int) throws {
         let dir = try TemporaryDirectory()
         let (path, backup) = try Self.databaseAndBackup(dir, rows: n)
-        #expect(try runTandem(["exec", path, "UPDATE notes SET title = 'changed'"]).status == 0)
+        #expect(try tandem(["exec", path, "UPDATE notes SET title = 'changed'"]).status == 0)
         let cp = try Spawned(executable: "/bin/cp", [backup, path])
         #expect(try cp.wait() == 0, "\(cp.stderr)")
         #expect(try Self.titles(path) == ["original=\(n)"])
-        let check = try runTandem(["check", path])
+        let check = try tandem(["check", path])
         #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
     }
 
@@ -48,8 +48,8 @@ import Testing
         let (path, backup) = try Self.databaseAndBackup(dir, rows: 2000)
         let watch = try Spawned(["watch", path, "SELECT count(*) AS n FROM notes", "--mode", "ndjson"])
         try watch.waitForLine("the first result") { $0 == #"[{"n":2000}]"# }
-        #expect(try runTandem(["exec", path, "UPDATE notes SET title = 'changed'"]).status == 0)
-        let refused = try runTandem(["restore", backup, path])
+        #expect(try tandem(["exec", path, "UPDATE notes SET title = 'changed'"]).status == 0)
+        let refused = try tandem(["restore", backup, path])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("is open in process \(watch.pid) (tandem watch"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("ps_"))
@@ -59,7 +59,7 @@ import Testing
         kill(watch.pid, SIGKILL)
         _ = try watch.wait()
         for sidecar in ["-wal", "-write.lock", "-notify"] { #expect(FileManager.default.fileExists(atPath: path + sidecar)) }
-        let restored = try runTandem(["restore", backup, path])
+        let restored = try tandem(["restore", backup, path])
         #expect(restored.status == 0, "\(restored.stderr)")
         #expect(restored.stdout.contains("upload queue: 2000 changes"), "\(restored.stdout)")
         #expect(restored.stdout.contains("download cursor:"), "\(restored.stdout)")
@@ -67,19 +67,19 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: path + sidecar), "the old \(sidecar) is gone")
         }
         #expect(try Self.titles(path) == ["original=2000"])
-        #expect(try runTandem(["check", path]).status == 0)
+        #expect(try tandem(["check", path]).status == 0)
 
         // A missing file is restored too; a file that is not a Tandem database is refused.
         let fresh = dir.path("fresh.db")
-        #expect(try runTandem(["restore", backup, fresh]).status == 0)
+        #expect(try tandem(["restore", backup, fresh]).status == 0)
         #expect(try Self.titles(fresh) == ["original=2000"])
         let plain = dir.path("plain.db")
         _ = try sqlite(plain, "CREATE TABLE t(x)")
-        let notTandem = try runTandem(["restore", plain, path])
+        let notTandem = try tandem(["restore", plain, path])
         #expect(notTandem.status == 1)
         #expect(notTandem.stderr.contains("has no Tandem schema"), "\(notTandem.stderr)")
         #expect(try Self.titles(path) == ["original=2000"])
-        let nowhere = try runTandem(["restore", backup, dir.path("missing/x.db")])
+        let nowhere = try tandem(["restore", backup, dir.path("missing/x.db")])
         #expect(nowhere.status == 1)
         #expect(nowhere.stderr.contains("does not exist") && !nowhere.stderr.contains("restoring"), "\(nowhere.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).allSatisfy { !$0.contains("restoring") }, "no copy is left")

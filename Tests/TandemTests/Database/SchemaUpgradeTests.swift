@@ -35,7 +35,7 @@ import Testing
                     let uploads = from == .local && rows > 0
                     if uploads {
                         let before = try fingerprint(path)
-                        let refused = try runTandem(["init", path, "--schema", file])
+                        let refused = try tandem(["init", path, "--schema", file])
                         #expect(refused.status == 1, "\(what): \(refused.stdout)")
                         #expect(
                             refused.stderr.contains(
@@ -43,7 +43,7 @@ import Testing
                             "\(what): \(refused.stderr)")
                         #expect(try fingerprint(path) == before, "\(what): a refused init changed the file")
                     }
-                    let result = try runTandem(["init", path, "--schema", file] + (uploads ? ["--upload-local-rows"] : []))
+                    let result = try tandem(["init", path, "--schema", file] + (uploads ? ["--upload-local-rows"] : []))
                     #expect(result.status == 0, "\(what): \(result.stderr)")
                     let said: String? =
                         switch (from, to) {
@@ -70,11 +70,11 @@ import Testing
             try db.execute("INSERT INTO drafts(id, t) VALUES ('d', 'z')")
         }
         let narrower = TableSchema(name: "items", columns: [.text("t")])
-        let result = try runTandem(["init", path, "--schema", try dir.schemaFile(Schema(tables: [narrower]))])
+        let result = try tandem(["init", path, "--schema", try dir.schemaFile(Schema(tables: [narrower]))])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("items.n: no longer declared; its values stay in the stored rows, unread"), "\(result.stdout)")
         #expect(result.stdout.contains("drafts: no longer declared; its 1 row stays in the file, unread, until it is declared again"), "\(result.stdout)")
-        let json = try runTandem(["init", path, "--schema", try dir.schemaFile(Schema(tables: []), name: "none.json"), "--json"])
+        let json = try tandem(["init", path, "--schema", try dir.schemaFile(Schema(tables: []), name: "none.json"), "--json"])
         #expect(json.stdout.contains(#""items: no longer declared; its 2 rows stay in the file, unread, until it is declared again""#), "\(json.stdout)")
     }
 
@@ -84,8 +84,8 @@ import Testing
         try db.execute("INSERT INTO items(id, t) VALUES ('a', 'x'), ('b', 'y'), ('c', 'z')")
         try db.execute("INSERT INTO other(id, t) VALUES ('o', 'x')")
         try db.execute("INSERT INTO drafts(id, t) VALUES ('d', 'x')")
-        #expect(try runTandem(["sync", db.path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
-        let reset = try runTandem(["backend", "reset", db.path])
+        #expect(try tandem(["sync", db.path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
+        let reset = try tandem(["backend", "reset", db.path])
         #expect(reset.status == 0, "\(reset.stderr)")
         #expect(reset.stdout.contains("deleted 4 synced rows from this file (items 3, other 1), which the backend keeps; local-only tables kept"), "\(reset.stdout)")
         #expect(try count(db, "SELECT count(*) FROM drafts") == 1)

@@ -34,12 +34,12 @@ import Testing
             #expect(try db.uploadQueue.rejected().count == 1)
             db.close()
         }
-        let set = try runTandem(["check", path])
+        let set = try tandem(["check", path])
         #expect(set.status == 0, "with a set-aside upload: \(set.stdout) \(set.stderr)")
-        #expect(try runTandem(["crud", path, "--discard", "all"]).status == 0)
-        let discarded = try runTandem(["check", path])
+        #expect(try tandem(["crud", path, "--discard", "all"]).status == 0)
+        let discarded = try tandem(["check", path])
         #expect(discarded.status == 0, "after discarding it: \(discarded.stdout) \(discarded.stderr)")
-        let full = try runTandem(["check", path, "--full"])
+        let full = try tandem(["check", path, "--full"])
         #expect(full.status == 0, "\(full.stdout) \(full.stderr)")
     }
 
@@ -49,7 +49,7 @@ import Testing
     @Test func noRemedyAdvisesDroppingData() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile()]).status == 0)
         try sqliteShell(
             path,
             """
@@ -58,7 +58,7 @@ import Testing
             CREATE TRIGGER ps_mytrigger AFTER INSERT ON mine BEGIN SELECT 1; END;
             DROP VIEW notes; CREATE TABLE notes(x); INSERT INTO notes VALUES (1);
             """)
-        let check = try runTandem(["check", path])
+        let check = try tandem(["check", path])
         #expect(check.status == 1)
         let lines = (check.stdout + "\n" + check.stderr).split(separator: "\n").map(String.init)
         for name in ["ps_mine", "view notes is a table"] {

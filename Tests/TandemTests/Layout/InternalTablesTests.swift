@@ -110,7 +110,7 @@ import Testing
             ("DROP TABLE ps_data__notes", "the stored rows of table notes belong to Tandem"),
             ("CREATE TRIGGER wipe AFTER INSERT ON ps_crud BEGIN DELETE FROM ps_crud; END", "Tandem's upload queue belongs to Tandem"),
         ] {
-            let result = try runTandem(["exec", path, sql])
+            let result = try tandem(["exec", path, sql])
             #expect(result.status == 1 && result.stderr.contains(words), "\(sql): \(result.stderr)")
         }
         #expect(try snapshot(db) == before)
@@ -123,13 +123,13 @@ import Testing
         let db = try SharedDatabase(path: path, schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'queued')")
         try sqlite(path, "CREATE TRIGGER wipe AFTER INSERT ON ps_crud BEGIN DELETE FROM ps_crud; END")
-        let viaView = try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('b', 'next')"])
+        let viaView = try tandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('b', 'next')"])
         #expect(viaView.status == 1 && viaView.stderr.contains("the trigger wipe, which Tandem did not make, writes Tandem's upload queue"), "\(viaView.stderr)")
         #expect(throws: TandemError.self) {
             try db.write { tx in _ = try tx.insert(into: "notes", columns: ["id"], rows: [[.text("c")]]) }
         }
         #expect(try db.uploadQueue.pendingCount() == 1, "the queue is kept")
-        let check = try runTandem(["check", path])
+        let check = try tandem(["check", path])
         #expect(check.status == 1 && check.stdout.contains("the trigger wipe on Tandem's upload queue, which Tandem did not make"), "\(check.stdout)")
     }
 
@@ -139,7 +139,7 @@ import Testing
         let path = dir.path("a.db")
         let db = try SharedDatabase(path: path, schema: notesSchema)
         try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'queued')")
-        #expect(try runTandem(["check", path]).stdout == "ok")
+        #expect(try tandem(["check", path]).stdout == "ok")
         try sqlite(
             path,
             """
@@ -149,7 +149,7 @@ import Testing
             INSERT INTO ps_crud(id, tx_id, data) VALUES (100, 1, 'not json'), (101, 1, '{"op":"PUT","type":"notes"}'),
                 (102, 'x', '{"op":"DELETE","type":"notes","id":"a"}'), (103, 1, '{"op":"MOVE","type":"notes","id":"a"}');
             """)
-        let check = try runTandem(["check", path])
+        let check = try tandem(["check", path])
         #expect(check.status == 1)
         for problem in [
             "Tandem's client id is empty", "Tandem's owner epoch is missing",
@@ -159,7 +159,7 @@ import Testing
         ] {
             #expect(check.stdout.contains(problem), "\(problem): \(check.stdout)")
         }
-        let sync = try runTandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")])
+        let sync = try tandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")])
         #expect(sync.status == 1 && sync.stderr.contains("client id is missing or empty"), "\(sync.stderr)")
         #expect(try EmbeddedBackend(path: dir.path("server.db")).rows().isEmpty, "nothing was uploaded")
     }
@@ -170,14 +170,14 @@ import Testing
     @Test func initRestoresDeletedSettings() throws {
         let path = dir.path("a.db")
         let schemaFile = try dir.schemaFile()
-        #expect(try runTandem(["init", path, "--schema", schemaFile]).status == 0)
-        #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title, done) VALUES ('a', 'kept', 1)"]).status == 0)
+        #expect(try tandem(["init", path, "--schema", schemaFile]).status == 0)
+        #expect(try tandem(["exec", path, "INSERT INTO notes(id, title, done) VALUES ('a', 'kept', 1)"]).status == 0)
         try sqlite(path, "DELETE FROM ps_kv")
-        #expect(try runTandem(["query", path, "SELECT * FROM notes"]).stderr.contains("has no Tandem schema"))
-        let check = try runTandem(["check", path])
+        #expect(try tandem(["query", path, "SELECT * FROM notes"]).stderr.contains("has no Tandem schema"))
+        let check = try tandem(["check", path])
         #expect(check.status == 1 && check.stdout.contains("no Tandem schema is stored in it (store one with tandem init DB --schema FILE)"), "\(check.stdout)")
 
-        let repaired = try runTandem(["init", path, "--schema", schemaFile])
+        let repaired = try tandem(["init", path, "--schema", schemaFile])
         #expect(repaired.status == 0, "\(repaired.stderr)")
         for line in [
             "repaired: no Tandem schema was stored in it; stored the one given",
@@ -187,12 +187,12 @@ import Testing
         ] {
             #expect(repaired.stdout.contains(line), "\(line): \(repaired.stdout)")
         }
-        #expect(try runTandem(["check", path]).stdout == "ok")
+        #expect(try tandem(["check", path]).stdout == "ok")
         let db = try SharedDatabase(path: path)
         #expect(try db.fetchAll("SELECT id, title, done FROM notes").map(\.values) == [[.text("a"), .text("kept"), .integer(1)]])
         #expect(try db.uploadQueue.pendingCount() == 1)
         #expect(try !db.clientID().isEmpty)
-        #expect(try runTandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
+        #expect(try tandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
         #expect(try db.uploadQueue.pendingCount() == 0)
         #expect(try EmbeddedBackend(path: dir.path("server.db")).rows().map(\.id) == ["a"])
     }

@@ -17,7 +17,7 @@ import Testing
     /// A database made by `tandem init` holding `rows` notes, written by the `tandem` binary.
     private func makeDatabase(_ name: String = "a.db", rows: Int = 3) throws -> String {
         let path = dir.path(name)
-        #expect(try runTandem(["init", path, "--schema", schemaFile]).status == 0)
+        #expect(try tandem(["init", path, "--schema", schemaFile]).status == 0)
         let insert = try runTandem([
             "exec", path,
             """
@@ -35,7 +35,7 @@ import Testing
         let path = try makeDatabase()
         try sqlite(path, "DELETE FROM ps_state; DROP VIEW notes; DROP INDEX ps_index__notes__by_title")
 
-        let result = try runTandem(["init", path, "--schema", schemaFile])
+        let result = try tandem(["init", path, "--schema", schemaFile])
         #expect(result.status == 0, "\(result.stderr)")
         for repaired in [
             "repaired: view notes was missing", "repaired: the INSTEAD OF INSERT trigger of view notes was missing",
@@ -49,11 +49,11 @@ import Testing
         }
         #expect(result.stdout.contains("initialised"))
 
-        let write = try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('after', 'repair')"])
+        let write = try tandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('after', 'repair')"])
         #expect(write.status == 0, "\(write.stderr)")
-        let ids = try runTandem(["query", path, "SELECT count(DISTINCT tx_id) AS n, max(tx_id) AS newest FROM ps_crud", "--json"])
+        let ids = try tandem(["query", path, "SELECT count(DISTINCT tx_id) AS n, max(tx_id) AS newest FROM ps_crud", "--json"])
         #expect(ids.stdout == #"[{"n":2,"newest":2}]"#)
-        let check = try runTandem(["check", path])
+        let check = try tandem(["check", path])
         #expect(check.status == 0 && check.stdout == "ok", "\(check.stdout) \(check.stderr)")
     }
 
@@ -62,20 +62,20 @@ import Testing
     @Test func countersThatWentBackAreMovedForward() throws {
         let path = try makeDatabase()
         try sqlite(path, "UPDATE ps_state SET value = 0 WHERE key = 'next_tx'; UPDATE ps_state SET value = -5 WHERE key = 'seq'")
-        let check = try runTandem(["check", path])
+        let check = try tandem(["check", path])
         #expect(check.status == 1)
         #expect(check.stdout.contains("Tandem's transaction counter (next_tx) is 0, below transaction 1 in the upload queue"), "\(check.stdout)")
         #expect(check.stdout.contains("Tandem's change counter (seq) is -5, below the newest change stamp 2"), "\(check.stdout)")
-        let repair = try runTandem(["init", path, "--schema", schemaFile])
+        let repair = try tandem(["init", path, "--schema", schemaFile])
         #expect(
             repair.stdout.contains("repaired: Tandem's transaction counter (next_tx) was 0, below transaction 1 in the upload queue; set it to 2"),
             "\(repair.stdout)")
         #expect(repair.stdout.contains("repaired: Tandem's change counter (seq) was -5; set it to 2"), "\(repair.stdout)")
         // The repair's own commit took the next sequence number.
         #expect(
-            try runTandem(["query", path, "SELECT value FROM ps_state WHERE key IN ('next_tx', 'seq') ORDER BY key", "--json"]).stdout
+            try tandem(["query", path, "SELECT value FROM ps_state WHERE key IN ('next_tx', 'seq') ORDER BY key", "--json"]).stdout
                 == #"[{"value":2},{"value":3}]"#)
-        #expect(try runTandem(["check", path]).stdout == "ok")
+        #expect(try tandem(["check", path]).stdout == "ok")
     }
 
     /// A data table with other columns cannot be repaired safely: `init` names it and changes
@@ -83,7 +83,7 @@ import Testing
     @Test func initRefusesADataTableWithTheWrongColumnsAndChangesNothing() throws {
         let path = try makeDatabase()
         try sqlite(path, "ALTER TABLE ps_data__notes ADD COLUMN extra; DROP VIEW notes")
-        let result = try runTandem(["init", path, "--schema", schemaFile])
+        let result = try tandem(["init", path, "--schema", schemaFile])
         #expect(result.status == 1)
         #expect(
             result.stderr.contains("the data table of notes has the wrong columns (expected id TEXT PRIMARY KEY, data TEXT; found id TEXT PRIMARY KEY, data TEXT, extra)"),
@@ -101,27 +101,27 @@ import Testing
         upgraded.tables.append(TableSchema(name: "other", columns: [.text("b")]))
         let upgradedFile = dir.path("upgraded.json")
         try upgraded.jsonData().write(to: URL(fileURLWithPath: upgradedFile))
-        let before = try runTandem(["check", path, "--json"]).stdout
-        let result = try runTandem(["init", path, "--schema", upgradedFile])
+        let before = try tandem(["check", path, "--json"]).stdout
+        let result = try tandem(["init", path, "--schema", upgradedFile])
         #expect(result.status == 1)
         #expect(result.stderr.contains("table 'other' collides with an existing table"), "\(result.stderr)")
         #expect(!result.stdout.contains("repaired"))
-        #expect(try runTandem(["check", path, "--json"]).stdout == before)
+        #expect(try tandem(["check", path, "--json"]).stdout == before)
         #expect(before.contains("view notes is missing"))
     }
 
     /// `check` lists what is wrong, marks what `init` can repair, exits 1, and repairs nothing.
     @Test func checkReportsLayoutProblemsWithoutRepairing() throws {
         let path = try makeDatabase()
-        let sound = try runTandem(["check", path, "--json"])
+        let sound = try tandem(["check", path, "--json"])
         #expect(sound.status == 0 && sound.stdout == #"{"ok":true,"findings":[]}"#, "\(sound.stdout)")
 
         try sqlite(path, "DROP TRIGGER ps_view_delete__notes")
-        let result = try runTandem(["check", path])
+        let result = try tandem(["check", path])
         #expect(result.status == 1)
         #expect(result.stdout == "the INSTEAD OF DELETE trigger of view notes is missing (repairable by `tandem init`)", "\(result.stdout)")
         #expect(result.stderr.contains("1 problem(s) found"), "\(result.stderr)")
-        let json = try runTandem(["check", path, "--json"])
+        let json = try tandem(["check", path, "--json"])
         #expect(json.stdout == #"{"ok":false,"findings":[{"problem":"the INSTEAD OF DELETE trigger of view notes is missing","repairable":true}]}"#)
         #expect(try sqlite(path, "SELECT count(*) FROM sqlite_master WHERE name = 'ps_view_delete__notes'") == ["0"])
 
@@ -133,10 +133,10 @@ import Testing
     @Test func checkReportsAChangedViewAndAnUnreadableSchema() throws {
         let path = try makeDatabase()
         try sqlite(path, "DROP VIEW notes; CREATE VIEW notes AS SELECT id FROM ps_data__notes")
-        let changed = try runTandem(["check", path])
+        let changed = try tandem(["check", path])
         #expect(changed.stdout.contains("view notes differs from the one the schema makes (repairable"), "\(changed.stdout)")
         try sqlite(path, "UPDATE ps_kv SET value = '{\"tables\":' WHERE key = 'schema'")
-        let unreadable = try runTandem(["check", path])
+        let unreadable = try tandem(["check", path])
         #expect(unreadable.status == 1)
         #expect(unreadable.stdout.contains("the stored schema cannot be read"), "\(unreadable.stdout)")
     }
@@ -150,7 +150,7 @@ import Testing
         let root = try #require(Int(try sqlite(path, "SELECT rootpage FROM sqlite_master WHERE name = 'ps_data__notes'").first ?? ""))
         let pageCount = try #require(Int(try sqlite(path, "PRAGMA page_count").first ?? ""))
         #expect(root < pageCount && pageCount > 10, "page \(root) of \(pageCount)")
-        #expect(try runTandem(["check", path]).status == 0)
+        #expect(try tandem(["check", path]).status == 0)
 
         // The second half of the data table's root page: its cells, which point at its other pages.
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
@@ -159,7 +159,7 @@ import Testing
         try handle.close()
 
         for options in [[], ["--full"]] {
-            let result = try runTandem(["check", path] + options)
+            let result = try tandem(["check", path] + options)
             #expect(result.status == 1, "\(options): \(result.stdout)")
             #expect(result.stdout.contains("page check:"), "\(options): \(result.stdout)")
             #expect(result.stderr.contains("problem(s) found in"), "\(options): \(result.stderr)")
@@ -167,14 +167,14 @@ import Testing
     }
 
     @Test func checkHasHelpAndIsListed() throws {
-        let help = try runTandem(["check", "--help"])
+        let help = try tandem(["check", "--help"])
         #expect(help.status == 0 && help.stdout.hasPrefix("Usage: tandem check DB [--full] [--json]"))
-        #expect(try runTandem(["--help"]).stdout.contains("check"))
-        let missing = try runTandem(["check", dir.path("missing.db")])
+        #expect(try tandem(["--help"]).stdout.contains("check"))
+        let missing = try tandem(["check", dir.path("missing.db")])
         #expect(missing.status == 1 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.path("missing.db")))
         try sqlite(dir.path("plain.db"), "CREATE TABLE t(a)")
-        let plain = try runTandem(["check", dir.path("plain.db")])
+        let plain = try tandem(["check", dir.path("plain.db")])
         #expect(plain.status == 1 && plain.stdout.hasPrefix("it is not a Tandem database"), "\(plain.stdout)")
     }
 }

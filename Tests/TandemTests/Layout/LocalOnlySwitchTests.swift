@@ -26,11 +26,11 @@ import Testing
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
         let server = dir.path("server.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile(Self.schema(from), name: "before.json")]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile(Self.schema(from), name: "before.json")]).status == 0)
         // Changes waiting: an insert and (where rows are kept) an update of t, and one of another table.
-        let write = try runTandem(["exec", path, "INSERT INTO t(id, v) VALUES ('r1', 'one'), ('r2', 'two'); INSERT INTO other(id, v) VALUES ('o1', 'x')"])
+        let write = try tandem(["exec", path, "INSERT INTO t(id, v) VALUES ('r1', 'one'), ('r2', 'two'); INSERT INTO other(id, v) VALUES ('o1', 'x')"])
         #expect(write.status == 0, "\(write.stderr)")
-        if from != .insertOnly { #expect(try runTandem(["exec", path, "UPDATE t SET v = 'one more' WHERE id = 'r1'"]).status == 0) }
+        if from != .insertOnly { #expect(try tandem(["exec", path, "UPDATE t SET v = 'one more' WHERE id = 'r1'"]).status == 0) }
 
         let upgrade = try runTandem(
             ["init", path, "--schema", try dir.schemaFile(Self.schema(to), name: "after.json")] + (from == .localOnly ? ["--upload-local-rows"] : []))
@@ -45,7 +45,7 @@ import Testing
         }
         #expect(!upgrade.stdout.contains("ps_"), "\(upgrade.stdout)")
 
-        let sync = try runTandem(["sync", path, "--backend", "sqlite:" + server])
+        let sync = try tandem(["sync", path, "--backend", "sqlite:" + server])
         #expect(sync.status == 0, "\(sync.stderr)")
         let uploaded = try EmbeddedBackend(path: server).rows()
         #expect(uploaded.contains { $0.table == "other" && $0.id == "o1" }, "the other table's change is uploaded")
@@ -54,15 +54,15 @@ import Testing
             #expect(uploadedT.isEmpty, "\(from) → local-only uploaded \(uploadedT)")
             // The rows stay on this host: a synced table's as they were, an insert-only table's
             // pending inserts as rows.
-            let rows = try runTandem(["query", path, "SELECT id || '=' || v FROM t ORDER BY id", "--mode", "csv", "--no-header"])
+            let rows = try tandem(["query", path, "SELECT id || '=' || v FROM t ORDER BY id", "--mode", "csv", "--no-header"])
             #expect(rows.stdout.split(whereSeparator: \.isNewline).map(String.init) == ["r1=\(expectedR1)", "r2=two"], "\(rows.stdout) \(rows.stderr)")
         } else {
             #expect(uploadedT == ["r1", "r2"], "\(from) → \(to) uploaded \(uploadedT)")
             let data = try #require(uploaded.first { $0.table == "t" && $0.id == "r1" }).data
             #expect(data.contains(expectedR1), "\(data)")
         }
-        let queue = try runTandem(["status", path, "--json"])
+        let queue = try tandem(["status", path, "--json"])
         #expect(queue.stdout.contains(#""pending_uploads":0"#), "\(queue.stdout)")
-        #expect(try runTandem(["check", path]).status == 0)
+        #expect(try tandem(["check", path]).status == 0)
     }
 }

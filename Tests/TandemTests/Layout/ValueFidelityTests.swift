@@ -17,13 +17,13 @@ import Testing
         let schemaFile = dir.path("schema.json")
         try Self.schema.write(toFile: schemaFile, atomically: true, encoding: .utf8)
         let a = dir.path("a.db"), b = dir.path("b.db"), server = "sqlite:" + dir.path("server.db")
-        for db in [a, b] { #expect(try runTandem(["init", db, "--schema", schemaFile]).status == 0) }
+        for db in [a, b] { #expect(try tandem(["init", db, "--schema", schemaFile]).status == 0) }
         let columns: [(name: String, type: ColumnSchema.ColumnType)] = [("t", .text), ("i", .integer), ("r", .real), ("x", .text)]
         for (index, value) in adversarialValues.enumerated() {
             // The value in every column that takes it (NULL in the others); each other column refuses it.
             let takes = columns.map { ColumnRule.stored(value.databaseValue, in: $0.type) != nil }
             let given = JSONValue.array([.string("r\(index)")] + takes.map { $0 ? value : .null })
-            let result = try runTandem(["exec", a, "INSERT INTO v(id, t, i, r, x) VALUES (?, ?, ?, ?, ?)", "--args-json", given.jsonText])
+            let result = try tandem(["exec", a, "INSERT INTO v(id, t, i, r, x) VALUES (?, ?, ?, ?, ?)", "--args-json", given.jsonText])
             #expect(result.status == 0, "\(value): \(result.stderr)")
             // The same value through an UPDATE (a PATCH entry) of a row that held other values.
             let sets = columns.indices.filter { takes[$0] }.map { "\(columns[$0].name) = ?1" }
@@ -34,7 +34,7 @@ import Testing
             #expect(update.status == 0, "\(value): \(update.stderr)")
             for (column, type) in zip(columns, takes) where !type {
                 for sql in ["INSERT INTO v(id, \(column.name)) VALUES ('refused', ?)", "UPDATE v SET \(column.name) = ? WHERE id = 'u\(index)'"] {
-                    let refused = try runTandem(["exec", a, sql, "--args-json", JSONValue.array([value]).jsonText])
+                    let refused = try tandem(["exec", a, sql, "--args-json", JSONValue.array([value]).jsonText])
                     #expect(refused.status == 1, "\(value) into \(column.name): \(refused.stderr)")
                     #expect(refused.stderr.contains("v.\(column.name)") && !refused.stderr.contains("ps_"), "\(value) into \(column.name): \(refused.stderr)")
                 }
@@ -65,8 +65,8 @@ import Testing
                 }
             }
         }
-        #expect(try runTandem(["sync", a, "--backend", server]).status == 0)
-        #expect(try runTandem(["sync", b, "--backend", server]).status == 0)
+        #expect(try tandem(["sync", a, "--backend", server]).status == 0)
+        #expect(try tandem(["sync", b, "--backend", server]).status == 0)
         let afterA = try snapshot(a), onB = try snapshot(b)
         for (index, row) in before.enumerated() {
             #expect(afterA[index] == row, "writer after sync")

@@ -33,14 +33,14 @@ import Testing
                 let ndjson = dir.path("p.ndjson")
                 try #"{"id":"a","s":"ok"}"#.appending("\n{\"id\":\"b\",\"\(column)\":\(number)}\n").write(toFile: ndjson, atomically: true, encoding: .utf8)
                 for (arguments, element) in [([array], "element [1]"), ([ndjson, "--ndjson"], "element [1] (line 2)")] {
-                    let result = try runTandem(["import", db.path, "t"] + arguments)
+                    let result = try tandem(["import", db.path, "t"] + arguments)
                     let said = "\(number) into \(column) \(arguments): \(result.stderr)"
                     #expect(result.status == 1, "\(said)")
                     #expect(result.stderr.contains("\(element), key '\(column)'") && result.stderr.contains(number.prefix(20)), "\(said)")
                     #expect(!result.stderr.contains("invalid JSON") && !result.stderr.contains("null"), "\(said)")
                 }
             }
-            let exec = try runTandem(["exec", db.path, "INSERT INTO t(id, r) VALUES ('c', ?)", "--args-json", "[\(number)]"])
+            let exec = try tandem(["exec", db.path, "INSERT INTO t(id, r) VALUES ('c', ?)", "--args-json", "[\(number)]"])
             #expect(exec.status != 0 && exec.stderr.contains("element [0]") && exec.stderr.contains(number.prefix(20)), "--args-json [\(number)]: \(exec.stderr)")
         }
         #expect(try db.fetchAll("SELECT id FROM t").map { $0[0].stringValue } == ["kept"], "nothing was written")
@@ -52,7 +52,7 @@ import Testing
         let payload = dir.path("p.json")
         let elements = Self.fittingReals.enumerated().map { #"{"id":"r\#($0.offset)","r":\#($0.element)}"# }
         try ("[" + elements.joined(separator: ",") + "]").write(toFile: payload, atomically: true, encoding: .utf8)
-        let result = try runTandem(["import", db.path, "t", payload])
+        let result = try tandem(["import", db.path, "t", payload])
         #expect(result.status == 0, "\(result.stderr)")
         for (index, number) in Self.fittingReals.enumerated() {
             #expect(try db.fetchAll("SELECT r FROM t WHERE id = ?", ["r\(index)"]).first?[0] == .real(Double(number)!), "\(number)")
@@ -60,15 +60,15 @@ import Testing
         // Int64's ends go into an integer column exactly; one past them does not fit it.
         let integers = dir.path("i.ndjson")
         try #"{"id":"max","i":9223372036854775807}"#.appending("\n" + #"{"id":"min","i":-9223372036854775808}"#).write(toFile: integers, atomically: true, encoding: .utf8)
-        #expect(try runTandem(["import", db.path, "t", integers, "--ndjson"]).status == 0)
+        #expect(try tandem(["import", db.path, "t", integers, "--ndjson"]).status == 0)
         #expect(try db.fetchAll("SELECT i FROM t WHERE id IN ('max', 'min') ORDER BY id").map { $0[0] } == [.integer(.max), .integer(.min)])
         for past in ["9223372036854775808", "-9223372036854775809"] {
             try #"[{"id":"past","i":\#(past)}]"#.write(toFile: payload, atomically: true, encoding: .utf8)
-            let refused = try runTandem(["import", db.path, "t", payload])
+            let refused = try tandem(["import", db.path, "t", payload])
             #expect(refused.status == 1 && refused.stderr.contains("element [0], key 'i'"), "\(past): \(refused.stderr)")
         }
         for (index, number) in ["9223372036854775807", "-9223372036854775808"].enumerated() {
-            let exec = try runTandem(["exec", db.path, "INSERT INTO t(id, i) VALUES (?, ?)", "--args-json", "[\"i\(index)\", \(number)]"])
+            let exec = try tandem(["exec", db.path, "INSERT INTO t(id, i) VALUES (?, ?)", "--args-json", "[\"i\(index)\", \(number)]"])
             #expect(exec.status == 0, "\(exec.stderr)")
             #expect(try db.fetchAll("SELECT i FROM t WHERE id = ?", ["i\(index)"]).first?[0] == .integer(Int64(number)!))
         }

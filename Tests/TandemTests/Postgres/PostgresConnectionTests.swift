@@ -46,19 +46,19 @@ struct PostgresConnectionTests {
             let client = dir.path("c\(index).db")
             _ = try SharedDatabase(path: client, schema: notesSchema)
             var seen: [String] = []
-            let sync = try runTandem(["sync", client, "--backend", spelling.text])
+            let sync = try tandem(["sync", client, "--backend", spelling.text])
             #expect((sync.status == 0) == spelling.connects, "\(index): \(sync.stderr)")
             seen += [sync.stdout, sync.stderr]
-            let setup = try runTandem(["backend", "setup", spelling.text, "--schema", schemaFile])
+            let setup = try tandem(["backend", "setup", spelling.text, "--schema", schemaFile])
             seen += [setup.stdout, setup.stderr]
             if spelling.connects || spelling.text.hasPrefix("postgres://tandem:Qx7Secret11") {
                 let app = try Spawned(["app", client, "--backend", spelling.text, "--json"])
-                try waitUntil("app \(index) to own sync") { try runTandem(["status", client, "--json"]).stdout.contains("\"owner_pid\":\(app.pid)") }
+                try waitUntil("app \(index) to own sync") { try tandem(["status", client, "--json"]).stdout.contains("\"owner_pid\":\(app.pid)") }
                 app.signal(SIGTERM)
                 #expect(try app.wait() == 0)
                 seen += app.output + [app.stderr]
             }
-            seen.append(try runTandem(["status", client, "--json"]).stdout)
+            seen.append(try tandem(["status", client, "--json"]).stdout)
             seen += try sqlite(client, "SELECT value FROM ps_kv")
             for part in spelling.parts {
                 for text in seen { #expect(!text.contains(part), "spelling \(index) shows '\(part)': \(text.prefix(400))") }
@@ -75,7 +75,7 @@ struct PostgresConnectionTests {
         try server.stop()
         let dir = try TemporaryDirectory()
         let a = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
-        let failed = try runTandem(["sync", a.path, "--backend", server.url])
+        let failed = try tandem(["sync", a.path, "--backend", server.url])
         #expect(failed.status == 1)
         #expect(try a.sync.status().lastFailure?.kind == .backendUnavailable, "tandem sync records its failure")
         let owner = try Spawned(["app", a.path, "--backend", server.url, "--json"])
@@ -89,7 +89,7 @@ struct PostgresConnectionTests {
         #expect(owner.isRunning && standBy.isRunning)
         // The status says how long the row has waited for upload, and that count grows.
         try waitUntil("the upload lag in the status") { try a.sync.status().uploadLag > .milliseconds(300) }
-        let status = try runTandem(["status", a.path, "--json"]).stdout
+        let status = try tandem(["status", a.path, "--json"]).stdout
         #expect(status.contains(#""pending_uploads":1"#) && !status.contains(#""upload_lag_seconds":"0.000""#), "\(status)")
         try server.start()
         try waitUntil(timeout: 30, "the row on the server") {

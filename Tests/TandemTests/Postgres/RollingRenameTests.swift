@@ -20,7 +20,7 @@ struct RollingRenameTests {
 
     func sync(_ paths: String..., url: String) throws {
         for path in paths {
-            let result = try runTandem(["sync", path, "--backend", url])
+            let result = try tandem(["sync", path, "--backend", url])
             #expect(result.status == 0, "sync \(path): \(result.stderr)")
         }
     }
@@ -39,7 +39,7 @@ struct RollingRenameTests {
 
         // 1. Expand on the server: heading added, filled from title, the two kept equal.
         let v2File = try dir.schemaFile(Self.v2, name: "v2.json")
-        let expand = try runTandem(["backend", "setup", url, "--schema", v2File])
+        let expand = try tandem(["backend", "setup", url, "--schema", v2File])
         #expect(expand.status == 0, "\(expand.stderr)")
         let psql = try PostgresConnection(url)
         #expect(try psql.execute("SELECT count(*) FROM notes WHERE heading IS DISTINCT FROM title").first?.first == "0")
@@ -79,7 +79,7 @@ struct RollingRenameTests {
         try sync(a, b, url: url)
 
         // 4. Contract: the old column and the trigger go; the new release keeps syncing.
-        let contract = try runTandem(["backend", "setup", url, "--schema", v2File, "--contract"])
+        let contract = try tandem(["backend", "setup", url, "--schema", v2File, "--contract"])
         #expect(contract.status == 0, "\(contract.stderr)")
         #expect(try psql.execute("SELECT count(*) FROM pg_attribute WHERE attrelid = 'notes'::regclass AND attname = 'title' AND NOT attisdropped").first?.first == "0")
         do {
@@ -103,9 +103,9 @@ struct RollingRenameTests {
             try oldC.execute("UPDATE notes SET title = 'late' WHERE id = 'r2'")
             oldC.close()
         }
-        let refused = try runTandem(["sync", c, "--backend", url])
+        let refused = try tandem(["sync", c, "--backend", url])
         #expect(refused.status != 0 && refused.stderr.contains("column title is not in the server's table"), "\(refused.stderr)")
-        let status = try runTandem(["status", c, "--json"])
+        let status = try tandem(["status", c, "--json"])
         #expect(status.stdout.contains("title"), "\(status.stdout)")
         let oldC = try SharedDatabase(path: c, schema: Self.v1)
         defer { oldC.close() }
@@ -127,10 +127,10 @@ struct RollingRenameTests {
             try db.execute("INSERT INTO notes(id, title, n) VALUES ('r1', 'one', 1), ('r2', ?, 2)", ["a\u{0}b"])
             db.close()
         }
-        #expect(try runTandem(["sync", a, "--backend", server]).status == 0)
+        #expect(try tandem(["sync", a, "--backend", server]).status == 0)
         // A new host of the new release downloads rows the server holds under the old name.
         try SharedDatabase(path: b, schema: v2).close()
-        #expect(try runTandem(["sync", b, "--backend", server]).status == 0)
+        #expect(try tandem(["sync", b, "--backend", server]).status == 0)
         let expected: [[DatabaseValue]] = [[.text("r1"), .text("one"), .integer(1)], [.text("r2"), .text("a\u{0}b"), .integer(2)]]
         do {
             let db = try SharedDatabase(path: b, schema: v2)
@@ -139,8 +139,8 @@ struct RollingRenameTests {
         }
         // The first host migrates, then downloads everything again.
         try SharedDatabase(path: a, schema: v2).close()
-        #expect(try runTandem(["backend", "reset", a]).status == 0)
-        #expect(try runTandem(["sync", a, "--backend", server]).status == 0)
+        #expect(try tandem(["backend", "reset", a]).status == 0)
+        #expect(try tandem(["sync", a, "--backend", server]).status == 0)
         let db = try SharedDatabase(path: a, schema: v2)
         defer { db.close() }
         #expect(try db.fetchAll("SELECT id, heading, n FROM notes ORDER BY id").map(\.values) == expected)

@@ -38,7 +38,7 @@ import Testing
     @Test func aWriterWaitsForAMigrationInsteadOfFailingBusy() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
         // A migration that takes a few seconds: a long recursive count in an SQL step.
         let slow = Migration(
             "slow", uploads: .none,
@@ -49,7 +49,7 @@ import Testing
         defer { record.unmap() }
         try waitUntil(timeout: 30, "the migration to hold the write lock") { record[\.migrating] == Int64(migrate.pid) || !migrate.isRunning }
         #expect(migrate.isRunning, "the migration ended before a writer could wait for it; make it slower")
-        let writer = try runTandem(["exec", path, "--busy-timeout", "200ms", "INSERT INTO notes(id, title) VALUES ('late', 'x')"])
+        let writer = try tandem(["exec", path, "--busy-timeout", "200ms", "INSERT INTO notes(id, title) VALUES ('late', 'x')"])
         #expect(writer.status == 0, "\(writer.stderr)")
         #expect(writer.stderr.contains("waiting for process \(migrate.pid), which is migrating the schema"), "\(writer.stderr)")
         #expect(try migrate.wait(timeout: 60) == 0, "\(migrate.stderr)")
@@ -59,8 +59,8 @@ import Testing
     @Test func migratePrintsThePlanRunsItAndSchemaListsTheHistory() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
-        #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title, n) VALUES ('a', 'A', 1), ('b', 'B', 2), ('c', 'C', 3)"]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
+        #expect(try tandem(["exec", path, "INSERT INTO notes(id, title, n) VALUES ('a', 'A', 1), ('b', 'B', 2), ('c', 'C', 3)"]).status == 0)
         let fix = Migration("fix", uploads: .changes, steps: [.fill(table: "notes", column: "n", value: "n * 10", where: "n > 1")])
         let drop = Migration("drop-r", uploads: .none, steps: [.dropColumn(table: "notes", column: "r", discardValues: true)])
         let v2 = Schema(
@@ -68,7 +68,7 @@ import Testing
             migrations: [MigrationTests.rename, fix, drop])
         let file = try dir.schemaFile(v2, name: "v2.json")
 
-        let plan = try runTandem(["migrate", path, "--schema", file, "--dry-run"])
+        let plan = try tandem(["migrate", path, "--schema", file, "--dry-run"])
         #expect(plan.status == 0, "\(plan.stderr)")
         #expect(plan.stdout.contains("schema version 0 → 3"), "\(plan.stdout)")
         #expect(plan.stdout.contains("rename-title: rename column notes.title to heading: 3 rows written"), "\(plan.stdout)")
@@ -79,35 +79,35 @@ import Testing
             tables: v2.tables.map {
                 var t = $0; t.columns.append(.real("weight")); return t
             }, migrations: v2.migrations)
-        let plan3 = try runTandem(["migrate", path, "--schema", try dir.schemaFile(v3, name: "v3.json"), "--dry-run"])
+        let plan3 = try tandem(["migrate", path, "--schema", try dir.schemaFile(v3, name: "v3.json"), "--dry-run"])
         #expect(plan3.stdout.contains("then notes: new column weight (real, reads NULL until written)"), "\(plan3.stdout)")
-        #expect(try runTandem(["schema", path, "--history"]).stdout == "schema version 0")
-        #expect(try runTandem(["query", path, "SELECT title FROM notes WHERE id = 'a'"]).stdout.contains("A"))
+        #expect(try tandem(["schema", path, "--history"]).stdout == "schema version 0")
+        #expect(try tandem(["query", path, "SELECT title FROM notes WHERE id = 'a'"]).stdout.contains("A"))
 
-        let run = try runTandem(["migrate", path, "--schema", file, "--json"])
+        let run = try tandem(["migrate", path, "--schema", file, "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
         #expect(report?["to_version"] as? Int == 3 && (report?["ran"] as? [String]) == ["rename-title", "fix", "drop-r"], "\(run.stdout)")
 
-        #expect(try runTandem(["status", path]).stdout.contains("schema version:  3 (last migration 'drop-r')"))
-        #expect(try runTandem(["status", path, "--json"]).stdout.contains("\"schema_version\":3,\"last_migration\":\"drop-r\""))
-        let history = try runTandem(["schema", path, "--history"])
+        #expect(try tandem(["status", path]).stdout.contains("schema version:  3 (last migration 'drop-r')"))
+        #expect(try tandem(["status", path, "--json"]).stdout.contains("\"schema_version\":3,\"last_migration\":\"drop-r\""))
+        let history = try tandem(["schema", path, "--history"])
         #expect(history.status == 0)
         let lines = history.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "schema version 3" && lines.count == 4, "\(history.stdout)")
         #expect(lines.dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] } == ["rename-title", "fix", "drop-r"])
-        #expect(try runTandem(["query", path, "SELECT n FROM notes ORDER BY id", "--json"]).stdout.contains("[{\"n\":1},{\"n\":20},{\"n\":30}]"))
+        #expect(try tandem(["query", path, "SELECT n FROM notes ORDER BY id", "--json"]).stdout.contains("[{\"n\":1},{\"n\":20},{\"n\":30}]"))
 
         // Running it again does nothing; an older list is refused, changing nothing.
-        #expect(try runTandem(["migrate", path, "--schema", file]).stdout.contains("nothing to migrate"))
-        let older = try runTandem(["migrate", path, "--schema", try dir.schemaFile(MigrationTests.v2, name: "older.json")])
+        #expect(try tandem(["migrate", path, "--schema", file]).stdout.contains("nothing to migrate"))
+        let older = try tandem(["migrate", path, "--schema", try dir.schemaFile(MigrationTests.v2, name: "older.json")])
         #expect(older.status != 0 && older.stderr.contains("past this program's version 1"), "\(older.stderr)")
     }
 
     @Test func badMigrationFilesAreRefusedWithTheirFault() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
-        #expect(try runTandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
+        #expect(try tandem(["init", path, "--schema", try dir.schemaFile(MigrationTests.v1, name: "v1.json")]).status == 0)
         let tables = String(decoding: Schema(tables: MigrationTests.v1.tables).jsonData(), as: UTF8.self).dropFirst().dropLast()
         let cases: [(String, String)] = [
             (#"[{"id":"a","steps":[]}]"#, "say whether its changes upload"),
@@ -122,14 +122,14 @@ import Testing
             (#"[{"id":"a","uploads":"none","steps":[{"dropColumn":{"table":"notes","column":"n"}}]}]"#, "discardValues"),
             (#"[{"id":"a","uploads":"none","steps":[]},{"id":"a","uploads":"none","steps":[]}]"#, "two migrations have the id 'a'"),
         ]
-        #expect(try runTandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('keep', 'me')"]).status == 0)
+        #expect(try tandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('keep', 'me')"]).status == 0)
         for (migrations, expected) in cases {
             let file = dir.path("bad.json")
             try Data("{\(tables),\"migrations\":\(migrations)}".utf8).write(to: URL(fileURLWithPath: file))
-            let result = try runTandem(["migrate", path, "--schema", file])
+            let result = try tandem(["migrate", path, "--schema", file])
             #expect(result.status != 0 && result.stderr.contains(expected), "\(migrations): \(result.stderr)")
         }
-        #expect(try runTandem(["query", path, "SELECT count(*) AS n FROM notes", "--json"]).stdout.contains("[{\"n\":1}]"))
-        #expect(try runTandem(["schema", path, "--history"]).stdout == "schema version 0")
+        #expect(try tandem(["query", path, "SELECT count(*) AS n FROM notes", "--json"]).stdout.contains("[{\"n\":1}]"))
+        #expect(try tandem(["schema", path, "--history"]).stdout == "schema version 0")
     }
 }

@@ -166,10 +166,10 @@ let searchSchema = Schema(tables: [
         }
         defer { token.cancel() }
         try waitUntil("the first result") { seen.withLock { $0 } == [[]] }
-        #expect(try runTandem(["exec", db.path, "INSERT INTO searched_notes(id, title) VALUES ('p', 'milk from a process')"]).status == 0)
+        #expect(try tandem(["exec", db.path, "INSERT INTO searched_notes(id, title) VALUES ('p', 'milk from a process')"]).status == 0)
         try waitUntil("the other process's row") { seen.withLock { $0.last } == ["p"] }
-        #expect(try runTandem(["exec", db.path, "INSERT INTO searched_notes(id, title) VALUES ('q', 'tea')"]).status == 0)
-        #expect(try runTandem(["exec", db.path, "UPDATE searched_notes SET title = 'milk tea' WHERE id = 'q'"]).status == 0)
+        #expect(try tandem(["exec", db.path, "INSERT INTO searched_notes(id, title) VALUES ('q', 'tea')"]).status == 0)
+        #expect(try tandem(["exec", db.path, "UPDATE searched_notes SET title = 'milk tea' WHERE id = 'q'"]).status == 0)
         try waitUntil("the updated row") { seen.withLock { $0.last?.sorted() } == ["p", "q"] }
         #expect(seen.withLock { $0 }.count == 3, "the tea row alone changed no result: \(seen.withLock { $0 })")
     }
@@ -180,8 +180,8 @@ let searchSchema = Schema(tables: [
         let db = try SharedDatabase(path: dir.path("a.db"), schema: searchSchema)
         var updates = db.watchSearch(SearchedNote.self, matching: "milk", where: #Predicate { !$0.pinned }, snippetOf: "title").makeAsyncIterator()
         #expect(try await updates.next()?.isEmpty == true)
-        #expect(try runTandem(["exec", db.path, "INSERT INTO searched_notes(id, title, pinned) VALUES ('p', 'pinned milk', 1), ('t', 'tea', 0)"]).status == 0)
-        #expect(try runTandem(["exec", db.path, "INSERT INTO searched_notes(id, title, pinned) VALUES ('m', 'oat milk', 0)"]).status == 0)
+        #expect(try tandem(["exec", db.path, "INSERT INTO searched_notes(id, title, pinned) VALUES ('p', 'pinned milk', 1), ('t', 'tea', 0)"]).status == 0)
+        #expect(try tandem(["exec", db.path, "INSERT INTO searched_notes(id, title, pinned) VALUES ('m', 'oat milk', 0)"]).status == 0)
         let next = try #require(try await updates.next())
         #expect(next.map(\.record.id) == ["m"] && next.first?.snippet == "oat [milk]", "the pinned row and the tea row showed nothing new: \(next.map(\.record.id))")
     }

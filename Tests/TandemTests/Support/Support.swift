@@ -492,3 +492,40 @@ func syncOnce(_ db: SharedDatabase, _ url: String) throws -> Bool {
     }
     return try db.uploadQueue.rejected().allSatisfy { before.contains($0.transaction.transactionID) }
 }
+
+/// Runs `tandem ARGS…` inside the test process (``CommandLineTool/runCaptured(_:standardInput:)``)
+/// with `input` on its standard input: its exit status and output as ``runTandem(_:environment:timeout:)``
+/// gives a process's, without starting one. For what a command does and says; a test of
+/// processes (signals, exit codes of a crash, several processes on one file) starts them.
+@discardableResult
+func tandem(_ arguments: [String], input: String = "", timeout: Double = 60) throws -> (status: Int32, stdout: String, stderr: String) {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<(status: Int32, output: [UInt8], errors: [UInt8])?>(nil)
+    Task(executorPreference: GlobalQueueExecutor.shared) {
+        let ran = await CommandLineTool.runCaptured(arguments, standardInput: Data(input.utf8))
+        result.withLock { $0 = ran }
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + timeout) == .success, let ran = result.withLock({ $0 }) else {
+        throw TestFailure("`tandem \(arguments.joined(separator: " "))` did not end within \(timeout) s")
+    }
+    // Lines as ``Spawned`` reads them: stdout's joined by newlines, stderr's each ended by one.
+    let lines = { (bytes: [UInt8]) -> [String] in
+        var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        if bytes.last == 10 || bytes.isEmpty { lines.removeLast() }
+        return lines
+    }
+    return (ran.status, lines(ran.output).joined(separator: "\n"), lines(ran.errors).map { $0 + "\n" }.joined())
+}
+
+/// Runs a task's jobs on Dispatch's global queue, never on the cooperative pool: a test blocked
+/// on a command it runs inside itself (``tandem(_:input:timeout:)``) holds a thread of that pool,
+/// and on 2 cores the command would wait for one.
+final class GlobalQueueExecutor: TaskExecutor {
+    static let shared = GlobalQueueExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

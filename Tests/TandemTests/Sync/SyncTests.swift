@@ -7,7 +7,7 @@ import Testing
     @Test func uploadsWithoutAnySubscriber() throws {
         let f = try SyncFixture()
         let app = try f.startOwner(f.a)
-        #expect(try runTandem(["exec", f.a.path, "INSERT INTO notes(id, title) VALUES ('n1', 'hello')"]).status == 0)
+        #expect(try tandem(["exec", f.a.path, "INSERT INTO notes(id, title) VALUES ('n1', 'hello')"]).status == 0)
         let committed = nowMicroseconds()
         let server = try EmbeddedBackend(path: f.serverPath)
         try waitUntil(timeout: 1, "the row on the backend within 1 s of the commit") { try server.rows().contains { $0.id == "n1" } }
@@ -32,7 +32,7 @@ import Testing
         #expect(status.lastError?.contains("locked") == true, "\(status.lastError ?? "")")
         #expect(status.lastFailure?.kind == .backendUnavailable, "\(String(describing: status.lastFailure))")
         #expect(status.connected == false)
-        let json = try runTandem(["status", f.a.path, "--json"])
+        let json = try tandem(["status", f.a.path, "--json"])
         #expect(json.stdout.contains(#""last_error":"#) && !json.stdout.contains(#""last_error":null"#))
         try holder.wait()
         let server = try EmbeddedBackend(path: f.serverPath)
@@ -171,17 +171,17 @@ import Testing
         try waitUntil("the queue to drain") { try f.a.uploadQueue.pendingCount() == 0 }
         #expect(try f.serverRows().count == 5)
 
-        let refused = try runTandem(["sync", f.b.path, "--backend", f.backendURL])
+        let refused = try tandem(["sync", f.b.path, "--backend", f.backendURL])
         #expect(refused.status == 0)
         #expect(try count(f.b, "SELECT count(*) FROM notes") == 5)
-        let busy = try runTandem(["sync", f.a.path, "--backend", f.backendURL])
+        let busy = try tandem(["sync", f.a.path, "--backend", f.backendURL])
         #expect(busy.status == 1)
         #expect(busy.stderr.contains("owns sync"), "\(busy.stderr)")
-        let status = try runTandem(["status", f.a.path, "--json"])
+        let status = try tandem(["status", f.a.path, "--json"])
         #expect(status.stdout.contains(#""owner_pid":\#(app.pid)"#), "\(status.stdout)")
         app.signal(SIGTERM)
         try app.wait()
-        let after = try runTandem(["status", f.a.path, "--json"])
+        let after = try tandem(["status", f.a.path, "--json"])
         #expect(after.stdout.contains(#""owner_pid":null"#), "\(after.stdout)")
     }
 
@@ -204,7 +204,7 @@ import Testing
         let missing = try runTandem(["app", f.a.path, "--backend", "sqlite:/nonexistent/dir/server.db"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("'/nonexistent/dir' of the backend file"), "\(missing.stderr)")
-        let client = try runTandem(["sync", f.a.path, "--backend", "sqlite:" + f.b.path])
+        let client = try tandem(["sync", f.a.path, "--backend", "sqlite:" + f.b.path])
         #expect(client.status == 1)
         #expect(client.stderr.contains("is a client database"), "\(client.stderr)")
     }

@@ -15,19 +15,19 @@ import Testing
         defer { app.signal(SIGTERM) }
         try waitUntil(timeout: 30, "the app to own sync") { try SharedDatabase(path: a).sync.status().ownerPID == app.pid }
         for round in 0..<3 {
-            let write = try runTandem(["exec", a, "--wait-synced", "30s", "INSERT INTO notes(id, title) VALUES (?, 'written by a helper')", "r\(round)"])
+            let write = try tandem(["exec", a, "--wait-synced", "30s", "INSERT INTO notes(id, title) VALUES (?, 'written by a helper')", "r\(round)"])
             #expect(write.status == 0, "\(write.stderr)")
             #expect(write.stdout.hasSuffix("synced"), "\(write.stdout)")
             let status = try SharedDatabase(path: a).sync.status()
             #expect(status.syncedThrough >= status.committedThrough && status.uploadedThrough >= status.committedThrough, "\(status)")
-            #expect(try runTandem(["sync", b, "--backend", url]).status == 0)
+            #expect(try tandem(["sync", b, "--backend", url]).status == 0)
             let db = try SharedDatabase(path: b)
             #expect(try db.fetchAll("SELECT count(*) FROM notes WHERE id = ?", ["r\(round)"]).first?[0] == .integer(1), "round \(round): the row is on the server")
             db.close()
         }
         // `tandem sync --wait` waits for the owner instead of refusing while it owns sync.
-        #expect(try runTandem(["exec", a, "INSERT INTO notes(id, title) VALUES ('last', 'x')"]).status == 0)
-        let wait = try runTandem(["sync", a, "--wait", "30s"])
+        #expect(try tandem(["exec", a, "INSERT INTO notes(id, title) VALUES ('last', 'x')"]).status == 0)
+        let wait = try tandem(["sync", a, "--wait", "30s"])
         #expect(wait.status == 0 && wait.stdout == "synced", "\(wait.stdout) \(wait.stderr)")
         #expect(try SharedDatabase(path: a).sync.status().syncedThrough == (try SharedDatabase(path: a).uploadQueue.newestEntryID()))
         app.signal(SIGTERM)
@@ -74,16 +74,16 @@ import Testing
         let dir = try TemporaryDirectory()
         let path = dir.path("a.db")
         try SharedDatabase(path: path, schema: notesSchema).close()
-        let write = try runTandem(["exec", path, "--wait-synced", "300ms", "INSERT INTO notes(id, title) VALUES ('x', 'y')"])
+        let write = try tandem(["exec", path, "--wait-synced", "300ms", "INSERT INTO notes(id, title) VALUES ('x', 'y')"])
         #expect(write.status == 4, "\(write.stderr)")
         #expect(write.stderr.contains("through upload queue entry 1 are not yet uploaded"), "\(write.stderr)")
-        #expect(try runTandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
+        #expect(try tandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
         let db = try SharedDatabase(path: path)
         defer { db.close() }
         let started = ContinuousClock.now
         try await db.sync.waitUntilSynced(timeout: .zero)
         #expect(ContinuousClock.now - started < .seconds(5))
-        let status = try runTandem(["status", path, "--json"])
+        let status = try tandem(["status", path, "--json"])
         #expect(status.stdout.contains("\"committed_through\":1,\"uploaded_through\":1,\"synced_through\":1"), "\(status.stdout)")
     }
 }

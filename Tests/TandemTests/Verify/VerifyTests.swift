@@ -52,7 +52,7 @@ import Testing
     }
 
     static func verify(_ path: String, _ url: String, _ options: [String] = []) throws -> (status: Int32, report: [String: Any], stderr: String) {
-        let run = try runTandem(["verify", path, "--backend", url, "--json"] + options)
+        let run = try tandem(["verify", path, "--backend", url, "--json"] + options)
         let object = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) as? [String: Any] ?? [:]
         return (run.status, object, run.stderr)
     }
@@ -78,7 +78,7 @@ import Testing
         try SharedDatabase(path: b, schema: Self.schema).close()
         for seed: UInt64 in [1, 2, 3] { try Self.writeGeneratedRows(dbA, seed: seed, count: 150) }
         dbA.close()
-        for path in [a, b] { #expect(try runTandem(["sync", path, "--backend", url]).status == 0) }
+        for path in [a, b] { #expect(try tandem(["sync", path, "--backend", url]).status == 0) }
         for path in [a, b] {
             let agreed = try Self.verify(path, url)
             #expect(agreed.status == 0, "\(path): \(agreed.report) \(agreed.stderr)")
@@ -91,9 +91,9 @@ import Testing
         let changed = "1-3", removed = "2-5", ghost = "ghost\u{0}row", pending = "3-7", serverChanged = "2-8", inFlight = "1-9"
         // Two ids Swift's String equality takes for one (é, and e with a combining accent): to
         // SQLite and PostgreSQL they are two rows, and the drift of one is not the other's.
-        #expect(try runTandem(["exec", a, "INSERT INTO items(id, title) VALUES ('\u{E9}', 'composed'), ('e\u{301}', 'decomposed')"]).status == 0)
-        #expect(try runTandem(["sync", a, "--backend", url]).status == 0)
-        #expect(try runTandem(["sync", b, "--backend", url]).status == 0)
+        #expect(try tandem(["exec", a, "INSERT INTO items(id, title) VALUES ('\u{E9}', 'composed'), ('e\u{301}', 'decomposed')"]).status == 0)
+        #expect(try tandem(["sync", a, "--backend", url]).status == 0)
+        #expect(try tandem(["sync", b, "--backend", url]).status == 0)
         try sqlite(b, "UPDATE ps_data__items SET data = json_set(data, '$.title', 'drifted') WHERE id = 'e' || char(769)")
         try sqlite(b, "UPDATE ps_data__items SET data = json_set(data, '$.n', 424242) WHERE id = '\(changed)'")
         try sqlite(b, "DELETE FROM ps_data__items WHERE id = '\(removed)'")
@@ -101,9 +101,9 @@ import Testing
         try sqlite(b, "UPDATE ps_data__items SET data = json_set(data, '$.title', 'drifted too') WHERE id = '\(pending)'")
         try serverDrift(serverChanged)
         // A pending edit on B (of a drifted row), and a change on the server B has not downloaded.
-        #expect(try runTandem(["exec", b, "UPDATE items SET Zed = 'pending edit' WHERE id = ?", pending]).status == 0)
-        #expect(try runTandem(["exec", a, "UPDATE items SET title = 'newer' WHERE id = ?", inFlight]).status == 0)
-        #expect(try runTandem(["sync", a, "--backend", url]).status == 0)
+        #expect(try tandem(["exec", b, "UPDATE items SET Zed = 'pending edit' WHERE id = ?", pending]).status == 0)
+        #expect(try tandem(["exec", a, "UPDATE items SET title = 'newer' WHERE id = ?", inFlight]).status == 0)
+        #expect(try tandem(["sync", a, "--backend", url]).status == 0)
 
         let found = try Self.verify(b, url)
         #expect(found.status == 3, "\(found.report) \(found.stderr)")
@@ -115,7 +115,7 @@ import Testing
         #expect(accented.map { Array($0.unicodeScalars) } == [["e", "\u{301}"]], "only the decomposed id drifted: \(accented.map { Array($0.unicodeScalars) })")
         #expect(Self.table(found.report, "items")["pending_rows"] as? Int == 1 && Self.table(found.report, "items")["in_flight_rows"] as? Int == 1, "\(found.report)")
         #expect(Self.table(found.report, "tags")["agrees"] as? Bool == true)
-        let text = try runTandem(["verify", b, "--backend", url])
+        let text = try tandem(["verify", b, "--backend", url])
         #expect(text.stdout.contains("items id 'ghost\\0row': only here") || text.stdout.contains("items id 'ghost"), "\(text.stdout)")
 
         // The repair writes the server's rows, keeps the pending edit, and queues nothing.
@@ -130,15 +130,15 @@ import Testing
         let again = try Self.verify(b, url)
         #expect(again.status == 0 && again.report["agrees"] as? Bool == true, "\(again.report)")
         // B syncs: its pending edit goes up, and B and the server agree with nothing left out.
-        #expect(try runTandem(["sync", b, "--backend", url]).status == 0)
+        #expect(try tandem(["sync", b, "--backend", url]).status == 0)
         let synced = try Self.verify(b, url)
         #expect(synced.status == 0 && Self.table(synced.report, "items")["pending_rows"] as? Int == 0, "\(synced.report)")
         #expect(Self.table(synced.report, "items")["in_flight_rows"] as? Int == 0, "\(synced.report)")
         // A missed the server's change too (behind the log): it finds and repairs it.
-        #expect(try runTandem(["sync", a, "--backend", url]).status == 0)
+        #expect(try tandem(["sync", a, "--backend", url]).status == 0)
         let onA = try Self.verify(a, url, ["--repair"])
         #expect(Self.differences(onA.report, "items") == [serverChanged: "different_values"], "\(onA.report)")
-        let status = try runTandem(["status", a, "--json"])
+        let status = try tandem(["status", a, "--json"])
         #expect(status.stdout.contains(#""last_verification":{"#) && status.stdout.contains(#""repaired_rows":1"#), "\(status.stdout)")
     }
 
@@ -176,18 +176,18 @@ import Testing
         let dbA = try SharedDatabase(path: a, schema: Self.schema)
         try SharedDatabase(path: b, schema: Self.schema).close()
         try Self.writeGeneratedRows(dbA, seed: 7, count: 100)
-        for path in [a, b] { #expect(try runTandem(["sync", path, "--backend", url]).status == 0) }
-        #expect(try runTandem(["backup", b, dir.path("yesterday.db")]).status == 0)
+        for path in [a, b] { #expect(try tandem(["sync", path, "--backend", url]).status == 0) }
+        #expect(try tandem(["backup", b, dir.path("yesterday.db")]).status == 0)
         try dbA.execute("UPDATE items SET title = 'today' WHERE id IN ('7-1', '7-2')")
         try dbA.execute("DELETE FROM items WHERE id = '7-3'")
         dbA.close()
-        for path in [a, b] { #expect(try runTandem(["sync", path, "--backend", url]).status == 0) }
-        let restore = try runTandem(["restore", dir.path("yesterday.db"), b])
+        for path in [a, b] { #expect(try tandem(["sync", path, "--backend", url]).status == 0) }
+        let restore = try tandem(["restore", dir.path("yesterday.db"), b])
         #expect(restore.status == 0, "\(restore.stderr)")
         let behind = try Self.verify(b, url)
         #expect(behind.status == 0, "\(behind.report) \(behind.stderr)")
         #expect(Self.table(behind.report, "items")["in_flight_rows"] as? Int == 3, "\(behind.report)")
-        #expect(try runTandem(["sync", b, "--backend", url]).status == 0)
+        #expect(try tandem(["sync", b, "--backend", url]).status == 0)
         let current = try Self.verify(b, url)
         #expect(current.status == 0 && Self.table(current.report, "items")["in_flight_rows"] as? Int == 0, "\(current.report)")
     }
@@ -204,11 +204,11 @@ import Testing
         let app = try Spawned(["app", a, "--backend", "sqlite:" + server, "--json", "--verify-every", "300ms"])
         defer { app.signal(SIGTERM) }
         try app.waitForLine(timeout: 30, "a verification that agrees") { $0.contains(#""event":"verified""#) }
-        let agreed = try runTandem(["status", a, "--json"])
+        let agreed = try tandem(["status", a, "--json"])
         #expect(agreed.stdout.contains(#""last_verification":{"#) && agreed.stdout.contains(#""agrees":true"#), "\(agreed.stdout)")
         try sqlite(server, "UPDATE server_rows SET data = json_set(data, '$.n', 7) WHERE type = 'items' AND id = '9-1'")
         try app.waitForLine(timeout: 30, "the drift reported") { $0.contains(#""event":"drift_found""#) && $0.contains(#""differing_tables":["items"]"#) }
-        let drifted = try runTandem(["status", a])
+        let drifted = try tandem(["status", a])
         #expect(drifted.stdout.contains("1 row(s) differed (items)"), "\(drifted.stdout)")
         app.signal(SIGTERM)
         #expect(try app.wait(timeout: 30) == 0)
@@ -222,14 +222,14 @@ import Testing
         let url = "sqlite:" + dir.path("server.db")
         let a = dir.path("a.db")
         try SharedDatabase(path: a, schema: Self.schema).close()
-        let never = try runTandem(["verify", a, "--backend", url])
+        let never = try tandem(["verify", a, "--backend", url])
         #expect(never.status == 1 && never.stderr.contains("has not synced yet"), "\(never.stderr)")
-        #expect(try runTandem(["sync", a, "--backend", url]).status == 0)
-        let local = try runTandem(["verify", a, "--backend", url, "--table", "drafts"])
+        #expect(try tandem(["sync", a, "--backend", url]).status == 0)
+        let local = try tandem(["verify", a, "--backend", url, "--table", "drafts"])
         #expect(local.status == 1 && local.stderr.contains("table drafts is local-only"), "\(local.stderr)")
-        let unknown = try runTandem(["verify", a, "--backend", url, "--table", "nope"])
+        let unknown = try tandem(["verify", a, "--backend", url, "--table", "nope"])
         #expect(unknown.status == 1 && unknown.stderr.contains("table nope is not declared"), "\(unknown.stderr)")
-        let other = try runTandem(["verify", a, "--backend", "sqlite:" + dir.path("other.db")])
+        let other = try tandem(["verify", a, "--backend", "sqlite:" + dir.path("other.db")])
         #expect(other.status != 0 && !FileManager.default.fileExists(atPath: dir.path("other.db")), "\(other.stderr)")
     }
 }
