@@ -33,10 +33,7 @@ enum PostgresRenames {
     static func serverTable(_ table: TableSchema, in schema: Schema, contract: Bool, on connection: PostgresConnection) throws -> TableSchema {
         let pairs = pairs(of: table, in: schema)
         guard !pairs.isEmpty else { return table }
-        let existing = Set(
-            try connection.execute(
-                "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped", [SQLText.identifier(table.name)]
-            ).compactMap { $0[0] ?? nil })
+        let existing = Set(try PostgresSetup.existingColumns(of: table.name, on: connection).keys)
         let name = SQLText.identifier(table.name)
         let function = SQLText.identifier(PostgresSetup.objectName("tandem_rename_", table.name))
         var served = table

@@ -109,7 +109,8 @@ enum PostgresSetup {
     /// Creates or adopts every synced table of `schema` and the log machinery, in one transaction.
     /// - Throws: ``PostgresError`` naming the table and column of what can never sync (see the type).
     /// - Parameter contract: drop the old columns of the schema's renames and the triggers that
-    ///   kept them equal to the new ones (``PostgresRenames``); without it, renames are expanded.
+    ///   kept them equal to the new ones (``PostgresRenames``), and what its migrations drop
+    ///   (``PostgresDrops``); without it, renames and drops are expanded.
     static func install(_ schema: Schema, retention: Double? = nil, contract: Bool = false, on connection: PostgresConnection) throws {
         try connection.transaction {
             try connection.execute("SELECT pg_advisory_xact_lock(7340977)")  // setups one at a time
@@ -125,12 +126,27 @@ enum PostgresSetup {
             }
             let schema = try schema.resolvingScopes()
             for table in schema.tables where !table.localOnly {
-                let served = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
+                let renamed = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
+                let served = try PostgresDrops.serverTable(renamed, declared: table, in: schema, contract: contract, on: connection)
                 try installTable(served, in: schema, on: connection)
                 if !contract { try PostgresRenames.keepEqual(table, in: schema, served: served, on: connection) }
             }
+            if contract { try PostgresDrops.dropTables(of: schema, on: connection) }
             try PostgresPrivileges.install(on: connection)
         }
+    }
+
+    /// The columns `table` has on the server (none when it has no such table): name → type as
+    /// `format_type` spells it (`text`, `bigint`, `double precision`).
+    static func existingColumns(of table: String, on connection: PostgresConnection) throws -> [String: String] {
+        var types: [String: String] = [:]
+        for row in try connection.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped",
+            [SQLText.identifier(table)])
+        {
+            if let column = row[0], let type = row[1] { types[column] = type }
+        }
+        return types
     }
 
     private static func installTable(_ table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws {

@@ -132,6 +132,7 @@ struct MigrationRun {
             done.pendingRewritten = try rewritePending(of: from, where: "1") { "json_set(\($0), '$.type', \(SQLText.literal(to)))" }
             working.tables[index] = renamed
             try RenamedColumns.renameTable(from: from, to: to, in: tx)
+            try MigrationDrops.renameTable(from: from, to: to, in: tx)
             for i in working.tables.indices {
                 if case .parent(let parent, let via) = working.tables[i].scope, parent == from { working.tables[i].scope = .parent(table: to, via: via) }
             }
@@ -187,6 +188,7 @@ struct MigrationRun {
             done.rowsChanged = try changes(
                 "UPDATE \(table.quotedDataTable) SET data = json_remove(data, \(path)) WHERE json_valid(data) AND json_type(data, \(path)) IS NOT NULL")
             done.rowsLeavingHost = done.rowsChanged
+            if !table.localOnly { try MigrationDrops.record(table: table.name, column: column.name, in: tx) }
             try rewriteStaged(of: table.name) {
                 "json_remove(\($0), \(path))"
             } where: {
@@ -218,6 +220,7 @@ struct MigrationRun {
             done.rowsLeavingHost = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable)").int64Value ?? 0)
             done.rowsChanged = done.rowsLeavingHost
             try tx.executeOwn("DROP TABLE \(table.quotedDataTable)")
+            if !table.localOnly { try MigrationDrops.record(table: table.name, in: tx) }
             for staged in [InternalTables.untyped, InternalTables.download] {
                 try tx.executeOwn("DELETE FROM \(staged) WHERE type = ?", [table.name])
             }

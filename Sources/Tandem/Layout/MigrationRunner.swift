@@ -112,8 +112,10 @@ enum MigrationRunner {
                 for migration in pending {
                     try record(migration, ran: false, in: tx)
                     // Rows downloaded from a server that has not renamed a column come under its old name.
-                    for case .renameColumn(let table, let from, let to) in migration.steps {
-                        try RenamedColumns.record(table: table, from: from, to: to, in: tx)
+                    for step in migration.steps {
+                        if case .renameColumn(let table, let from, let to) = step { try RenamedColumns.record(table: table, from: from, to: to, in: tx) }
+                        if case .dropColumn(let table, let column, _) = step { try MigrationDrops.record(table: table, column: column, in: tx) }
+                        if case .dropTable(let table, _) = step { try MigrationDrops.record(table: table, in: tx) }
                     }
                 }
             }

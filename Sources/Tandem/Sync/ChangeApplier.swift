@@ -19,6 +19,8 @@ final class ChangeApplier {
     private var targets: [String: String?] = [:]
     /// The file's column renames, read once per applier (``RenamedColumns``).
     private var renamed: RenamedColumns?
+    /// What the file's migrations dropped, read once per applier (``MigrationDrops``).
+    private var dropped: MigrationDrops?
     /// During a full sync (``beginFullSync(in:)``): per table, the ids its PUTs wrote.
     private var written: [String: Set<String>]?
 
@@ -28,7 +30,9 @@ final class ChangeApplier {
     }
 
     func apply(_ changes: [ServerChange], in tx: Transaction) throws {
+        if dropped == nil { dropped = try MigrationDrops.load(in: tx) }
         for change in changes where pending[[change.table, change.rowID]] == nil {
+            if dropped?.discards(table: change.table, declared: schema.table(named: change.table)) == true { continue }
             guard let quoted = try target(of: change.table, in: tx) else {
                 try applyUntyped(change, in: tx)
                 continue
@@ -43,7 +47,8 @@ final class ChangeApplier {
                     // An upsert updates the row in place (`INSERT OR REPLACE` deleted it and
                     // inserted it again), and not at all when its stored text is the same.
                     if renamed == nil { renamed = try RenamedColumns.load(in: tx) }
-                    let row = renamed?.downloaded("json(?2)", table: change.table) ?? "json(?2)"
+                    let moved = renamed?.downloaded("json(?2)", table: change.table) ?? "json(?2)"
+                    let row = dropped?.downloaded(moved, table: change.table, declared: schema.table(named: change.table)) ?? moved
                     try tx.executeOwn(
                         "INSERT INTO \(quoted)(id, data) VALUES (?1, \(row)) ON CONFLICT(id) DO UPDATE SET data = excluded.data WHERE data IS NOT excluded.data",
                         [change.rowID, data])

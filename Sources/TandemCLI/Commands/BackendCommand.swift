@@ -27,6 +27,9 @@ enum BackendCommand {
             filled from the old one and kept equal to it by a trigger, both synced, so hosts of the
             old and the new schema sync through the server while the rename rolls out; once every
             host runs the new schema, setup with --contract drops the old columns and the trigger.
+            Its drops (dropColumn, dropTable migrations) are expanded too: the server keeps
+            syncing the column or table for hosts of the old schema (a migrated host stores none
+            of it from what it downloads), and --contract drops them.
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
             check: lists each of Tandem's server objects (its tables, the synced tables, its
