@@ -119,6 +119,8 @@ enum PostgresSetup {
             // object in another schema can stand in for Tandem's (CVE-2018-1058's class).
             try connection.execute("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)")
             for statement in base { try connection.execute(statement) }
+            try connection.execute(PostgresTypeChanges.realText)
+            try connection.execute(PostgresTypeChanges.function)
             if let retention {
                 try connection.execute(
                     "INSERT INTO tandem_meta(key, value) VALUES ('retention_seconds', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -187,7 +189,11 @@ enum PostgresSetup {
             let wanted = sqlType(column.type)
             if let type = types[column.name] {
                 guard type == wanted else {
-                    throw PostgresError("table \(table.name) exists but its column \(column.name) is \(type), not \(wanted) as the schema declares")
+                    guard let migration = PostgresTypeChanges.migration(changing: column.name, of: table.name, to: column.type, in: schema) else {
+                        throw PostgresError("table \(table.name) exists but its column \(column.name) is \(type), not \(wanted) as the schema declares")
+                    }
+                    try PostgresTypeChanges.convert(column.name, of: table.name, from: type, to: column.type, by: migration, on: connection)
+                    continue
                 }
             } else {
                 try connection.execute("ALTER TABLE \(name) ADD COLUMN \(SQLText.identifier(column.name)) \(wanted)")

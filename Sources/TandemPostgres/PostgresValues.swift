@@ -17,11 +17,46 @@ enum PostgresValues {
         case (.double(let d), .integer):
             guard let i = Int64(exactly: d) else { try reject("is not an integer, which the server's bigint column needs") }
             return String(i)
+        case (.string(let s), .integer), (.string(let s), .real):
+            // Text from a host whose column has the old type of a type change.
+            guard let number = numberText(s, as: type) else { try reject("does not convert to the server's \(PostgresSetup.sqlType(type)) column exactly") }
+            return number
         case (.integer(let i), .real): return String(i)
         case (.double(let d), .real):
             guard d.isFinite else { try reject("is not finite") }
             return d.description
         default: try reject("does not fit the server's \(PostgresSetup.sqlType(type)) column")
+        }
+    }
+
+    /// `text` as a number of `type` when a SQLite column of that type would take it exactly
+    /// (``PostgresTypeChanges``'s rule, on the safe side: a number literal with spaces around it,
+    /// at most 17 significant digits when it has a fraction or an exponent, an integer read from
+    /// such text at most 2^53), as the parameter's text; nil otherwise.
+    static func numberText(_ text: String, as type: ColumnSchema.ColumnType) -> String? {
+        let spaces: Set<Unicode.Scalar> = [" ", "\t", "\n", "\u{0B}", "\u{0C}", "\r"]
+        var scalars = Substring.UnicodeScalarView(text.unicodeScalars)
+        while let first = scalars.first, spaces.contains(first) { scalars.removeFirst() }
+        while let last = scalars.last, spaces.contains(last) { scalars.removeLast() }
+        let body = String(scalars)
+        guard body.wholeMatch(of: /[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?/) != nil else { return nil }
+        let fractional = body.contains { ".eE".contains($0) }
+        if fractional && body.prefix(while: { $0 != "e" && $0 != "E" }).filter(\.isNumber).count > 17 { return nil }
+        switch (type, fractional) {
+        case (.integer, false): return Int64(body).map(String.init)
+        case (.integer, true):
+            guard var value = Decimal(string: body, locale: Locale(identifier: "en_US_POSIX")), abs(value) <= 9_007_199_254_740_992 else { return nil }
+            var whole = Decimal()
+            NSDecimalRound(&whole, &value, 0, .plain)
+            guard whole == value else { return nil }
+            return Int64(exactly: NSDecimalNumber(decimal: whole).doubleValue).map(String.init)
+        case (.real, false):
+            guard let integer = Int64(body), Double(exactly: integer) != nil, let value = Double(body) else { return nil }
+            return value.description  // `-0` is -0.0, as SQLite reads it
+        case (.real, true):
+            guard let value = Double(body), value.isFinite else { return nil }
+            return value.description
+        case (.text, _): return nil
         }
     }
 

@@ -29,7 +29,9 @@ enum BackendCommand {
             host runs the new schema, setup with --contract drops the old columns and the trigger.
             Its drops (dropColumn, dropTable migrations) are expanded too: the server keeps
             syncing the column or table for hosts of the old schema (a migrated host stores none
-            of it from what it downloads), and --contract drops them.
+            of it from what it downloads), and --contract drops them. Its type changes
+            (changeType) convert the server's column in place by the rule hosts convert with; a
+            value that does not convert refuses the setup, naming its row.
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
             check: lists each of Tandem's server objects (its tables, the synced tables, its
