@@ -86,4 +86,34 @@ enum PostgresRenames {
         let sets = pairs.map { "\(SQLText.identifier($0.to)) = \(SQLText.identifier($0.from))" }.joined(separator: ", ")
         try connection.execute("UPDATE \(name) SET \(sets) WHERE \(differs)")
     }
+
+    /// The schema's table renames (``Migration/Step/renameTable(from:to:)``), made on the server
+    /// in one step, in the migrations' order: a table the server syncs under the old name, with no
+    /// relation of the new name, is renamed with its rows, its Tandem triggers, functions and
+    /// index dropped (setup installs them again under the new name) and its registration moved.
+    /// A host on the old release then has its uploads refused and set aside, naming the table;
+    /// a migrated host applies changes logged under the old name to the renamed table.
+    static func renameTables(of schema: Schema, on connection: PostgresConnection) throws {
+        for migration in schema.migrations {
+            for case .renameTable(let from, let to) in migration.steps {
+                guard !(try connection.execute("SELECT 1 FROM tandem_tables WHERE table_name = $1", [from])).isEmpty,
+                    try connection.execute("SELECT to_regclass($1) IS NULL", [SQLText.identifier(to)]).first?.first == "t"
+                else { continue }
+                let old = SQLText.identifier(from)
+                for row in try connection.execute(
+                    "SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal AND tgname LIKE 'tandem\\_%'", [old])
+                {
+                    if let trigger = row[0] { try connection.execute("DROP TRIGGER \(SQLText.identifier(trigger)) ON \(old)") }
+                }
+                try connection.execute("DROP FUNCTION IF EXISTS \(SQLText.identifier(PostgresSetup.objectName("tandem_row_", from)))(\(old))")
+                for prefix in ["tandem_log_", "tandem_rename_"] + PostgresTriggers.uploadLogPrefixes {
+                    try connection.execute("DROP FUNCTION IF EXISTS \(SQLText.identifier(PostgresSetup.objectName(prefix, from)))()")
+                }
+                try connection.execute("DROP INDEX IF EXISTS \(SQLText.identifier(PostgresSetup.objectName("tandem_via_", from)))")
+                try connection.execute("ALTER TABLE \(old) RENAME TO \(SQLText.identifier(to))")
+                try connection.execute("DELETE FROM tandem_columns WHERE table_name = $1", [from])
+                try connection.execute("DELETE FROM tandem_tables WHERE table_name = $1", [from])
+            }
+        }
+    }
 }

@@ -127,6 +127,7 @@ enum PostgresSetup {
                     [String(retention)])
             }
             let schema = try schema.resolvingScopes()
+            try PostgresRenames.renameTables(of: schema, on: connection)
             for table in schema.tables where !table.localOnly {
                 let renamed = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
                 let served = try PostgresDrops.serverTable(renamed, declared: table, in: schema, contract: contract, on: connection)

@@ -132,6 +132,7 @@ struct MigrationRun {
             done.pendingRewritten = try rewritePending(of: from, where: "1") { "json_set(\($0), '$.type', \(SQLText.literal(to)))" }
             working.tables[index] = renamed
             try RenamedColumns.renameTable(from: from, to: to, in: tx)
+            if !table.localOnly { try RenamedTables.record(from: from, to: to, in: tx) }
             try MigrationDrops.renameTable(from: from, to: to, in: tx)
             for i in working.tables.indices {
                 if case .parent(let parent, let via) = working.tables[i].scope, parent == from { working.tables[i].scope = .parent(table: to, via: via) }

@@ -21,6 +21,8 @@ enum StoredKey: String, CaseIterable {
     case backendName = "backend_name"
     /// The column renames migrations made, as JSON (``RenamedColumns``).
     case renamedColumns = "renamed_columns"
+    /// The table renames migrations made, as JSON (``RenamedTables``).
+    case renamedTables = "renamed_tables"
     /// The columns and tables migrations dropped, as JSON (``MigrationDrops``).
     case migrationDrops = "migration_drops"
     /// The last verification's result, as JSON (``LastVerification``).

@@ -21,6 +21,8 @@ final class ChangeApplier {
     private var renamed: RenamedColumns?
     /// What the file's migrations dropped, read once per applier (``MigrationDrops``).
     private var dropped: MigrationDrops?
+    /// The file's table renames, read once per applier (``RenamedTables``).
+    private var renamedTables: RenamedTables?
     /// During a full sync (``beginFullSync(in:)``): per table, the ids its PUTs wrote.
     private var written: [String: Set<String>]?
 
@@ -31,7 +33,10 @@ final class ChangeApplier {
 
     func apply(_ changes: [ServerChange], in tx: Transaction) throws {
         if dropped == nil { dropped = try MigrationDrops.load(in: tx) }
-        for change in changes where pending[[change.table, change.rowID]] == nil {
+        if renamedTables == nil { renamedTables = try RenamedTables.load(in: tx) }
+        for serverChange in changes {
+            let change = renamedTables?.local(serverChange, schema: schema) ?? serverChange
+            guard pending[[change.table, change.rowID]] == nil else { continue }
             if dropped?.discards(table: change.table, declared: schema.table(named: change.table)) == true { continue }
             guard let quoted = try target(of: change.table, in: tx) else {
                 try applyUntyped(change, in: tx)

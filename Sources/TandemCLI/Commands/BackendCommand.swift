@@ -31,7 +31,8 @@ enum BackendCommand {
             syncing the column or table for hosts of the old schema (a migrated host stores none
             of it from what it downloads), and --contract drops them. Its type changes
             (changeType) convert the server's column in place by the rule hosts convert with; a
-            value that does not convert refuses the setup, naming its row.
+            value that does not convert refuses the setup, naming its row. Its table renames
+            (renameTable) rename the server's table with its rows, in one step.
             compact: deletes the change log's entries every client seen within the retention has
             applied, now (apps also do it in the background), and prints how many.
             check: lists each of Tandem's server objects (its tables, the synced tables, its

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The table renames migrations made in this file: `{"notes":"memos"}` (each name a table had,
+/// its name now), stored in `ps_kv`.
+///
+/// A server's change log keeps the changes made before a table was renamed on it under the old
+/// name (PostgreSQL's setup renames the table; the embedded backend's server keeps the names
+/// rows were uploaded with): a downloaded change of a table the file no longer declares under
+/// that name is applied to the table it became (``local(_:schema:)``), so that a host that was
+/// away during the rename still gets every edit.
+struct RenamedTables {
+    private var names: [String: String]
+
+    /// The renames stored in the file (none when there are none, or the stored text is damaged).
+    static func load(in tx: Transaction) throws -> RenamedTables {
+        guard let text = try tx.connection.storedIfPresent(.renamedTables).stringValue,
+            let names = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+        else { return RenamedTables(names: [:]) }
+        return RenamedTables(names: names)
+    }
+
+    /// Records that table `from` is now `to` (every earlier name of `from` too).
+    static func record(from: String, to: String, in tx: Transaction) throws {
+        var renames = try load(in: tx)
+        for (old, now) in renames.names where now == from { renames.names[old] = to }
+        renames.names[from] = to
+        renames.names[to] = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try tx.store(.renamedTables, String(decoding: try encoder.encode(renames.names), as: UTF8.self))
+    }
+
+    /// `change` as this file names its table: under the table's name now when a migration renamed
+    /// it and `schema` does not declare the old name again; else as it is.
+    func local(_ change: ServerChange, schema: Schema) -> ServerChange {
+        guard let now = names[change.table], schema.table(named: change.table) == nil else { return change }
+        return ServerChange(op: change.op, table: now, rowID: change.rowID, data: change.data)
+    }
+}
