@@ -178,6 +178,12 @@ extension CommandLineTool {
     /// `stress`) need a process of their own. Process-wide settings stay untouched: signal
     /// handling, the descriptor check, and databases the program opened itself.
     static func runCaptured(_ arguments: [String], standardInput: Data = Data()) async -> (status: Int32, output: [UInt8], errors: [UInt8]) {
+        // These end their process (on a signal, a replaced file, a failed live query) or hand
+        // their standard streams to processes of their own: inside another program they would
+        // end it, or write past the captured streams.
+        if let name = arguments.first, let command = commands.first(where: { $0.name == name }), command.stopsOnSignal || ["run", "stress", "demo"].contains(name) {
+            return (2, [], Array("tandem \(name): runs as a process of its own, not inside another program\n".utf8))
+        }
         let streams = CapturedStreams(input: standardInput)
         let status = await CapturedStreams.$current.withValue(streams) { await run(arguments) }
         let written = streams.bytes

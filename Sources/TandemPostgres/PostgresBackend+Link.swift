@@ -27,5 +27,7 @@ extension PostgresBackend {
         /// The server's synced tables and their declared columns, read once (and again when an
         /// upload names a table or column not in it, after a `tandem backend setup`).
         var columnTypes: [String: [(name: String, type: ColumnSchema.ColumnType)]]?
+        /// The columns each table serves only for hosts of an older schema, read with ``columnTypes``.
+        var keptForOlder: [String: Set<String>] = [:]
     }
 }

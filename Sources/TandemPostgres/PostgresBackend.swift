@@ -68,6 +68,7 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                 ] + PostgresBackend.feedSettings)
             serverID = answers[0].first?.first ?? nil
             link.columnTypes = PostgresSetup.columnTypes(from: answers[1])
+            link.keptForOlder = PostgresSetup.keptForOlder(from: answers[1])
             // A scoped role's first page is read on its scopes' index, never ahead.
             link.commitsAhead = answers[2].first?.first != "t"
         } catch let error as PostgresError where error.sqlState == "42P01" {
@@ -210,9 +211,9 @@ public final class PostgresBackend: SyncBackend, @unchecked Sendable {
                     return keys.contains { key in !known.contains { $0.name == key } }
                 })
             {
-                link.columnTypes = try PostgresSetup.columnTypes(on: db)
+                (link.columnTypes, link.keptForOlder) = try PostgresSetup.columnRegistry(on: db)
             }
-            let upload = PostgresUpload(db: db, columns: link.columnTypes ?? [:])
+            let upload = PostgresUpload(db: db, columns: link.columnTypes ?? [:], keptForOlder: link.keptForOlder)
             // A refused row: the batch again (it was rolled back), one entry at a time, so that
             // the refusal names its table and row.
             func oneAtATime() throws {

@@ -16,38 +16,43 @@ import Tandem
 ///
 /// Related documentation: https://www.postgresql.org/docs/current/plpgsql-trigger.html
 enum PostgresRenames {
-    /// Each renamed column of `table` as (the name the server may still have, the declared
-    /// name), following chains (`a` to `b`, then `b` to `c`: `a` to `c`).
-    static func pairs(of table: TableSchema, in schema: Schema) -> [(from: String, to: String)] {
+    /// Each renamed column of `table` as (the name the server may still have, the name now),
+    /// following chains (`a` to `b`, then `b` to `c`: `a` to `c`); with `declaredOnly`, only those
+    /// whose name now `table` declares (a column renamed, then dropped, is not).
+    static func pairs(of table: TableSchema, in schema: Schema, declaredOnly: Bool = true) -> [(from: String, to: String)] {
         var origin: [String: String] = [:]  // name now → first name
+        var order: [String] = []
         for migration in schema.migrations {
             for case .renameColumn(let name, let from, let to) in migration.steps where name == table.name {
                 origin[to] = origin.removeValue(forKey: from) ?? from
+                order.append(to)
             }
         }
-        return table.columns.compactMap { column in origin[column.name].flatMap { $0 == column.name ? nil : ($0, column.name) } }
+        let names = declaredOnly ? table.columns.map(\.name) : order.filter { origin[$0] != nil }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        return names.compactMap { name in origin[name].flatMap { $0 == name ? nil : ($0, name) } }
     }
 
     /// `table` as the server syncs it while expanding: its columns, and the old name of each
-    /// renamed column the server still has. Contracting drops those first.
+    /// renamed column the server still has (of a column renamed and then dropped too, which
+    /// ``PostgresDrops`` keeps). Contracting drops those, and the trigger that kept them equal.
     static func serverTable(_ table: TableSchema, in schema: Schema, contract: Bool, on connection: PostgresConnection) throws -> TableSchema {
-        let pairs = pairs(of: table, in: schema)
-        guard !pairs.isEmpty else { return table }
-        let existing = Set(try PostgresSetup.existingColumns(of: table.name, on: connection).keys)
+        let pairs = pairs(of: table, in: schema, declaredOnly: false)
         let name = SQLText.identifier(table.name)
         let function = SQLText.identifier(PostgresSetup.objectName("tandem_rename_", table.name))
-        var served = table
         if contract {
             try connection.execute("DROP TRIGGER IF EXISTS \(function) ON \(name)")
             try connection.execute("DROP FUNCTION IF EXISTS \(function)()")
-            for pair in pairs where existing.contains(pair.from) {
-                try connection.execute("ALTER TABLE \(name) DROP COLUMN \(SQLText.identifier(pair.from))")
-            }
-            return served
         }
-        for pair in pairs where existing.contains(pair.from) {
-            let type = table.columns.first { $0.name == pair.to }!.type
-            served.columns.append(ColumnSchema(name: pair.from, type: type))
+        guard !pairs.isEmpty else { return table }
+        let existing = try PostgresSetup.existingColumns(of: table.name, on: connection)
+        var served = table
+        for pair in pairs {
+            guard let serverType = existing[pair.from] else { continue }
+            if contract {
+                try connection.execute("ALTER TABLE \(name) DROP COLUMN \(SQLText.identifier(pair.from))")
+            } else if let type = table.columns.first(where: { $0.name == pair.to })?.type ?? PostgresTypeChanges.tandemType(serverType) {
+                served.columns.append(ColumnSchema(name: pair.from, type: type))
+            }
         }
         return served
     }
@@ -56,10 +61,17 @@ enum PostgresRenames {
     /// keeps each old and new column equal, and the new columns filled from the old ones (each
     /// row filled is logged, so hosts download the new column's values).
     static func keepEqual(_ table: TableSchema, in schema: Schema, served: TableSchema, on connection: PostgresConnection) throws {
-        let pairs = pairs(of: table, in: schema).filter { pair in served.columns.contains { $0.name == pair.from } }
-        guard !pairs.isEmpty else { return }
+        let pairs = pairs(of: table, in: schema, declaredOnly: false).filter { pair in
+            served.columns.contains { $0.name == pair.from } && served.columns.contains { $0.name == pair.to }
+        }
         let name = SQLText.identifier(table.name)
         let function = SQLText.identifier(PostgresSetup.objectName("tandem_rename_", table.name))
+        guard !pairs.isEmpty else {
+            // A trigger an earlier setup made for columns the server no longer serves in pairs.
+            try connection.execute("DROP TRIGGER IF EXISTS \(function) ON \(name)")
+            try connection.execute("DROP FUNCTION IF EXISTS \(function)()")
+            return
+        }
         let blocks = pairs.map { pair in
             let (o, n) = (SQLText.identifier(pair.from), SQLText.identifier(pair.to))
             return """

@@ -67,6 +67,8 @@ enum PostgresSetup {
             CREATE TABLE IF NOT EXISTS tandem_columns(table_name text NOT NULL, column_name text NOT NULL, type text NOT NULL,
                 position int NOT NULL, PRIMARY KEY (table_name, column_name))
             """,
+            // Columns a migration dropped, served while hosts of the older schema remain (``PostgresDrops``).
+            "ALTER TABLE tandem_columns ADD COLUMN IF NOT EXISTS kept_for_older boolean NOT NULL DEFAULT false",
             """
             CREATE OR REPLACE FUNCTION tandem_real(x double precision) RETURNS json LANGUAGE sql IMMUTABLE AS $f$
                 SELECT CASE WHEN x IS NULL OR x = 'Infinity' OR x = '-Infinity' OR x = 'NaN' THEN NULL
@@ -118,6 +120,9 @@ enum PostgresSetup {
             // CURRENT`): Tandem's schema, then `pg_temp`, so that no role's temporary table or
             // object in another schema can stand in for Tandem's (CVE-2018-1058's class).
             try connection.execute("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)")
+            // Reals as text read back exactly whatever the session or database sets (a type
+            // change converts them through their text: ``PostgresTypeChanges``).
+            try connection.execute("SELECT set_config('extra_float_digits', '1', true)")
             for statement in base { try connection.execute(statement) }
             try connection.execute(PostgresTypeChanges.realText)
             try connection.execute(PostgresTypeChanges.function)
@@ -131,7 +136,10 @@ enum PostgresSetup {
             for table in schema.tables where !table.localOnly {
                 let renamed = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
                 let served = try PostgresDrops.serverTable(renamed, declared: table, in: schema, contract: contract, on: connection)
-                try installTable(served, in: schema, on: connection)
+                // What the server serves beyond the schema's columns (a rename's old name, a dropped
+                // column) is there for hosts of an older schema.
+                let kept = Set(served.columns.map(\.name)).subtracting(table.columns.map(\.name))
+                try installTable(served, keptForOlder: kept, in: schema, on: connection)
                 if !contract { try PostgresRenames.keepEqual(table, in: schema, served: served, on: connection) }
             }
             if contract { try PostgresDrops.dropTables(of: schema, on: connection) }
@@ -152,7 +160,7 @@ enum PostgresSetup {
         return types
     }
 
-    private static func installTable(_ table: TableSchema, in schema: Schema, on connection: PostgresConnection) throws {
+    private static func installTable(_ table: TableSchema, keptForOlder: Set<String>, in schema: Schema, on connection: PostgresConnection) throws {
         try refuseNames(of: table)
         let name = SQLText.identifier(table.name)
         let existing = try connection.execute(
@@ -206,8 +214,8 @@ enum PostgresSetup {
         try connection.execute("DELETE FROM tandem_columns WHERE table_name = $1", [table.name])
         for (position, column) in table.columns.enumerated() {
             try connection.execute(
-                "INSERT INTO tandem_columns(table_name, column_name, type, position) VALUES ($1, $2, $3, $4)",
-                [table.name, column.name, column.type.rawValue, String(position)])
+                "INSERT INTO tandem_columns(table_name, column_name, type, position, kept_for_older) VALUES ($1, $2, $3, $4, $5)",
+                [table.name, column.name, column.type.rawValue, String(position), keptForOlder.contains(column.name) ? "t" : "f"])
         }
         try PostgresTriggers.install(table, in: schema, on: connection)
         try PostgresScopes.applyPolicy(to: table, in: schema, on: connection)
@@ -239,11 +247,28 @@ enum PostgresSetup {
         columnTypes(from: try connection.execute(columnTypesQuery))
     }
 
+    /// ``columnTypes(on:)`` and ``keptForOlder(from:)`` in one read.
+    static func columnRegistry(on connection: PostgresConnection) throws -> (types: [String: [(name: String, type: ColumnSchema.ColumnType)]], kept: [String: Set<String>]) {
+        let rows = try connection.execute(columnTypesQuery)
+        return (columnTypes(from: rows), keptForOlder(from: rows))
+    }
+
     /// The statement ``columnTypes(on:)`` reads its answer with.
     static let columnTypesQuery = """
-        SELECT t.table_name, c.column_name, c.type FROM tandem_tables t
+        SELECT t.table_name, c.column_name, c.type, c.kept_for_older FROM tandem_tables t
         LEFT JOIN tandem_columns c ON c.table_name = t.table_name ORDER BY t.table_name, c.position
         """
+
+    /// The columns each table serves only for hosts of an older schema (a migration dropped
+    /// them: ``PostgresDrops``), from the rows of ``columnTypesQuery``: a PUT that does not name
+    /// one leaves it as it is.
+    static func keptForOlder(from rows: [[String?]]) -> [String: Set<String>] {
+        var kept: [String: Set<String>] = [:]
+        for row in rows where row.count > 3 && row[3] == "t" {
+            if let table = row[0], let column = row[1] { kept[table, default: []].insert(column) }
+        }
+        return kept
+    }
 
     /// ``columnTypes(on:)`` from the rows of ``columnTypesQuery``.
     static func columnTypes(from rows: [[String?]]) -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {

@@ -41,7 +41,11 @@ enum PostgresTypeChanges {
                     IF fractional AND abs(n) > 9007199254740992 THEN RETURN NULL; END IF;
                     RETURN n::bigint::text;
                 END IF;
-                d := btrim(v, E' \\t\\n\\v\\f\\r')::float8;
+                BEGIN
+                    d := btrim(v, E' \\t\\n\\v\\f\\r')::float8;
+                EXCEPTION WHEN others THEN
+                    RETURN NULL;  -- beyond a double's range either way
+                END;
                 -- An integer's text: a double must hold it exactly (compared as integers: a
                 -- double's numeric is rounded to 15 digits).
                 IF NOT fractional AND (n < -9223372036854775808 OR n > 9223372036854775807 OR d >= 9223372036854775808 OR d::bigint <> n::bigint) THEN

@@ -116,13 +116,15 @@ extension PostgresUpload {
             for entry in run {
                 for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
             }
-            let names = declared.map(\.name)
-            let rows = try recordset(run, columns: declared)
+            // A run is one host's: its PUTs name the same columns.
+            let written = putColumns(of: first.table, naming: first.data)
+            let names = written.map(\.name)
+            let rows = try recordset(run, columns: written)
             let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")
             return .init(
                 sql: """
-                    INSERT INTO \(table)(\(list)) SELECT \(list) FROM json_to_recordset($1::json) AS x(\(recordType(declared)))
+                    INSERT INTO \(table)(\(list)) SELECT \(list) FROM json_to_recordset($1::json) AS x(\(recordType(written)))
                     ON CONFLICT (id) DO UPDATE SET \(updates.isEmpty ? "id = EXCLUDED.id" : updates)
                     """, parameters: [rows])
         case .patch:

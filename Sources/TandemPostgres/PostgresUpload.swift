@@ -7,6 +7,17 @@ struct PostgresUpload {
     let db: PostgresConnection
     /// The server's synced tables and their declared columns (``PostgresSetup/columnTypes(on:)``).
     let columns: [String: [(name: String, type: ColumnSchema.ColumnType)]]
+    /// The columns each table serves only for hosts of an older schema: a PUT writes one only
+    /// when it names it (a migrated host's PUT does not, and leaves the older hosts' value).
+    var keptForOlder: [String: Set<String>] = [:]
+
+    /// The columns a PUT of `table` writes: every declared one, but those kept for older hosts
+    /// that `data` does not name.
+    func putColumns(of table: String, naming data: [String: JSONValue]?) -> [(name: String, type: ColumnSchema.ColumnType)] {
+        let declared = columns[table] ?? []
+        guard let kept = keptForOlder[table], !kept.isEmpty else { return declared }
+        return declared.filter { !kept.contains($0.name) || data?[$0.name] != nil }
+    }
 
     /// Locks the client's epoch row and refuses an epoch older than one seen. Marks the
     /// transaction as an upload, whose every row write is logged (another application's update
@@ -55,8 +66,9 @@ struct PostgresUpload {
             try applyOrRefuse(entry) { try !db.execute(delete, [entry.serverRowID], preparing: false).isEmpty }
         case .put:
             for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
-            let names = declared.map(\.name)
-            let values = try declared.map { try PostgresValues.text(entry.data?[$0.name] ?? .null, column: $0.name, type: $0.type, entry: entry) }
+            let written = putColumns(of: entry.table, naming: entry.data)
+            let names = written.map(\.name)
+            let values = try written.map { try PostgresValues.text(entry.data?[$0.name] ?? .null, column: $0.name, type: $0.type, entry: entry) }
             let list = (["id"] + names.map(SQLText.identifier)).joined(separator: ", ")
             let marks = (1...(names.count + 1)).map { "$\($0)" }.joined(separator: ", ")
             let updates = names.map { "\(SQLText.identifier($0)) = EXCLUDED.\(SQLText.identifier($0))" }.joined(separator: ", ")

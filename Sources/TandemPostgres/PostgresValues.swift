@@ -34,11 +34,7 @@ enum PostgresValues {
     /// at most 17 significant digits when it has a fraction or an exponent, an integer read from
     /// such text at most 2^53), as the parameter's text; nil otherwise.
     static func numberText(_ text: String, as type: ColumnSchema.ColumnType) -> String? {
-        let spaces: Set<Unicode.Scalar> = [" ", "\t", "\n", "\u{0B}", "\u{0C}", "\r"]
-        var scalars = Substring.UnicodeScalarView(text.unicodeScalars)
-        while let first = scalars.first, spaces.contains(first) { scalars.removeFirst() }
-        while let last = scalars.last, spaces.contains(last) { scalars.removeLast() }
-        let body = String(scalars)
+        let body = NumberText.trimmed(text)
         guard body.wholeMatch(of: /[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?/) != nil else { return nil }
         let fractional = body.contains { ".eE".contains($0) }
         if fractional && body.prefix(while: { $0 != "e" && $0 != "E" }).filter(\.isNumber).count > 17 { return nil }

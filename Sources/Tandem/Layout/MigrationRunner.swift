@@ -116,7 +116,11 @@ enum MigrationRunner {
                         if case .renameColumn(let table, let from, let to) = step { try RenamedColumns.record(table: table, from: from, to: to, in: tx) }
                         if case .dropColumn(let table, let column, _) = step { try MigrationDrops.record(table: table, column: column, in: tx) }
                         if case .dropTable(let table, _) = step { try MigrationDrops.record(table: table, in: tx) }
-                        if case .renameTable(let from, let to) = step { try RenamedTables.record(from: from, to: to, in: tx) }
+                        if case .renameTable(let from, let to) = step {
+                            try RenamedTables.record(from: from, to: to, in: tx)
+                            try RenamedColumns.renameTable(from: from, to: to, in: tx)
+                            try MigrationDrops.renameTable(from: from, to: to, in: tx)
+                        }
                     }
                 }
             }

@@ -53,6 +53,19 @@ import Testing
         #expect(empty.status == 2 && empty.stderr.contains("standard input was empty"), "\(empty.stderr)")
     }
 
+    /// A command that ends its own process (on a signal, a replaced file) or hands its streams to
+    /// processes of its own is refused inside another program, which it would end.
+    @Test func aCommandThatNeedsItsOwnProcessIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let db = try SharedDatabase(path: dir.path("own.db"), schema: notesSchema)
+        defer { db.close() }
+        for arguments in [["changes", db.path], ["watch", db.path, "SELECT 1"], ["app", db.path], ["run", db.path, "--", "true"], ["stress", db.path], ["demo"]] {
+            let refused = try tandem(arguments)
+            #expect(refused.status == 2 && refused.stderr.contains("runs as a process of its own"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try count(db, "SELECT count(*) FROM notes") == 0, "the test process is still here, its database open")
+    }
+
     /// The databases a command opened are closed when it ends, and those of the program stay open.
     @Test func aCommandClosesWhatItOpenedAndNothingElse() throws {
         let dir = try TemporaryDirectory()

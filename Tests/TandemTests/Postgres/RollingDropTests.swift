@@ -57,6 +57,15 @@ struct RollingDropTests {
         #expect(try psql.execute("SELECT body FROM notes WHERE id = 'r1'").first?.first == "body one")
         try SharedDatabase(path: b, schema: RollingDrops.v2).close()
 
+        // A migrated host's PUT (INSERT OR REPLACE) leaves the dropped column to the old release.
+        do {
+            let newB = try SharedDatabase(path: b, schema: RollingDrops.v2)
+            try newB.execute("INSERT OR REPLACE INTO notes(id, title, n) VALUES ('r2', 'two', 2)")
+            newB.close()
+        }
+        try RollingDrops.sync([b], url: url)
+        #expect(try psql.execute("SELECT body IS NOT NULL FROM notes WHERE id = 'r2'").first?.first == "t")
+
         // 2. a, on the old release, edits body and drafts and the title; b edits the title.
         do {
             let oldA = try SharedDatabase(path: a, schema: RollingDrops.v1)
@@ -108,6 +117,36 @@ struct RollingDropTests {
         #expect(refused.status != 0 && refused.stderr.contains("column body is not in the server's table"), "\(refused.stderr)")
         try RollingDrops.sync([b], url: url)
         #expect(try RollingDrops.stored(b).holdingBody.isEmpty)
+    }
+    /// A column renamed, then dropped by a later release: expanding keeps both names for the
+    /// older hosts; contracting drops both and the trigger that kept them equal, and writes go on.
+    @Test func aColumnRenamedThenDroppedContractsCleanly() throws {
+        let v1 = Schema(tables: [TableSchema(name: "notes", columns: [.text("title"), .integer("n")])])
+        let rename = Migration("rename", uploads: .none, steps: [.renameColumn(table: "notes", from: "title", to: "heading")])
+        let v2 = Schema(tables: [TableSchema(name: "notes", columns: [.text("heading"), .integer("n")])], migrations: [rename])
+        let drop = Migration("drop", uploads: .none, steps: [.dropColumn(table: "notes", column: "heading", discardValues: true)])
+        let v3 = Schema(tables: [TableSchema(name: "notes", columns: [.integer("n")])], migrations: [rename, drop])
+        let url = try TestPostgres.database(schema: v1)
+        let psql = try PostgresConnection(url)
+        try psql.execute("INSERT INTO notes(id, title, n) VALUES ('r1', 'one', 1)")
+        try PostgresBackend.setup(conninfo: url, schema: v2)
+        try PostgresBackend.setup(conninfo: url, schema: v3)
+        try psql.execute("UPDATE notes SET title = 'one, from an old host' WHERE id = 'r1'")
+        #expect(try psql.execute("SELECT heading FROM notes WHERE id = 'r1'").first?.first == "one, from an old host", "still kept equal while expanding")
+        try PostgresBackend.setup(conninfo: url, schema: v3, contract: true)
+        #expect(try PostgresSetup.existingColumns(of: "notes", on: psql).keys.sorted() == ["id", "n"])
+        try psql.execute("INSERT INTO notes(id, n) VALUES ('r2', 2)")
+        try psql.execute("UPDATE notes SET n = 3 WHERE id = 'r1'")
+        let dir = try TemporaryDirectory()
+        let host = dir.path("host.db")
+        try SharedDatabase(path: host, schema: v3).close()
+        try RollingDrops.sync([host], url: url)
+        let db = try SharedDatabase(path: host, schema: v3)
+        defer { db.close() }
+        try db.execute("INSERT INTO notes(id, n) VALUES ('r4', 4)")
+        db.close()
+        try RollingDrops.sync([host], url: url)
+        #expect(try psql.execute("SELECT string_agg(id || '=' || n, ',' ORDER BY id) FROM notes").first?.first == "r1=3,r2=2,r4=4")
     }
 }
 
