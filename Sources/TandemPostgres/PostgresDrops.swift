@@ -16,11 +16,12 @@ import Tandem
 enum PostgresDrops {
     /// The columns of `table` that the schema's migrations drop and it does not declare again.
     static func droppedColumns(of table: TableSchema, in schema: Schema) -> [String] {
-        let declared = Set(table.columns.map { $0.name.lowercased() })
+        // Exact names: the server's columns are told apart by case (`Body` is not `body`).
+        let declared = Set(table.columns.map(\.name))
         var dropped: [String] = []
         for migration in schema.migrations {
             for case .dropColumn(let name, let column, _) in migration.steps
-            where name.lowercased() == table.name.lowercased() && !declared.contains(column.lowercased()) && !dropped.contains(column) {
+            where name.lowercased() == table.name.lowercased() && !declared.contains(column) && !dropped.contains(column) {
                 dropped.append(column)
             }
         }
