@@ -67,6 +67,6 @@ extension EmbeddedBackend: VerifyingBackend {
     /// `ids` as a JSON array of their UTF-8 bytes in upper-case hexadecimal (SQLite's `hex`):
     /// SQLite's JSON functions end text at an escaped NUL, which an id may hold.
     private static func hexList(_ ids: [String]) -> String {
-        JSONValue.array(ids.map { id in .string(id.utf8.map { String(format: "%02X", $0) }.joined()) }).jsonText
+        JSONValue.array(ids.map { id in .string(id.utf8.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()) }).jsonText
     }
 }

@@ -84,8 +84,7 @@ final class ChangeApplier {
             try tx.executeOwn("DELETE FROM \(quoted)")
         } else {
             // By the ids' bytes in hexadecimal: SQLite's JSON functions end text at an escaped NUL.
-            let hex = kept.map { id in JSONValue.string(id.utf8.map { String(format: "%02X", $0) }.joined()) }
-            try tx.executeOwn("DELETE FROM \(quoted) WHERE hex(id) NOT IN (SELECT value FROM json_each(?))", [JSONValue.array(hex).jsonText])
+            try tx.executeOwn("DELETE FROM \(quoted) WHERE hex(id) NOT IN (SELECT value FROM json_each(?))", [SQLText.hexJSONArray(kept)])
         }
     }
 
