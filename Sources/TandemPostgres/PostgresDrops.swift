@@ -19,11 +19,9 @@ enum PostgresDrops {
         // Exact names: the server's columns are told apart by case (`Body` is not `body`).
         let declared = Set(table.columns.map(\.name))
         var dropped: [String] = []
-        for migration in schema.migrations {
-            for case .dropColumn(let name, let column, _) in migration.steps
-            where name.lowercased() == table.name.lowercased() && !declared.contains(column) && !dropped.contains(column) {
-                dropped.append(column)
-            }
+        for entry in PostgresMigrationSteps.entries(of: schema) where entry.table == table.name {
+            guard case .dropColumn(_, let column, _) = entry.step, !declared.contains(column), !dropped.contains(column) else { continue }
+            dropped.append(column)
         }
         return dropped
     }

@@ -22,11 +22,10 @@ enum PostgresRenames {
     static func pairs(of table: TableSchema, in schema: Schema, declaredOnly: Bool = true) -> [(from: String, to: String)] {
         var origin: [String: String] = [:]  // name now → first name
         var order: [String] = []
-        for migration in schema.migrations {
-            for case .renameColumn(let name, let from, let to) in migration.steps where name == table.name {
-                origin[to] = origin.removeValue(forKey: from) ?? from
-                order.append(to)
-            }
+        for entry in PostgresMigrationSteps.entries(of: schema) where entry.table == table.name {
+            guard case .renameColumn(_, let from, let to) = entry.step else { continue }
+            origin[to] = origin.removeValue(forKey: from) ?? from
+            order.append(to)
         }
         let names = declaredOnly ? table.columns.map(\.name) : order.filter { origin[$0] != nil }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         return names.compactMap { name in origin[name].flatMap { $0 == name ? nil : ($0, name) } }
@@ -100,32 +99,48 @@ enum PostgresRenames {
     }
 
     /// The schema's table renames (``Migration/Step/renameTable(from:to:)``), made on the server
-    /// in one step, in the migrations' order: a table the server syncs under the old name, with no
-    /// relation of the new name, is renamed with its rows, its Tandem triggers, functions and
-    /// index dropped (setup installs them again under the new name) and its registration moved.
-    /// A host on the old release then has its uploads refused and set aside, naming the table;
-    /// a migrated host applies changes logged under the old name to the renamed table.
+    /// in one step each, in the migrations' order, each once: a step done is recorded in
+    /// `tandem_meta` (`renamed_table:<migration id>:<step>`), so that a setup run again, a table
+    /// renamed back, or a new table that takes an old name is never renamed a second time. A
+    /// table the server syncs under the old name is renamed with its rows, its Tandem triggers,
+    /// functions and index dropped (setup installs them again under the new name) and its
+    /// registration moved, so that the next step of a chain finds it. A step whose old table
+    /// the server never had is recorded as done.
+    /// - Throws: ``PostgresError`` when the new name is taken by another table on the server.
     static func renameTables(of schema: Schema, on connection: PostgresConnection) throws {
         for migration in schema.migrations {
-            for case .renameTable(let from, let to) in migration.steps {
-                guard !(try connection.execute("SELECT 1 FROM tandem_tables WHERE table_name = $1", [from])).isEmpty,
-                    try connection.execute("SELECT to_regclass($1) IS NULL", [SQLText.identifier(to)]).first?.first == "t"
-                else { continue }
-                let old = SQLText.identifier(from)
-                for row in try connection.execute(
-                    "SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal AND tgname LIKE 'tandem\\_%'", [old])
-                {
-                    if let trigger = row[0] { try connection.execute("DROP TRIGGER \(SQLText.identifier(trigger)) ON \(old)") }
+            for (index, step) in migration.steps.enumerated() {
+                guard case .renameTable(let from, let to) = step else { continue }
+                let key = "renamed_table:\(migration.id):\(index)"
+                guard (try connection.execute("SELECT 1 FROM tandem_meta WHERE key = $1", [key])).isEmpty else { continue }
+                let registered = !(try connection.execute("SELECT 1 FROM tandem_tables WHERE table_name = $1", [from])).isEmpty
+                if registered {
+                    guard try connection.execute("SELECT to_regclass($1) IS NULL", [SQLText.identifier(to)]).first?.first == "t" else {
+                        throw PostgresError(
+                            "migration '\(migration.id)' renames table \(from) to \(to), but the server has a table \(to) already: rename or drop that one first, then run setup again"
+                        )
+                    }
+                    try rename(from, to: to, on: connection)
                 }
-                try connection.execute("DROP FUNCTION IF EXISTS \(SQLText.identifier(PostgresSetup.objectName("tandem_row_", from)))(\(old))")
-                for prefix in ["tandem_log_", "tandem_rename_"] + PostgresTriggers.uploadLogPrefixes {
-                    try connection.execute("DROP FUNCTION IF EXISTS \(SQLText.identifier(PostgresSetup.objectName(prefix, from)))()")
-                }
-                try connection.execute("DROP INDEX IF EXISTS \(SQLText.identifier(PostgresSetup.objectName("tandem_via_", from)))")
-                try connection.execute("ALTER TABLE \(old) RENAME TO \(SQLText.identifier(to))")
-                try connection.execute("DELETE FROM tandem_columns WHERE table_name = $1", [from])
-                try connection.execute("DELETE FROM tandem_tables WHERE table_name = $1", [from])
+                try connection.execute("INSERT INTO tandem_meta(key, value) VALUES ($1, $2)", [key, "\(from) -> \(to)"])
             }
         }
+    }
+
+    private static func rename(_ from: String, to: String, on connection: PostgresConnection) throws {
+        let old = SQLText.identifier(from)
+        for row in try connection.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal AND tgname LIKE 'tandem\\_%'", [old])
+        {
+            if let trigger = row[0] { try connection.execute("DROP TRIGGER \(SQLText.identifier(trigger)) ON \(old)") }
+        }
+        try connection.execute("DROP FUNCTION IF EXISTS \(SQLText.identifier(PostgresSetup.objectName("tandem_row_", from)))(\(old))")
+        for prefix in ["tandem_log_", "tandem_rename_"] + PostgresTriggers.uploadLogPrefixes {
+            try connection.execute("DROP FUNCTION IF EXISTS \(SQLText.identifier(PostgresSetup.objectName(prefix, from)))()")
+        }
+        try connection.execute("DROP INDEX IF EXISTS \(SQLText.identifier(PostgresSetup.objectName("tandem_via_", from)))")
+        try connection.execute("ALTER TABLE \(old) RENAME TO \(SQLText.identifier(to))")
+        try connection.execute("UPDATE tandem_columns SET table_name = $2 WHERE table_name = $1", [from, to])
+        try connection.execute("UPDATE tandem_tables SET table_name = $2 WHERE table_name = $1", [from, to])
     }
 }

@@ -92,12 +92,10 @@ enum PostgresTypeChanges {
 
     /// The migration of `schema` that changes `column` of `table` to `type`, if one does.
     static func migration(changing column: String, of table: String, to type: ColumnSchema.ColumnType, in schema: Schema) -> Migration? {
-        schema.migrations.last { migration in
-            migration.steps.contains { step in
-                guard case .changeType(let name, let changed, let to, _) = step else { return false }
-                return name.lowercased() == table.lowercased() && changed.lowercased() == column.lowercased() && to == type
-            }
-        }
+        PostgresMigrationSteps.entries(of: schema).last { entry in
+            guard case .changeType(_, let changed, let to, _) = entry.step else { return false }
+            return entry.table == table && changed == column && to == type
+        }?.migration
     }
 
     /// Converts `column` of `table` from the server's `serverType` to `type` as `migration`

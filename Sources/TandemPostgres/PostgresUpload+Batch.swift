@@ -85,7 +85,13 @@ extension PostgresUpload {
     }
 
     private func sameRun(_ a: CrudEntry, _ b: CrudEntry) -> Bool {
-        a.table == b.table && a.op == b.op && (a.op != .patch || Set((a.data ?? [:]).keys) == Set((b.data ?? [:]).keys))
+        guard a.table == b.table && a.op == b.op else { return false }
+        switch a.op {
+        case .patch: return Set((a.data ?? [:]).keys) == Set((b.data ?? [:]).keys)
+        // PUTs that write different columns kept for older hosts (one names one, one does not).
+        case .put: return putColumns(of: a.table, naming: a.data).map(\.name) == putColumns(of: b.table, naming: b.data).map(\.name)
+        case .delete: return true
+        }
     }
 
     private func applyRun(_ run: [CrudEntry]) throws {
@@ -116,7 +122,7 @@ extension PostgresUpload {
             for entry in run {
                 for key in (entry.data ?? [:]).keys where types[key] == nil { try PostgresValues.unknownColumn(key, entry: entry) }
             }
-            // A run is one host's: its PUTs name the same columns.
+            // The PUTs of a run write the same columns (``sameRun(_:_:)``).
             let written = putColumns(of: first.table, naming: first.data)
             let names = written.map(\.name)
             let rows = try recordset(run, columns: written)

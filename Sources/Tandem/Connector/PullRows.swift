@@ -80,7 +80,7 @@ enum PullRows {
     /// Writes `rows` as downloaded state: each row that is new or differs, then the deletion of
     /// the rows (within `scope`) the payload lacks; rows with pending edits are left alone.
     static func apply(_ rows: [Row], to table: TableSchema, scope: PullScope?, schema: Schema, in tx: Transaction) throws -> PullResult {
-        var pendingRows: [[String]: Int] = [:]
+        var pendingRows: [RowKey: Int] = [:]
         for row in try ViewedRows.pending(in: tx) { pendingRows[row] = 1 }
         let applier = ChangeApplier(schema: schema, pending: pendingRows)
         var result = PullResult()
@@ -89,7 +89,7 @@ enum PullRows {
         var present = Set<[UInt8]>()
         for row in rows {
             present.insert(Array(row.id.utf8))
-            if pendingRows[[table.name, row.id]] != nil {
+            if pendingRows[RowKey(table: table.name, id: row.id)] != nil {
                 result.keptPending += 1
                 continue
             }
@@ -110,7 +110,7 @@ enum PullRows {
         }
         let missing = try tx.fetchAll(sql, arguments).compactMap { $0[0].stringValue }.filter { !present.contains(Array($0.utf8)) }
         for id in missing {
-            if pendingRows[[table.name, id]] != nil {
+            if pendingRows[RowKey(table: table.name, id: id)] != nil {
                 result.keptPending += 1
                 continue
             }

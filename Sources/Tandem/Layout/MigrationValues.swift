@@ -134,7 +134,7 @@ enum MigrationValues {
             for row in rows {
                 // A value that does not convert uploads as it was written: the server decides, and
                 // a refusal sets it aside with the server's reason, as for any upload.
-                guard let converted = try? StoredValue.of(row[1], column: column, table: table, on: tx.connection) else { continue }
+                guard let converted = try? StoredValue.convertedForTypeChange(row[1], column: column, table: table, on: tx.connection) else { continue }
                 try tx.executeOwn(
                     "UPDATE \(queue) SET data = json_set(data, ?2, \(jsonValue(jsonText("?1", column, of: table), column))) WHERE id = ?3",
                     [converted, "$.data." + column.name, row[0]])

@@ -72,16 +72,11 @@ enum StoredRowCheck {
             ORDER BY id
             """)
         return try rows.map { row in
-            var converted: DatabaseValue?
+            let converted: DatabaseValue?
             do {
-                converted = try StoredValue.of(row[1], column: column, table: table, on: tx.connection)
+                converted = try StoredValue.convertedForTypeChange(row[1], column: column, table: table, on: tx.connection)
             } catch is TandemError {
                 converted = nil
-            }
-            // Text the rule reads as a real is converted correctly rounded, as JSON, Swift and
-            // PostgreSQL read it (SQLite 3.40's CAST is off by an ulp for some: '9091.409267').
-            if column.type == .real, case .real? = converted, case .text(let text) = row[1], let exact = Double(NumberText.trimmed(text)) {
-                converted = .real(exact)
             }
             return (row[0], converted, "row \(SQLText.literal(row[0].stringValue ?? "\(row[0])")): \(shown(row[1]))")
         }

@@ -31,4 +31,17 @@ enum StoredValue {
             throw refusal(error.message)
         }
     }
+
+    /// `value` as `column` of `table` stores it when a migration changes the column's type
+    /// (``of(_:column:table:on:)``), text read as a real correctly rounded, as JSON, Swift and
+    /// PostgreSQL's setup of the same change read it: SQLite 3.40's `CAST` is off by an ulp for
+    /// some decimals (`'9091.409267'`).
+    /// - Throws: as ``of(_:column:table:on:)``.
+    static func convertedForTypeChange(_ value: DatabaseValue, column: ColumnSchema, table: TableSchema, on connection: Connection) throws -> DatabaseValue {
+        let converted = try of(value, column: column, table: table, on: connection)
+        if column.type == .real, case .real = converted, case .text(let text) = value, let exact = Double(NumberText.trimmed(text)) {
+            return .real(exact)
+        }
+        return converted
+    }
 }

@@ -15,11 +15,11 @@ enum UntypedRows {
     }
 
     /// Removes the waiting rows of `table` (a TRUNCATE on the server), or of every table, but
-    /// those `kept` says to keep (rows with pending uploads, as `[table, id]`).
-    static func removeAll(of table: String?, keeping kept: ([String]) -> Bool, in tx: Transaction) throws {
+    /// those `kept` says to keep (rows with pending uploads).
+    static func removeAll(of table: String?, keeping kept: (RowKey) -> Bool, in tx: Transaction) throws {
         var doomed: [[DatabaseValue]] = []
         try tx.connection.forEachRow("SELECT type, id FROM ps_untyped WHERE ?1 IS NULL OR type = ?1", [table.map(DatabaseValue.text) ?? .null]) { row in
-            let key = [row[0].stringValue ?? "", row[1].stringValue ?? ""]
+            let key = RowKey(table: row[0].stringValue ?? "", id: row[1].stringValue ?? "")
             if !kept(key) { doomed.append([row[0], row[1]]) }
             return true
         }

@@ -90,9 +90,9 @@ enum UploadQueueRows {
     }
 
     /// Each entry after id `after` with its row (table, id), in id order.
-    static func rows(after: Int64, in tx: Transaction) throws -> [(Int64, [String])] {
+    static func rows(after: Int64, in tx: Transaction) throws -> [(Int64, RowKey)] {
         try tx.fetchAll("SELECT id, data ->> '$.type', \(TableSchema.text("data", path: "'$.id'")) FROM ps_crud WHERE id > ? ORDER BY id", [after]).compactMap { row in
-            row[0].int64Value.map { ($0, [row[1].stringValue ?? "", row[2].stringValue ?? ""]) }
+            row[0].int64Value.map { ($0, RowKey(table: row[1].stringValue ?? "", id: row[2].stringValue ?? "")) }
         }
     }
 

@@ -13,10 +13,10 @@ enum ViewedRows {
     }
 
     /// The rows (table, id) with entries queued for upload or set aside.
-    static func pending(in tx: Transaction) throws -> Set<[String]> {
+    static func pending(in tx: Transaction) throws -> Set<RowKey> {
         var rows = Set(try UploadQueueRows.rows(after: 0, in: tx).map(\.1))
         for rejected in try RejectedUploadRows.all(in: tx) {
-            for entry in rejected.transaction.entries { rows.insert([entry.table, entry.rowID]) }
+            for entry in rejected.transaction.entries { rows.insert(RowKey(table: entry.table, id: entry.rowID)) }
         }
         return rows
     }

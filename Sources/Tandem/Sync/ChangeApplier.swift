@@ -13,7 +13,7 @@ final class ChangeApplier {
     let schema: Schema
     /// Rows (table, id) with entries still in the upload queue: their downloaded states are
     /// skipped, since the backend's answer to those entries comes later.
-    let pending: [[String]: Int]
+    let pending: [RowKey: Int]
     /// Per table name: the quoted data table its changes go to, or nil for `ps_untyped`; found
     /// once per applier (one download transaction), whatever the number of changes.
     private var targets: [String: String?] = [:]
@@ -24,9 +24,10 @@ final class ChangeApplier {
     /// The file's table renames, read once per applier (``RenamedTables``).
     private var renamedTables: RenamedTables?
     /// During a full sync (``beginFullSync(in:)``): per table, the ids its PUTs wrote.
-    private var written: [String: Set<String>]?
+    /// (A list, not a set: two ids Swift's `String` equality takes for one are two rows.)
+    private var written: [String: [String]]?
 
-    init(schema: Schema, pending: [[String]: Int]) {
+    init(schema: Schema, pending: [RowKey: Int]) {
         self.schema = schema
         self.pending = pending
     }
@@ -36,7 +37,7 @@ final class ChangeApplier {
         if renamedTables == nil { renamedTables = try RenamedTables.load(in: tx) }
         for serverChange in changes {
             let change = renamedTables?.local(serverChange, schema: schema) ?? serverChange
-            guard pending[[change.table, change.rowID]] == nil else { continue }
+            guard pending[RowKey(table: change.table, id: change.rowID)] == nil else { continue }
             if dropped?.discards(table: change.table, declared: schema.table(named: change.table)) == true { continue }
             guard let quoted = try target(of: change.table, in: tx) else {
                 try applyUntyped(change, in: tx)
@@ -47,7 +48,7 @@ final class ChangeApplier {
                 guard let data = change.data else {
                     throw TandemError.invalidBackend("PUT of \(change.table) id '\(change.rowID)' carries no data")
                 }
-                written?[change.table, default: []].insert(change.rowID)
+                written?[change.table, default: []].append(change.rowID)
                 do {
                     // An upsert updates the row in place (`INSERT OR REPLACE` deleted it and
                     // inserted it again), and not at all when its stored text is the same.
@@ -77,9 +78,9 @@ final class ChangeApplier {
 
     /// Removes every row of `table`'s data table except those with an id in `kept` and those
     /// with a pending upload.
-    private func removeRows(of table: String, keeping kept: Set<String>, in tx: Transaction) throws {
+    private func removeRows(of table: String, keeping kept: [String], in tx: Transaction) throws {
         guard let quoted = try target(of: table, in: tx) else { return }
-        let kept = kept.union(pending.keys.filter { $0[0] == table }.map { $0[1] })
+        let kept = kept + pending.keys.filter { $0.table == table }.map(\.id)
         if kept.isEmpty {
             try tx.executeOwn("DELETE FROM \(quoted)")
         } else {

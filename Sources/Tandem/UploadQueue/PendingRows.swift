@@ -14,22 +14,22 @@ final class PendingRows: Sendable {
     private struct State {
         /// Every entry read and not yet removed, in id order (entries are read in id order and
         /// removed mostly from the front): id, row, and false once set aside.
-        var entries: [(id: Int64, row: [String], live: Bool)] = []
+        var entries: [(id: Int64, row: RowKey, live: Bool)] = []
         var front = 0
         /// Entries per row.
-        var counts: [[String]: Int] = [:]
+        var counts: [RowKey: Int] = [:]
         /// The highest entry id read.
         var readThrough: Int64 = 0
 
         var lowest: Int64? { front < entries.count ? entries[front].id : nil }
 
-        mutating func add(_ id: Int64, _ row: [String]) {
+        mutating func add(_ id: Int64, _ row: RowKey) {
             entries.append((id, row, true))
             counts[row, default: 0] += 1
             readThrough = max(readThrough, id)
         }
 
-        mutating func forget(_ row: [String]) {
+        mutating func forget(_ row: RowKey) {
             if let count = counts[row], count > 1 { counts[row] = count - 1 } else { counts[row] = nil }
         }
 
@@ -55,7 +55,7 @@ final class PendingRows: Sendable {
     private let state = Mutex(State())
 
     /// The rows with queued entries (row → entries), read in `tx` (the download's write transaction).
-    func rows(in tx: Transaction) throws -> [[String]: Int] {
+    func rows(in tx: Transaction) throws -> [RowKey: Int] {
         let (after, lowest) = state.withLock { s in (s.readThrough, s.lowest) }
         if let lowest, try UploadQueueRows.firstID(in: tx).map({ $0 > lowest }) ?? true {
             state.withLock { $0 = State() }  // entries went that the owner did not remove

@@ -141,7 +141,7 @@ struct TableVerification {
             }
             // Ids by their bytes throughout: Swift's `String` equality would make `é` and `e` with
             // a combining accent, two ids to SQLite and PostgreSQL, one.
-            let pending = Set(try ViewedRows.pending(in: tx).filter { $0[0] == table.name }.map { Array($0[1].utf8) })
+            let pending = Set(try ViewedRows.pending(in: tx).filter { $0.table == table.name }.map { Array($0.id.utf8) })
             // The whole table first, without the ids' hashes: all a client that agrees computes,
             // while the backend computes its own.
             let serverTotalCall = start { try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum() }
@@ -220,10 +220,10 @@ struct TableVerification {
         }
         return try database.write { tx -> Int? in
             guard (try tx.stored(.cursor).stringValue ?? "").utf8.elementsEqual(result.cursor.utf8) else { return nil }
-            var pending: [[String]: Int] = [:]
+            var pending: [RowKey: Int] = [:]
             for row in try ViewedRows.pending(in: tx) { pending[row] = 1 }
             try ChangeApplier(schema: database.schema, pending: pending).apply(changes, in: tx)
-            return changes.filter { pending[[$0.table, $0.rowID]] == nil }.count
+            return changes.filter { pending[RowKey(table: $0.table, id: $0.rowID)] == nil }.count
         }
     }
 }

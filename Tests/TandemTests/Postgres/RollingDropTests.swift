@@ -118,6 +118,31 @@ struct RollingDropTests {
         try RollingDrops.sync([b], url: url)
         #expect(try RollingDrops.stored(b).holdingBody.isEmpty)
     }
+    /// A host's queue holding PUTs from before and after its migration (one naming the dropped
+    /// column, one not) uploads them as two runs: the later PUT leaves the column to older hosts.
+    @Test func putsFromBeforeAndAfterAMigrationUploadApart() throws {
+        let url = try TestPostgres.database(schema: RollingDrops.v1)
+        let psql = try PostgresConnection(url)
+        try psql.execute("INSERT INTO notes(id, title, body, n) VALUES ('r2', 'two', 'body two', 2)")
+        let dir = try TemporaryDirectory()
+        let host = dir.path("host.db")
+        try SharedDatabase(path: host, schema: RollingDrops.v1).close()
+        try RollingDrops.sync([host], url: url)
+        try PostgresBackend.setup(conninfo: url, schema: RollingDrops.v2)
+        do {
+            let old = try SharedDatabase(path: host, schema: RollingDrops.v1)
+            try old.execute("INSERT INTO notes(id, title, body, n) VALUES ('r1', 'one', 'body one', 1)")
+            old.close()
+            let new = try SharedDatabase(path: host, schema: RollingDrops.v2)
+            try new.execute("INSERT OR REPLACE INTO notes(id, title, n) VALUES ('r2', 'two, replaced', 2)")
+            new.close()
+        }
+        try RollingDrops.sync([host], url: url)
+        #expect(
+            try psql.execute("SELECT string_agg(id || '=' || title || '/' || coalesce(body, 'NULL'), ',' ORDER BY id) FROM notes").first?.first
+                == "r1=one/body one,r2=two, replaced/body two")
+    }
+
     /// A column renamed, then dropped by a later release: expanding keeps both names for the
     /// older hosts; contracting drops both and the trigger that kept them equal, and writes go on.
     @Test func aColumnRenamedThenDroppedContractsCleanly() throws {

@@ -161,6 +161,28 @@ struct RollingTypeChangeTests {
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
     }
 
+    /// A pending upload's text converted to real by a host's migration is the same double as its
+    /// stored value, correctly rounded.
+    @Test func aPendingUploadConvertsAsTheStoredRowDoes() throws {
+        let old = Schema(tables: [TableSchema(name: "notes", columns: [.text("k")])])
+        let new = Schema(
+            tables: [TableSchema(name: "notes", columns: [.real("k")])],
+            migrations: [Migration("k-real", uploads: .none, steps: [.changeType(table: "notes", column: "k", to: .real)])])
+        let dir = try TemporaryDirectory()
+        let path = dir.path("pending.db")
+        do {
+            let db = try SharedDatabase(path: path, schema: old)
+            try db.execute("INSERT INTO notes(id, k) VALUES ('r1', '9091.409267'), ('r2', ' 683.24449535927846 ')")
+            db.close()
+        }
+        let db = try SharedDatabase(path: path, schema: new)
+        defer { db.close() }
+        let stored = try db.fetchAll("SELECT k FROM notes ORDER BY id").map { $0[0].doubleValue?.bitPattern }
+        let pending = try db.read { try $0.fetchAll("SELECT data ->> '$.data.k' FROM ps_crud ORDER BY id") }.map { $0[0].doubleValue?.bitPattern }
+        #expect(stored == [Double("9091.409267")!.bitPattern, Double("683.24449535927846")!.bitPattern])  // read at run time: correctly rounded
+        #expect(pending == stored)
+    }
+
     /// Texts an old host may upload into a column whose type changed to a number: converted
     /// exactly as a SQLite column of that type takes them, refused otherwise.
     @Test func textIntoANumberColumnConvertsAsSQLiteWouldOrIsRefused() throws {

@@ -107,3 +107,128 @@ struct TableRenameTests {
         #expect(try TableRenameTests().rows(b, schema: TableRenameTests.v2, table: "memos") == expected, "a full download too")
     }
 }
+
+/// Table renames on the server run once each, in order, whatever setups run when: a chain in one
+/// setup, a table renamed back, setup run again, a new table that takes an old name, a column
+/// renamed before its table, and a new name taken by another table (refused, nothing changed).
+@Suite(.enabled(if: TestPostgres.url != nil, "needs TANDEM_TEST_POSTGRES_URL (Tools/test starts a server)"))
+struct TableRenameOrderTests {
+    static func table(_ name: String, _ columns: [ColumnSchema] = [.text("title")]) -> TableSchema { TableSchema(name: name, columns: columns) }
+    static func rename(_ id: String, _ from: String, _ to: String) -> Migration { Migration(id, uploads: .none, steps: [.renameTable(from: from, to: to)]) }
+
+    func counts(_ psql: PostgresConnection) throws -> String {
+        let tables = try psql.execute("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM tandem_tables").first?.first ?? nil
+        var text = "registered=\(tables ?? "")"
+        for name in ["notes", "memos", "items"] {
+            if try psql.execute("SELECT to_regclass($1) IS NOT NULL", [name]).first?.first == "t" {
+                text += " \(name)=" + (try psql.execute("SELECT count(*) FROM \(name)").first?.first.flatMap { $0 } ?? "?")
+            }
+        }
+        return text
+    }
+
+    @Test func renamesRunOnceEachInOrder() throws {
+        let v1 = Schema(tables: [Self.table("notes")])
+        let url = try TestPostgres.database(schema: v1)
+        let psql = try PostgresConnection(url)
+        try psql.execute("INSERT INTO notes(id, title) VALUES ('r1', 'one'), ('r2', 'two')")
+        let toMemos = Self.rename("to-memos", "notes", "memos"), toItems = Self.rename("to-items", "memos", "items")
+        // A chain in one setup, then again.
+        let v3 = Schema(tables: [Self.table("items")], migrations: [toMemos, toItems])
+        for _ in 0..<2 {
+            try PostgresBackend.setup(conninfo: url, schema: v3)
+            #expect(try counts(psql) == "registered=items items=2")
+        }
+        // Renamed back, then a setup again.
+        let back = Schema(tables: [Self.table("notes")], migrations: [toMemos, toItems, Self.rename("back", "items", "notes")])
+        for _ in 0..<2 {
+            try PostgresBackend.setup(conninfo: url, schema: back)
+            #expect(try counts(psql) == "registered=notes notes=2")
+        }
+        // An old name taken by another table: the taken name is refused, changing nothing.
+        try psql.execute("CREATE TABLE memos(id text PRIMARY KEY, title text)")
+        let again = Schema(tables: [Self.table("memos")], migrations: back.migrations + [Self.rename("memos-again", "notes", "memos")])
+        #expect(throws: PostgresError.self) { try PostgresBackend.setup(conninfo: url, schema: again) }
+        let after = try counts(psql)
+        #expect(after == "registered=notes notes=2 memos=0", "\(after)")
+    }
+
+    @Test func aNewTableThatTakesAnOldNameIsNotRenamed() throws {
+        let v1 = Schema(tables: [Self.table("notes")])
+        let url = try TestPostgres.database(schema: v1)
+        let psql = try PostgresConnection(url)
+        try psql.execute("INSERT INTO notes(id, title) VALUES ('r1', 'one')")
+        let toMemos = Self.rename("to-memos", "notes", "memos")
+        try PostgresBackend.setup(conninfo: url, schema: Schema(tables: [Self.table("memos")], migrations: [toMemos]))
+        let dropMemos = Migration("drop-memos", uploads: .none, steps: [.dropTable(table: "memos", discardRows: true)])
+        let v3 = Schema(tables: [Self.table("notes")], migrations: [toMemos, dropMemos])
+        try PostgresBackend.setup(conninfo: url, schema: v3, contract: true)
+        try psql.execute("INSERT INTO notes(id, title) VALUES ('n1', 'a new table')")
+        try PostgresBackend.setup(conninfo: url, schema: v3)
+        #expect(try counts(psql) == "registered=notes notes=1")
+    }
+
+    @Test func aColumnRenamedBeforeItsTableIsServedUnderItsNameNow() throws {
+        let v1 = Schema(tables: [Self.table("notes", [.text("title"), .integer("n")])])
+        let url = try TestPostgres.database(schema: v1)
+        let psql = try PostgresConnection(url)
+        try psql.execute("INSERT INTO notes(id, title, n) VALUES ('r1', 'one', 1)")
+        let change = Migration(
+            "change", uploads: .none,
+            steps: [.renameColumn(table: "notes", from: "title", to: "heading"), .changeType(table: "notes", column: "n", to: .real), .renameTable(from: "notes", to: "memos")])
+        let v2 = Schema(tables: [Self.table("memos", [.text("heading"), .real("n")])], migrations: [change])
+        try PostgresBackend.setup(conninfo: url, schema: v2)
+        #expect(try psql.execute("SELECT heading, title, n FROM memos").first == ["one", "one", "1"])
+        #expect(try PostgresSetup.existingColumns(of: "memos", on: psql)["n"] == "double precision")
+        try PostgresBackend.setup(conninfo: url, schema: v2, contract: true)
+        #expect(try PostgresSetup.existingColumns(of: "memos", on: psql).keys.sorted() == ["heading", "id", "n"])
+    }
+}
+
+/// Two ids that Swift's `String` equality takes for one (`é` precomposed, and `e` with a
+/// combining accent) are two rows, as SQLite and the servers keep them: a full download keeps
+/// both, and a pending upload of one does not hold back the other's download.
+@Suite struct CanonicallyEquivalentIdTests {
+    @Test func twoIdsThatSwiftTakesForOneAreTwoRows() throws {
+        let dir = try TemporaryDirectory()
+        let server = "sqlite:" + dir.path("server.db")
+        let (a, b) = (dir.path("a.db"), dir.path("b.db"))
+        let (composed, decomposed) = ("\u{e9}", "e\u{301}")
+        #expect(composed == decomposed, "the two are one String to Swift")
+        do {
+            let db = try SharedDatabase(path: a, schema: notesSchema)
+            try db.execute("INSERT INTO notes(id, title) VALUES (?, 'composed'), (?, 'decomposed')", [composed, decomposed])
+            db.close()
+        }
+        try SharedDatabase(path: b, schema: notesSchema).close()
+        try RollingDrops.sync([a, b], url: server)
+        for path in [a, b] {
+            let db = try SharedDatabase(path: path, schema: notesSchema)
+            #expect(
+                try db.fetchAll("SELECT hex(id), title FROM notes ORDER BY hex(id)").map(\.values) == [
+                    [.text("65CC81"), .text("decomposed")], [.text("C3A9"), .text("composed")],
+                ], "\(path)")
+            db.close()
+        }
+        // b edits one; a's edit of the other downloads to b while b's is pending.
+        do {
+            let db = try SharedDatabase(path: b, schema: notesSchema)
+            try db.execute("UPDATE notes SET title = 'composed, on b' WHERE id = ?", [composed])
+            db.close()
+            let other = try SharedDatabase(path: a, schema: notesSchema)
+            try other.execute("UPDATE notes SET title = 'decomposed, on a' WHERE id = ?", [decomposed])
+            other.close()
+        }
+        try RollingDrops.sync([a], url: server)
+        let db = try SharedDatabase(path: b, schema: notesSchema)
+        defer { db.close() }
+        let applier = ChangeApplier(schema: notesSchema, pending: [RowKey(table: "notes", id: composed): 1])
+        try db.write { tx in
+            try applier.apply([ServerChange(op: .put, table: "notes", rowID: decomposed, data: #"{"title":"decomposed, on a"}"#)], in: tx)
+        }
+        #expect(
+            try db.fetchAll("SELECT hex(id), title FROM notes ORDER BY hex(id)").map(\.values) == [
+                [.text("65CC81"), .text("decomposed, on a")], [.text("C3A9"), .text("composed, on b")],
+            ])
+    }
+}

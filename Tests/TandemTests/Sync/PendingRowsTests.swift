@@ -11,11 +11,11 @@ import Testing
         let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema)
         let pending = PendingRows()
         var generator = SystemRandomNumberGenerator()
-        func truth() throws -> [[String]: Int] {
+        func truth() throws -> [RowKey: Int] {
             try db.read { tx in
-                var counts: [[String]: Int] = [:]
+                var counts: [RowKey: Int] = [:]
                 for row in try tx.fetchAll("SELECT data ->> '$.type', data ->> '$.id' FROM ps_crud") {
-                    counts[[row[0].stringValue ?? "", row[1].stringValue ?? ""], default: 0] += 1
+                    counts[RowKey(table: row[0].stringValue ?? "", id: row[1].stringValue ?? ""), default: 0] += 1
                 }
                 return counts
             }
