@@ -15,8 +15,11 @@ enum PostgresMigrationSteps {
 
     static func entries(of schema: Schema) -> [Entry] {
         let ordered = schema.migrations.flatMap { migration in migration.steps.map { (migration, $0) } }
-        var later: [String: String] = [:]  // a name → the name it has at the end
-        func resolved(_ name: String) -> String { later[name].map(resolved) ?? name }
+        // A name → the name its table has at the end, for the steps before the ones seen (walking
+        // back): each value is final already, so it is not looked up again (a name taken after
+        // its table was renamed away names another table).
+        var later: [String: String] = [:]
+        func resolved(_ name: String) -> String { later[name] ?? name }
         var entries: [Entry] = []
         for (migration, step) in ordered.reversed() {
             let table: String?

@@ -54,9 +54,18 @@ extension DatabaseReader {
                     if plan.filterInSwift, let predicate = query.predicate { pairs = try pairs.filter { try predicate.evaluate($0.1) } }
                     if plan.sortInSwift {
                         if !query.sortBy.isEmpty {
-                            let order = pairs.map(\.1).sorted(using: query.sortBy).map(\.id)
-                            let byID = Dictionary(pairs.map { ($0.1.id, $0) }, uniquingKeysWith: { a, _ in a })
-                            pairs = order.compactMap { byID[$0] }
+                            // The pairs themselves, not looked up again by id: Swift's `String`
+                            // equality would take two ids SQLite keeps apart for one.
+                            pairs = pairs.sorted { a, b in
+                                for descriptor in query.sortBy {
+                                    switch descriptor.compare(a.1, b.1) {
+                                    case .orderedAscending: return true
+                                    case .orderedDescending: return false
+                                    case .orderedSame: continue
+                                    }
+                                }
+                                return false
+                            }
                         }
                         pairs = Array(pairs.dropFirst(query.offset).prefix(query.limit ?? .max))
                     }

@@ -3,12 +3,13 @@ import Foundation
 /// The to-one relationships of a list of rows, loaded with one query per relationship (no N+1),
 /// one level deep.
 struct RelatedRecords {
-    /// Relationship property → related id → the related record.
-    var records: [String: [String: any Record]] = [:]
+    /// Relationship property → related id (its bytes: Swift's `String` equality would take two
+    /// ids SQLite keeps apart, `é` and `e` with a combining accent, for one) → the related record.
+    var records: [String: [[UInt8]: any Record]] = [:]
     /// Every related row loaded, in load order.
     var rows: [Row] = []
-    /// Relationship column → related id → its row.
-    private var rowsByID: [String: [String: Row]] = [:]
+    /// Relationship column → related id (its bytes) → its row.
+    private var rowsByID: [String: [[UInt8]: Row]] = [:]
 
     /// Loads the records `rows` refer to through `layout`'s relationships.
     static func load(for rows: [Row], layout: RecordLayout, in tx: Transaction) throws -> RelatedRecords {
@@ -16,14 +17,15 @@ struct RelatedRecords {
         for relation in layout.relations {
             guard let index = rows.first?.columns.firstIndex(of: relation.column) else { continue }
             var ids: [String] = []
-            var seen = Set<String>()
+            var seen = Set<[UInt8]>()
             for row in rows {
-                if let id = row.values[index].stringValue, seen.insert(id).inserted { ids.append(id) }
+                if let id = row.values[index].stringValue, seen.insert(Array(id.utf8)).inserted { ids.append(id) }
             }
             let (records, targetRows) = try tx.records(relation.target, ids: ids)
             loaded.records[relation.property] = records
             loaded.rows += targetRows
-            loaded.rowsByID[relation.column] = Dictionary(targetRows.compactMap { row in row["id"]?.stringValue.map { ($0, row) } }, uniquingKeysWith: { a, _ in a })
+            loaded.rowsByID[relation.column] = Dictionary(
+                targetRows.compactMap { row in row["id"]?.stringValue.map { (Array($0.utf8), row) } }, uniquingKeysWith: { a, _ in a })
         }
         return loaded
     }
@@ -34,7 +36,7 @@ extension RelatedRecords {
     /// relationship, in the rows' order: what those records show of other tables.
     func rows(relatedTo rows: [Row]) -> [Row] {
         rowsByID.sorted { $0.key < $1.key }.flatMap { column, byID in
-            rows.compactMap { $0[column]?.stringValue.flatMap { byID[$0] } }
+            rows.compactMap { $0[column]?.stringValue.flatMap { byID[Array($0.utf8)] } }
         }
     }
 
@@ -51,13 +53,13 @@ extension Transaction {
     }
 
     /// The records of `T` with these ids (their own relationships not loaded), by id.
-    fileprivate func records<T: Record>(_ type: T.Type, ids: [String]) throws -> ([String: any Record], [Row]) {
+    fileprivate func records<T: Record>(_ type: T.Type, ids: [String]) throws -> ([[UInt8]: any Record], [Row]) {
         let layout = try checkedLayout(T.self)
-        var records: [String: any Record] = [:]
+        var records: [[UInt8]: any Record] = [:]
         let rows = try fetchAll(from: layout.tableName, where: "id", in: ids)
         for row in rows {
             let record = try RecordDecoder.decode(T.self, from: row, layout: layout)
-            records[record.id] = record
+            records[Array(record.id.utf8)] = record
         }
         return (records, rows)
     }

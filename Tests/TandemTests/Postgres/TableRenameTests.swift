@@ -168,6 +168,25 @@ struct TableRenameOrderTests {
         #expect(try counts(psql) == "registered=notes notes=1")
     }
 
+    /// A name taken after its table was renamed away names the new table in the steps before:
+    /// a column renamed in `drafts` before `drafts` took `notes`'s name is renamed in that table.
+    @Test func aNameTakenAfterItsTableWasRenamedAwayNamesTheNewTable() throws {
+        let v1 = Schema(tables: [Self.table("notes"), Self.table("drafts", [.text("body")])])
+        let url = try TestPostgres.database(schema: v1)
+        let psql = try PostgresConnection(url)
+        try psql.execute("INSERT INTO drafts(id, body) VALUES ('d1', 'draft body')")
+        try psql.execute("INSERT INTO notes(id, title) VALUES ('n1', 'a note')")
+        let migrations = [
+            Migration("m0", uploads: .none, steps: [.renameColumn(table: "drafts", from: "body", to: "text")]), Self.rename("m1", "notes", "archive"),
+            Self.rename("m2", "drafts", "notes"),
+        ]
+        let v2 = Schema(tables: [Self.table("archive"), Self.table("notes", [.text("text")])], migrations: migrations)
+        try PostgresBackend.setup(conninfo: url, schema: v2)
+        #expect(try psql.execute("SELECT text FROM notes WHERE id = 'd1'").first?.first == "draft body")
+        #expect(try psql.execute("SELECT title FROM archive WHERE id = 'n1'").first?.first == "a note")
+        #expect(try PostgresSetup.existingColumns(of: "archive", on: psql).keys.sorted() == ["id", "title"])
+    }
+
     @Test func aColumnRenamedBeforeItsTableIsServedUnderItsNameNow() throws {
         let v1 = Schema(tables: [Self.table("notes", [.text("title"), .integer("n")])])
         let url = try TestPostgres.database(schema: v1)
@@ -182,53 +201,5 @@ struct TableRenameOrderTests {
         #expect(try PostgresSetup.existingColumns(of: "memos", on: psql)["n"] == "double precision")
         try PostgresBackend.setup(conninfo: url, schema: v2, contract: true)
         #expect(try PostgresSetup.existingColumns(of: "memos", on: psql).keys.sorted() == ["heading", "id", "n"])
-    }
-}
-
-/// Two ids that Swift's `String` equality takes for one (`é` precomposed, and `e` with a
-/// combining accent) are two rows, as SQLite and the servers keep them: a full download keeps
-/// both, and a pending upload of one does not hold back the other's download.
-@Suite struct CanonicallyEquivalentIdTests {
-    @Test func twoIdsThatSwiftTakesForOneAreTwoRows() throws {
-        let dir = try TemporaryDirectory()
-        let server = "sqlite:" + dir.path("server.db")
-        let (a, b) = (dir.path("a.db"), dir.path("b.db"))
-        let (composed, decomposed) = ("\u{e9}", "e\u{301}")
-        #expect(composed == decomposed, "the two are one String to Swift")
-        do {
-            let db = try SharedDatabase(path: a, schema: notesSchema)
-            try db.execute("INSERT INTO notes(id, title) VALUES (?, 'composed'), (?, 'decomposed')", [composed, decomposed])
-            db.close()
-        }
-        try SharedDatabase(path: b, schema: notesSchema).close()
-        try RollingDrops.sync([a, b], url: server)
-        for path in [a, b] {
-            let db = try SharedDatabase(path: path, schema: notesSchema)
-            #expect(
-                try db.fetchAll("SELECT hex(id), title FROM notes ORDER BY hex(id)").map(\.values) == [
-                    [.text("65CC81"), .text("decomposed")], [.text("C3A9"), .text("composed")],
-                ], "\(path)")
-            db.close()
-        }
-        // b edits one; a's edit of the other downloads to b while b's is pending.
-        do {
-            let db = try SharedDatabase(path: b, schema: notesSchema)
-            try db.execute("UPDATE notes SET title = 'composed, on b' WHERE id = ?", [composed])
-            db.close()
-            let other = try SharedDatabase(path: a, schema: notesSchema)
-            try other.execute("UPDATE notes SET title = 'decomposed, on a' WHERE id = ?", [decomposed])
-            other.close()
-        }
-        try RollingDrops.sync([a], url: server)
-        let db = try SharedDatabase(path: b, schema: notesSchema)
-        defer { db.close() }
-        let applier = ChangeApplier(schema: notesSchema, pending: [RowKey(table: "notes", id: composed): 1])
-        try db.write { tx in
-            try applier.apply([ServerChange(op: .put, table: "notes", rowID: decomposed, data: #"{"title":"decomposed, on a"}"#)], in: tx)
-        }
-        #expect(
-            try db.fetchAll("SELECT hex(id), title FROM notes ORDER BY hex(id)").map(\.values) == [
-                [.text("65CC81"), .text("decomposed, on a")], [.text("C3A9"), .text("composed, on b")],
-            ])
     }
 }
