@@ -12,7 +12,7 @@ import Tandem
 extension PostgresBackend: VerifyingBackend {
     public func checksums(of table: TableSchema, bucketCount: Int) throws -> [Int: RowChecksum] {
         let digests = Self.digestSelect(of: table, idHash: bucketCount != 1)
-        let rows = try withConnection { db in
+        let rows = try matchingSchema(of: table.name) { db in
             try db.execute(
                 """
                 SELECT \(bucketCount == 1 ? "0" : "id_hash & $1::bigint") AS bucket, count(*)::text, sum(first)::text, sum(second)::text
@@ -31,7 +31,7 @@ extension PostgresBackend: VerifyingBackend {
 
     public func rowDigests(of table: TableSchema, bucketCount: Int, buckets: [Int]) throws -> [RowDigest] {
         guard !buckets.isEmpty else { return [] }
-        let rows = try withConnection { db in
+        let rows = try matchingSchema(of: table.name) { db in
             try db.execute(
                 """
                 SELECT id, id_hash::text, first::text, second::text FROM (\(Self.digestSelect(of: table))) AS tandem_digests
@@ -75,7 +75,7 @@ extension PostgresBackend: VerifyingBackend {
         guard !ids.isEmpty else { return [] }
         let function = SQLText.identifier(PostgresSetup.objectName("tandem_row_", table.name))
         let escaped = JSONValue.array(ids.map { .string(PostgresText.escaped($0)) }).jsonText
-        let rows = try withConnection { db in
+        let rows = try matchingSchema(of: table.name) { db in
             try db.execute(
                 "SELECT r.id, \(function)(r.*) FROM \(SQLText.identifier(table.name)) AS r WHERE r.id = ANY(ARRAY(SELECT json_array_elements_text($1::json)))",
                 [escaped])
@@ -89,6 +89,19 @@ extension PostgresBackend: VerifyingBackend {
     /// Each row of `table` as `(id, id_hash, first, second)`: ``RowDigest``'s numbers, computed
     /// from its canonical encoding in SQL.
     /// Without `idHash`, `id_hash` is 0: a whole table's checksum needs no bucket.
+    /// `body` on a connection, a server whose table does not match this host's declaration (no
+    /// such table, column or type: the server's schema is newer or older) said in the host's terms.
+    /// - Throws: ``PostgresError`` naming the table, with the remedy.
+    private func matchingSchema<T>(of table: String, _ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try withConnection { db, _ in try body(db) }
+        } catch let error as PostgresError where ["42P01", "42703", "42883", "42804"].contains(error.sqlState ?? "") {
+            throw PostgresError(
+                "the server's table \(table) does not match this host's schema (\(error.message)): when the server's schema is newer, migrate this host to it; else run \(Remedy.setUpServer.apiTerms) with the current schema",
+                sqlState: error.sqlState, remedy: .setUpServer)
+        }
+    }
+
     static func digestSelect(of table: TableSchema, idHash: Bool = true) -> String {
         func text(_ value: String) -> String { "'t' || octet_length(\(value)) || ':' || \(value)" }
         let values = table.verifiedColumns.map { column -> String in

@@ -132,6 +132,7 @@ enum PostgresSetup {
                     [String(retention)])
             }
             let schema = try schema.resolvingScopes()
+            try refuseOlder(schema, on: connection)
             try PostgresRenames.renameTables(of: schema, on: connection)
             for table in schema.tables where !table.localOnly {
                 let renamed = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
@@ -144,6 +145,23 @@ enum PostgresSetup {
             }
             if contract { try PostgresDrops.dropTables(of: schema, on: connection) }
             try PostgresPrivileges.install(on: connection)
+        }
+    }
+
+    /// Refuses a schema that lacks a migration the server was set up with (an older release's:
+    /// it would set up again what the migration changed, say a table renamed away), and records
+    /// `schema`'s migrations (`migration:<id>` in `tandem_meta`).
+    /// - Throws: ``PostgresError`` naming the first such migration.
+    private static func refuseOlder(_ schema: Schema, on connection: PostgresConnection) throws {
+        let listed = Set(schema.migrations.map(\.id))
+        for row in try connection.execute("SELECT substr(key, 11) FROM tandem_meta WHERE key LIKE 'migration:%' ORDER BY key") {
+            guard let id = row[0] ?? nil, !listed.contains(id) else { continue }
+            throw PostgresError(
+                "the server was set up with migration '\(id)', which this schema does not list: set it up with the newest schema (a host on an older release migrates to it)"
+            )
+        }
+        for migration in schema.migrations {
+            try connection.execute("INSERT INTO tandem_meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", ["migration:" + migration.id, migration.id])
         }
     }
 

@@ -56,7 +56,10 @@ struct PostgresUpload {
     private func applyEntry(_ entry: CrudEntry) throws {
         guard let declared = columns[entry.table] else {
             throw TandemError.uploadRejected(
-                table: entry.table, rowID: entry.rowID, reason: "the server has no synced table \(entry.table); run \(Remedy.setUpServer.apiTerms) with the current schema")
+                table: entry.table, rowID: entry.rowID,
+                reason:
+                    "the server has no synced table \(entry.table): when the server's schema is newer (the table renamed or dropped), migrate this host to it; else run \(Remedy.setUpServer.apiTerms) with the current schema"
+            )
         }
         let types = Dictionary(declared.map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
         let table = SQLText.identifier(entry.table)

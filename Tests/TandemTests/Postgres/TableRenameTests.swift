@@ -77,7 +77,14 @@ struct TableRenameTests {
             db.close()
         }
         let refused = try tandem(["sync", old, "--backend", url])
-        #expect(refused.status != 0 && refused.stderr.contains("the server has no synced table notes"), "\(refused.stderr)")
+        #expect(
+            refused.status != 0
+                && refused.stderr.contains("the server has no synced table notes: when the server's schema is newer (the table renamed or dropped), migrate this host"),
+            "\(refused.stderr)")
+        // Setting the server up with the old release's schema, which lacks the rename, is refused.
+        let older = try tandem(["backend", "setup", url, "--schema", try dir.schemaFile(Self.v1, name: "v1.json")])
+        #expect(older.status == 1 && older.stderr.contains("the server was set up with migration 'notes-to-memos', which this schema does not list"), "\(older.stderr)")
+        #expect(try psql.execute("SELECT to_regclass('notes') IS NULL").first?.first == "t", "no second notes table")
         // Setup again changes nothing.
         #expect(try tandem(["backend", "setup", url, "--schema", try dir.schemaFile(Self.v2, name: "v2.json")]).status == 0)
         #expect(try psql.execute("SELECT count(*) FROM memos").first?.first == "3")
