@@ -49,7 +49,7 @@ enum PostgresDrops {
             guard let type = types[column] else { continue }
             if contract {
                 try connection.execute("ALTER TABLE \(name) DROP COLUMN \(SQLText.identifier(column))")
-            } else if let synced = [ColumnSchema.ColumnType.text, .integer, .real].first(where: { PostgresSetup.sqlType($0) == type }),
+            } else if let synced = PostgresTypeChanges.tandemType(type),
                 !served.columns.contains(where: { $0.name == column })
             {
                 served.columns.append(ColumnSchema(name: column, type: synced))

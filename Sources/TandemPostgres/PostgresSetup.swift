@@ -260,18 +260,14 @@ enum PostgresSetup {
         }
     }
 
-    /// The declared columns of the synced tables on the server: table → column → Tandem type, in schema order.
-    static func columnTypes(on connection: PostgresConnection) throws -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {
-        columnTypes(from: try connection.execute(columnTypesQuery))
-    }
-
-    /// ``columnTypes(on:)`` and ``keptForOlder(from:)`` in one read.
+    /// The declared columns of the synced tables on the server (table → column → Tandem type, in
+    /// schema order), and those kept for older hosts (``keptForOlder(from:)``), in one read.
     static func columnRegistry(on connection: PostgresConnection) throws -> (types: [String: [(name: String, type: ColumnSchema.ColumnType)]], kept: [String: Set<String>]) {
         let rows = try connection.execute(columnTypesQuery)
         return (columnTypes(from: rows), keptForOlder(from: rows))
     }
 
-    /// The statement ``columnTypes(on:)`` reads its answer with.
+    /// The statement ``columnRegistry(on:)`` reads its answer with.
     static let columnTypesQuery = """
         SELECT t.table_name, c.column_name, c.type, c.kept_for_older FROM tandem_tables t
         LEFT JOIN tandem_columns c ON c.table_name = t.table_name ORDER BY t.table_name, c.position
@@ -288,7 +284,7 @@ enum PostgresSetup {
         return kept
     }
 
-    /// ``columnTypes(on:)`` from the rows of ``columnTypesQuery``.
+    /// The declared columns of the synced tables, from the rows of ``columnTypesQuery``.
     static func columnTypes(from rows: [[String?]]) -> [String: [(name: String, type: ColumnSchema.ColumnType)]] {
         var tables: [String: [(name: String, type: ColumnSchema.ColumnType)]] = [:]
         for row in rows {

@@ -5,7 +5,7 @@ import Tandem
 /// and each CRUD entry under the conflict rule, writing only the columns the schema declares.
 struct PostgresUpload {
     let db: PostgresConnection
-    /// The server's synced tables and their declared columns (``PostgresSetup/columnTypes(on:)``).
+    /// The server's synced tables and their declared columns (``PostgresSetup/columnRegistry(on:)``).
     let columns: [String: [(name: String, type: ColumnSchema.ColumnType)]]
     /// The columns each table serves only for hosts of an older schema: a PUT writes one only
     /// when it names it (a migrated host's PUT does not, and leaves the older hosts' value).

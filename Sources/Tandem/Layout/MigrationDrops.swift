@@ -15,10 +15,7 @@ struct MigrationDrops: Codable {
 
     /// The drops stored in the file (none when there are none, or the stored text is damaged).
     static func load(in tx: Transaction) throws -> MigrationDrops {
-        guard let text = try tx.connection.storedIfPresent(.migrationDrops).stringValue,
-            let drops = try? JSONDecoder().decode(MigrationDrops.self, from: Data(text.utf8))
-        else { return MigrationDrops() }
-        return drops
+        try tx.storedJSON(.migrationDrops, as: MigrationDrops.self) ?? MigrationDrops()
     }
 
     /// Records that `table`'s column `column` was dropped.
@@ -44,9 +41,7 @@ struct MigrationDrops: Codable {
     private static func update(in tx: Transaction, _ change: (inout MigrationDrops) -> Void) throws {
         var drops = try load(in: tx)
         change(&drops)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        try tx.store(.migrationDrops, String(decoding: try encoder.encode(drops), as: UTF8.self))
+        try tx.storeJSON(.migrationDrops, drops)
     }
 
     /// True when a downloaded change of `table` is not stored: a migration dropped the table and

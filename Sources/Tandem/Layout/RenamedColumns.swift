@@ -12,10 +12,7 @@ struct RenamedColumns {
 
     /// The renames stored in the file (none when there are none, or the stored text is damaged).
     static func load(in tx: Transaction) throws -> RenamedColumns {
-        guard let text = try tx.connection.storedIfPresent(.renamedColumns).stringValue,
-            let tables = try? JSONDecoder().decode([String: [String: String]].self, from: Data(text.utf8))
-        else { return RenamedColumns(tables: [:]) }
-        return RenamedColumns(tables: tables)
+        RenamedColumns(tables: try tx.storedJSON(.renamedColumns, as: [String: [String: String]].self) ?? [:])
     }
 
     /// Records that `table`'s column `from` is now `to` (a column renamed before keeps its first name).
@@ -38,9 +35,7 @@ struct RenamedColumns {
     }
 
     private func store(in tx: Transaction) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        try tx.store(.renamedColumns, String(decoding: try encoder.encode(tables), as: UTF8.self))
+        try tx.storeJSON(.renamedColumns, tables)
     }
 
     /// The SQL expression of a downloaded row of `table` (the JSON text `json`) as it is stored:

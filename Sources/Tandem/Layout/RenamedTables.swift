@@ -13,10 +13,7 @@ struct RenamedTables {
 
     /// The renames stored in the file (none when there are none, or the stored text is damaged).
     static func load(in tx: Transaction) throws -> RenamedTables {
-        guard let text = try tx.connection.storedIfPresent(.renamedTables).stringValue,
-            let names = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))
-        else { return RenamedTables(names: [:]) }
-        return RenamedTables(names: names)
+        RenamedTables(names: try tx.storedJSON(.renamedTables, as: [String: String].self) ?? [:])
     }
 
     /// Records that table `from` is now `to` (every earlier name of `from` too).
@@ -25,9 +22,7 @@ struct RenamedTables {
         for (old, now) in renames.names where now == from { renames.names[old] = to }
         renames.names[from] = to
         renames.names[to] = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        try tx.store(.renamedTables, String(decoding: try encoder.encode(renames.names), as: UTF8.self))
+        try tx.storeJSON(.renamedTables, renames.names)
     }
 
     /// `change` as this file names its table: under the table's name now when a migration renamed

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The keys of `ps_kv`, Tandem's stored state, with typed access inside a transaction.
 enum StoredKey: String, CaseIterable {
     /// This database's client id (a UUID made when the file was created), sent with uploads.
@@ -38,6 +40,20 @@ extension Transaction {
     /// Stores `value` under `key`.
     func store(_ key: StoredKey, _ value: any DatabaseValueConvertible) throws {
         try executeOwn("INSERT OR REPLACE INTO ps_kv(key, value) VALUES (?, ?)", [key.rawValue, value])
+    }
+
+    /// The JSON text stored under `key` read as `T`; nil when there is none (or no `ps_kv`
+    /// table), or when the text is damaged.
+    func storedJSON<T: Decodable>(_ key: StoredKey, as type: T.Type) throws -> T? {
+        guard let text = try connection.storedIfPresent(key).stringValue else { return nil }
+        return try? JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    /// Stores `value` under `key` as JSON text, its keys sorted.
+    func storeJSON(_ key: StoredKey, _ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try store(key, String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
     /// Removes `key` (only when its value is `value`, if given).

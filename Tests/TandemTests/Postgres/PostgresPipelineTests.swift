@@ -18,7 +18,7 @@ struct PostgresPipelineTests {
         let admin = try PostgresConnection(url)
         try admin.execute("ALTER TABLE notes ADD CONSTRAINT refused CHECK (title IS DISTINCT FROM 'refused')")
         let db = try PostgresConnection(url)
-        let upload = PostgresUpload(db: db, columns: try PostgresSetup.columnTypes(on: db))
+        let upload = PostgresUpload(db: db, columns: try PostgresSetup.columnRegistry(on: db).types)
         func state() throws -> [String?] {
             try ["SELECT count(*) FROM tandem_changes", "SELECT count(*) FROM tandem_uploads", "SELECT string_agg(id || '=' || coalesce(title, '-'), ',' ORDER BY id) FROM notes"]
                 .map { try admin.execute($0).first?.first ?? nil }

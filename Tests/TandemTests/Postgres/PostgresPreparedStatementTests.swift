@@ -199,7 +199,7 @@ struct PostgresPreparedStatementTests {
     @Test func anEntryAtATimeIsNeverPrepared() throws {
         let url = try TestPostgres.database(schema: notesSchema)
         let db = try PostgresConnection(url)
-        let upload = PostgresUpload(db: db, columns: try PostgresSetup.columnTypes(on: db))
+        let upload = PostgresUpload(db: db, columns: try PostgresSetup.columnRegistry(on: db).types)
         for i in 0..<4 {
             for (op, data) in [(CrudEntry.Operation.put, ["title": JSONValue.string("t")]), (.patch, ["done": .integer(1)]), (.delete, nil)] {
                 try upload.apply(CrudEntry(id: 1, transactionID: 1, op: op, table: "notes", rowID: "r\(i)", data: data))
