@@ -22,4 +22,10 @@ static inline int tandem_format_double(char *buffer, int size, int precision, do
     return snprintf(buffer, (size_t)size, "%.*g", precision, value);
 }
 
+/// sqlite3_config is variadic; this turns off SQLite's memory statistics, whose upkeep takes a
+/// mutex on every allocation. It succeeds only before SQLite is initialized (SQLITE_MISUSE after).
+static inline int tandem_sqlite_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

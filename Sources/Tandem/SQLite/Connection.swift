@@ -72,6 +72,13 @@ final class Connection {
     /// comparison instead of a String and a set insertion.
     private var recentlyChanged: [(name: UnsafePointer<CChar>, copy: UnsafeMutablePointer<CChar>, kind: ChangedTableKind)] = []
 
+    /// SQLite's process-wide configuration, set before the first connection opens: memory
+    /// statistics off (Tandem reads none; their upkeep takes a mutex on every allocation). A
+    /// program that used SQLite before keeps its configuration.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/c_config_covering_index_scan.html#sqliteconfigmemstatus
+    private static let configured: Void = { _ = tandem_sqlite_disable_memory_statistics() }()
+
     /// Opens a handle. The busy timeout is set before anything else runs.
     /// - Throws: ``TandemError/cannotOpen`` naming the path.
     /// With `immutable`, the file is read as it is on disk: read-only, no locks, no `-wal` or
@@ -82,6 +89,7 @@ final class Connection {
         path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, immutable: Bool = false, create: Bool = true,
         rules: (any ConnectionRules)?
     ) throws {
+        _ = Self.configured
         var db: OpaquePointer?
         var flags =
             (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)))
