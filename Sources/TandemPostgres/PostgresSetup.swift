@@ -143,6 +143,7 @@ enum PostgresSetup {
                 try installTable(served, keptForOlder: kept, in: schema, on: connection)
                 if !contract { try PostgresRenames.keepEqual(table, in: schema, served: served, on: connection) }
             }
+            try PostgresFills.run(of: schema, on: connection)
             if contract { try PostgresDrops.dropTables(of: schema, on: connection) }
             try PostgresPrivileges.install(on: connection)
         }

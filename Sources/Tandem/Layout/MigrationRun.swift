@@ -82,9 +82,8 @@ struct MigrationRun {
             }
             try dropViews(of: table)
             let moved = { (json: String) in Self.renamedKey(from: column.name, to: to, in: json) }
-            let stored = moves[table.name, default: StoredKeyMoves()].key(of: column.name)
-            done.rowsChanged = Int(
-                try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable) WHERE json_valid(data) AND \(Self.holds("data", stored))").int64Value ?? 0)
+            // Every stored row is rewritten (one lacking the column gets a null under its new name).
+            done.rowsChanged = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable) WHERE data IS NOT NULL").int64Value ?? 0)
             moves[table.name, default: StoredKeyMoves()].rename(column.name, to: to)
             if !table.localOnly { try RenamedColumns.record(table: table.name, from: column.name, to: to, in: tx) }
             try rewriteStaged(of: table.name) {
@@ -148,8 +147,7 @@ struct MigrationRun {
             let column = retyped.columns[position]
             if let using {
                 try installViewsIfNeeded()
-                try MigrationValues.compute(using, where: nil, over: table, into: column, of: retyped, onlyChanged: false, in: tx)
-                done.rowsChanged = try MigrationValues.write(column, of: retyped, queue: false, in: tx)
+                done.rowsChanged = try MigrationFill.run(using, where: nil, over: table, into: column, of: retyped, queue: false, everyRow: true, in: tx)
             } else {
                 done.rowsChanged = try MigrationValues.convertStored(column, of: retyped, in: tx)
             }
@@ -171,8 +169,8 @@ struct MigrationRun {
             try installViewsIfNeeded()
             let column = table.columns.first { $0.name == columnName }!
             let moving = moves.removeValue(forKey: table.name) ?? StoredKeyMoves()
-            try MigrationValues.compute(value, where: condition, over: table, into: column, of: table, onlyChanged: true, storedKey: moving.key(of:), in: tx)
-            done.rowsChanged = try MigrationValues.write(column, of: table, queue: uploads == .changes && !table.localOnly, moving: moving, in: tx)
+            done.rowsChanged = try MigrationFill.run(
+                value, where: condition, over: table, into: column, of: table, moving: moving, queue: uploads == .changes && !table.localOnly, in: tx)
 
         case .dropColumn(let tableName, let columnName, let discard):
             let index = try tableIndex(tableName)

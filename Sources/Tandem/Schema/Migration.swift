@@ -85,22 +85,31 @@ public struct Migration: Sendable, Equatable, Codable {
     /// writes are refused (``TandemError/schemaMigrated(path:fileVersion:lastMigration:programVersion:)``).
     /// False by default: an older program is refused at open.
     public var readableByOlderVersions: Bool
+    /// The migration's row changes made on a PostgreSQL server, for a migration whose uploads are
+    /// ``Uploads/none``: statements in PostgreSQL's SQL (`UPDATE notes SET slug = lower(heading)`
+    /// for a backfill, `INSERT INTO … SELECT` for a split) that `tandem backend setup` runs once,
+    /// in order, after the tables have their columns. Their row changes download to every host
+    /// like any; they must compute what the steps compute on a host (`tandem verify` shows a row
+    /// where they do not). Empty by default.
+    public var server: [String]
 
     /// A migration named `id`.
-    public init(_ id: String, uploads: Uploads, readableByOlderVersions: Bool = false, steps: [Step]) {
+    public init(_ id: String, uploads: Uploads, readableByOlderVersions: Bool = false, steps: [Step], server: [String] = []) {
         self.id = id
         self.uploads = uploads
         self.readableByOlderVersions = readableByOlderVersions
         self.steps = steps
+        self.server = server
     }
 
-    enum CodingKeys: String, CodingKey { case id, uploads, readableByOlderVersions = "readableByOlder", steps }
+    enum CodingKeys: String, CodingKey { case id, uploads, readableByOlderVersions = "readableByOlder", steps, server }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
-        try decoder.rejectUnknownKeys(["id", "uploads", "readableByOlder", "steps"], in: "migration '\(id)'")
+        try decoder.rejectUnknownKeys(["id", "uploads", "readableByOlder", "steps", "server"], in: "migration '\(id)'")
         readableByOlderVersions = try c.decodeIfPresent(Bool.self, forKey: .readableByOlderVersions) ?? false
+        server = try c.decodeIfPresent([String].self, forKey: .server) ?? []
         guard let raw = try c.decodeIfPresent(String.self, forKey: .uploads) else {
             throw TandemError.invalidSchema(
                 SchemaProblem(
@@ -123,6 +132,7 @@ public struct Migration: Sendable, Equatable, Codable {
         try c.encode(uploads, forKey: .uploads)
         if readableByOlderVersions { try c.encode(true, forKey: .readableByOlderVersions) }
         try c.encode(steps, forKey: .steps)
+        if !server.isEmpty { try c.encode(server, forKey: .server) }
     }
 }
 

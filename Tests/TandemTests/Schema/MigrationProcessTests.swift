@@ -121,6 +121,7 @@ import Testing
             (#"[{"id":"a","uploads":"none","steps":[{"sql":"DELETE FROM ps_crud"}]}]"#, "Tandem's upload queue"),
             (#"[{"id":"a","uploads":"none","steps":[{"dropColumn":{"table":"notes","column":"n"}}]}]"#, "discardValues"),
             (#"[{"id":"a","uploads":"none","steps":[]},{"id":"a","uploads":"none","steps":[]}]"#, "two migrations have the id 'a'"),
+            (#"[{"id":"a","uploads":"none","steps":[],"server":"UPDATE notes SET n = 1"}]"#, "migrations[0].server"),
         ]
         #expect(try tandem(["exec", path, "INSERT INTO notes(id, title) VALUES ('keep', 'me')"]).status == 0)
         for (migrations, expected) in cases {
