@@ -72,15 +72,32 @@ final class MigrationFill {
             + source.columns.map { "\(source.extract(ColumnSchema(name: moving.key(of: $0.name), type: $0.type), from: "\(row).data")) AS \(SQLText.identifier($0.name))" })
             .joined(separator: ", ")
         let current = source.columns.contains { $0.name == column.name } ? SQLText.identifier(column.name) : "NULL"
-        let compare = "\(changed)((\(expression)), \(current), \(row).rowid)"
-        let test = condition.map { "CASE WHEN (\($0)) THEN \(compare) ELSE 0 END" } ?? compare
+        // A value that reads other rows of its query (a window function, an aggregate, which
+        // SQLite refuses in a WHERE clause) is computed over every row the condition selects
+        // first, into a temporary table, and read back by rowid.
+        let perRow = (try? tx.connection.asUser { try tx.connection.prepare("SELECT 1 FROM \(source.quotedName) WHERE ((\(expression)) IS NULL OR 1)") }) != nil
+        let computed = "temp.\(MigrationValues.table)"
+        if !perRow {
+            try tx.executeOwn(
+                """
+                DROP TABLE IF EXISTS \(computed); CREATE TEMP TABLE \(MigrationValues.table)(rid INTEGER PRIMARY KEY, v);
+                INSERT INTO \(computed)(rid, v) SELECT ps_rowid, (\(expression))
+                FROM (SELECT \(row).rowid AS ps_rowid, \(columns) FROM \(table.quotedDataTable) AS \(row)) AS \(source.quotedName) WHERE (\(condition ?? "1"))
+                """)
+        }
+        defer { if !perRow { try? tx.executeOwn("DROP TABLE IF EXISTS \(computed)") } }
+        let selected = perRow ? condition : "\(row).rowid IN (SELECT rid FROM \(computed))"
+        let compare =
+            perRow
+            ? "\(changed)((\(expression)), \(current), \(row).rowid)" : "\(changed)((SELECT v FROM \(computed) WHERE rid = \(row).rowid), \(current), \(row).rowid)"
+        let test = selected.map { "CASE WHEN (\($0)) THEN \(compare) ELSE 0 END" } ?? compare
         let path = SQLText.literal("$." + column.name)
         let value = column.type == .real ? "json(\(Self.value)())" : "\(Self.value)()"
         let filled = moving.applied(to: "coalesce(data, '{}')", adding: [(path, value)])
         let kept = moving.isEmpty ? "data" : moving.applied(to: "data")
         // The function runs in SET, where the value it keeps is read in the same row (SQLite may
         // collect a WHERE's rows before it writes any); a condition narrows the rows rewritten.
-        let narrowed = condition.map { " WHERE (SELECT (\($0)) FROM (SELECT \(columns)) AS \(source.quotedName))" } ?? ""
+        let narrowed = selected.map { " WHERE (SELECT (\($0)) FROM (SELECT \(columns)) AS \(source.quotedName))" } ?? ""
         let update = """
             UPDATE \(table.quotedDataTable) AS \(row) SET data = CASE WHEN (SELECT \(test) FROM (SELECT \(columns)) AS \(source.quotedName)) \
             THEN \(filled) ELSE \(kept) END\(moving.isEmpty ? narrowed : "")

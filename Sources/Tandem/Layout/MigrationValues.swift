@@ -5,7 +5,8 @@ import Foundation
 /// (``TableSchema/storedValue(_:_:in:checkingText:)``): a value that does not convert refuses the
 /// migration, naming its row. Values computed from the user's SQL are ``MigrationFill``'s.
 enum MigrationValues {
-    /// A table older releases kept computed values in while migrating (``LayoutCheck`` knows it).
+    /// The temporary table of a fill's values computed before they are written (``MigrationFill``),
+    /// which older releases kept in the file (``LayoutCheck`` knows it).
     static let table = "ps_migration_values"
 
     /// Converts the stored values of `column` (of `table`, declared with its new type) that are

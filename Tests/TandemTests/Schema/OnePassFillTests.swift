@@ -15,6 +15,8 @@ import Testing
         /// The value over the columns, `{t}` standing for the text column's name.
         let value: String
         var condition: String? = nil
+        /// The same values through the view, where `value` cannot be written there (a window function).
+        var viaView: String? = nil
         var description: String { "\(column) = \(value)\(condition.map { " where \($0)" } ?? "")" }
     }
 
@@ -35,7 +37,15 @@ import Testing
         Case(column: "z", value: "-0.0"), Case(column: "z", value: "{t}"), Case(column: "z", value: "r * 1e300"),
         // Existing columns: unchanged rows are not written; -0.0 + 0.0 changes the sign only.
         Case(column: "{t}", value: "{t}"), Case(column: "{t}", value: "upper({t})", condition: "n > 0"), Case(column: "n", value: "n + 0"),
-        Case(column: "n", value: "n * 2", condition: "abs(n) < 1000000"), Case(column: "r", value: "r + 0.0"), Case(column: "r", value: "r"),
+        Case(column: "n", value: "n * 2", condition: "n BETWEEN -1000000 AND 1000000"), Case(column: "r", value: "r + 0.0"), Case(column: "r", value: "r"),
+        // Values over other rows: computed over the selected rows first.
+        Case(
+            column: "k", value: "row_number() OVER (ORDER BY id)",
+            viaView: "(SELECT w FROM (SELECT id, row_number() OVER (ORDER BY id) AS w FROM notes) AS o WHERE o.id = notes.id)"),
+        Case(
+            column: "slug", value: "{t} || rank() OVER (ORDER BY {t})", condition: "n > 0",
+            viaView: "(SELECT w FROM (SELECT id, {t} || rank() OVER (ORDER BY {t}) AS w FROM notes WHERE n > 0) AS o WHERE o.id = notes.id)"),
+        Case(column: "k", value: "(SELECT count(*) FROM notes AS o WHERE o.n < notes.n)"),
     ]
 
     static func schema(title: String) -> [ColumnSchema] {
@@ -108,7 +118,8 @@ import Testing
             let value = fill.value.replacingOccurrences(of: "{t}", with: title)
             let condition = fill.condition?.replacingOccurrences(of: "{t}", with: title)
             let step = Migration.Step.fill(table: "notes", column: column, value: value, where: condition)
-            let update = Migration.Step.sql("UPDATE notes SET \(column) = (\(value))\(condition.map { " WHERE \($0)" } ?? "")")
+            let viewValue = (fill.viaView ?? fill.value).replacingOccurrences(of: "{t}", with: title)
+            let update = Migration.Step.sql("UPDATE notes SET \(column) = (\(viewValue))\(condition.map { " WHERE \($0)" } ?? "")")
             let onePass = try Self.migrate(source, to: dir.path("\(index)-none.db"), rename + [step], uploads: .none, title: title)
             let queued = try Self.migrate(source, to: dir.path("\(index)-changes.db"), rename + [step], uploads: .changes, title: title)
             let viaView = try Self.migrate(source, to: dir.path("\(index)-view.db"), rename + [update], uploads: .changes, title: title)
