@@ -239,8 +239,12 @@ public final class SharedDatabase: Sendable {
         let sameFile = fileReplacement == nil
         // Read-only, a connection that may write closes last, so that the WAL goes as it would.
         let closer = writer == nil && sameFile ? Opening.closingConnection(path: path, configuration: configuration) : nil
-        readers.close(checkpointing: sameFile)
-        writer?.close(checkpointing: sameFile)  // last: only a connection that can write checkpoints as it closes
+        if let writer {
+            // Last: only a connection that can write checkpoints as it closes.
+            writer.close(checkpointing: sameFile) { readers.close(checkpointing: $0) }
+        } else {
+            readers.close(checkpointing: sameFile)
+        }
         closer?.close()
         LockSafeFiles.release(path)
     }

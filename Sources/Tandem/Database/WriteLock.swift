@@ -171,6 +171,18 @@ final class WriteLock: @unchecked Sendable {
         ticketsServed = ticket &+ 1
     }
 
+    /// Takes the lock outside the queue if it is free or comes free within `milliseconds` (no
+    /// wait at all where waits cannot be interrupted): for a close, which must not wait behind a
+    /// long hold (a migration, `tandem run`). True when taken; ``releaseTaken()`` releases it.
+    func take(within milliseconds: Int) -> Bool {
+        guard interruptible, LockWatchdog.shared.isAvailable else { return (try? lock.tryLock()) ?? false }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, milliseconds)) * 1_000_000
+        return (try? lock.lock(until: deadline, cancellation: nil, interruptible: true)) ?? false
+    }
+
+    /// Releases the lock ``take(within:)`` took.
+    func releaseTaken() { lock.unlock() }
+
     /// Told of a migration that a wait goes on for (see ``Configuration/onWaitForMigration``).
     private let onWaitForMigration: (@Sendable (Int32) -> Void)?
 

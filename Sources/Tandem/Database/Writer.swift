@@ -116,15 +116,31 @@ final class Writer: @unchecked Sendable {
         holder.store(me, ordering: .relaxed)
     }
 
-    /// Waits for a write in progress and for checkpoint passes, then closes the connections;
-    /// later writes throw.
-    func close(checkpointing walOnClose: Bool = true) {
+    /// How long a close waits for the write lock before it closes without checkpointing.
+    static let closeWait = 50
+
+    /// Waits for a write in progress and for checkpoint passes, then closes the connections,
+    /// those of `closingOthers` (given whether they may checkpoint) first; later writes throw.
+    ///
+    /// The last connection of a file to close checkpoints the WAL and removes it, and any
+    /// connection that closes first tries an exclusive lock on the file to learn whether it is
+    /// the last, which makes a program that opens the file at that instant without a busy
+    /// timeout (the `sqlite3` shell under `tandem run`) fail with "database is locked". So the
+    /// connections close holding the write lock, as a writer does, when it is free within
+    /// ``closeWait`` ms; otherwise they close without checkpointing (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`:
+    /// no lock is tried), and the process holding the lock, which has the file open, closes later.
+    ///
+    /// Related SQLite documentation: https://www.sqlite.org/c3ref/c_dbconfig_defensive.html#sqlitedbconfignockptonclose
+    func close(checkpointing walOnClose: Bool = true, after closingOthers: (_ checkpointing: Bool) -> Void = { _ in }) {
         mutex.lock()
         defer { mutex.unlock() }
         guard !closed else { return }
         closed = true
-        checkpointing.close(checkpointing: walOnClose)
-        connection.close(checkpointing: walOnClose)
+        let locked = walOnClose && writeLock.take(within: Self.closeWait)
+        defer { if locked { writeLock.releaseTaken() } }
+        closingOthers(locked)
+        checkpointing.close(checkpointing: locked)
+        connection.close(checkpointing: locked)
     }
 
     private func leave() {

@@ -25,6 +25,8 @@ enum MigrateCommand {
             columns: {column: SQL}, where?}; sql "SQL". "uploads": "none" when every host runs the
             migration (nothing uploads), "changes" for a fix made once (its changes upload).
             "readableByOlder": true lets a program of the release before open the file to read it.
+            "server": ["SQL", …] are the migration's changes in PostgreSQL's SQL, which `tandem
+            backend setup` runs once on the server (a backfill whose uploads are "none").
 
             Example: tandem migrate app.db --schema schema.json --dry-run
 

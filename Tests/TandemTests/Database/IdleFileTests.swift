@@ -48,6 +48,34 @@ import Testing
         #expect(try tandem(["check", copy]).status == 0)
     }
 
+    /// A close checkpoints the WAL into the main file holding Tandem's write lock, as a writer
+    /// does: while another process holds it (a `tandem run` shell, which has no busy timeout and
+    /// would meet a closing connection's lock test as "database is locked"), a close leaves the
+    /// file alone, and the next close with the lock free makes the main file whole.
+    @Test func aCloseWhileAnotherHoldsTheWriteLockLeavesTheFileToTheNextClose() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("l.db")
+        try SharedDatabase(path: path, schema: notesSchema).close()
+        let db = try SharedDatabase(path: path)
+        try db.execute("INSERT INTO notes(id, title) VALUES ('a', 'in the WAL')")
+        let lock = open(path + "-write.lock", O_RDWR | O_CLOEXEC)
+        #expect(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        let wal = Self.size(path + "-wal") ?? 0
+        db.close()
+        #expect(Self.size(path + "-wal") == wal && wal > 0, "the close checkpointed while another held the write lock")
+        let mainFileAlone = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: 0, immutable: true, rules: nil)
+        #expect(try mainFileAlone.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'ps_data__notes'").int64Value == 1)
+        #expect(try mainFileAlone.scalar("SELECT count(*) FROM ps_data__notes").int64Value == 0)
+        mainFileAlone.close()
+        flock(lock, LOCK_UN)
+        close(lock)
+        try SharedDatabase(path: path).close()
+        Self.expectIdle(path, after: "a close with the write lock free")
+        let whole = try Connection(path: path, readOnly: true, busyTimeoutMilliseconds: 0, immutable: true, rules: nil)
+        defer { whole.close() }
+        #expect(try whole.scalar("SELECT count(*) FROM ps_data__notes WHERE id = 'a'").int64Value == 1)
+    }
+
     /// The last process to stop may be a long-running one stopped by a signal (`watch`,
     /// `changes`, `app`): it leaves the file idle too.
     @Test(arguments: ["watch", "changes", "app"])
