@@ -132,20 +132,32 @@ enum PostgresSetup {
                     [String(retention)])
             }
             let schema = try schema.resolvingScopes()
+            let fresh = try connection.execute("SELECT 1 FROM tandem_tables LIMIT 1").isEmpty
             try refuseOlder(schema, on: connection)
             try PostgresRenames.renameTables(of: schema, on: connection)
-            for table in schema.tables where !table.localOnly {
-                let renamed = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
-                let served = try PostgresDrops.serverTable(renamed, declared: table, in: schema, contract: contract, on: connection)
-                // What the server serves beyond the schema's columns (a rename's old name, a dropped
-                // column) is there for hosts of an older schema.
-                let kept = Set(served.columns.map(\.name)).subtracting(table.columns.map(\.name))
-                try installTable(served, keptForOlder: kept, in: schema, on: connection)
-                if !contract { try PostgresRenames.keepEqual(table, in: schema, served: served, on: connection) }
+            // Expanded first: the migrations' server statements were written for the tables
+            // before a contract drops what older schemas use.
+            try installTables(schema, contract: false, on: connection)
+            try PostgresFills.run(of: schema, fresh: fresh, on: connection)
+            if contract {
+                try installTables(schema, contract: true, on: connection)
+                try PostgresDrops.dropTables(of: schema, on: connection)
             }
-            try PostgresFills.run(of: schema, on: connection)
-            if contract { try PostgresDrops.dropTables(of: schema, on: connection) }
             try PostgresPrivileges.install(on: connection)
+        }
+    }
+
+    /// Creates or adopts every synced table of `schema`, expanding (or, with `contract`,
+    /// contracting) the migrations' renames and drops.
+    private static func installTables(_ schema: Schema, contract: Bool, on connection: PostgresConnection) throws {
+        for table in schema.tables where !table.localOnly {
+            let renamed = try PostgresRenames.serverTable(table, in: schema, contract: contract, on: connection)
+            let served = try PostgresDrops.serverTable(renamed, declared: table, in: schema, contract: contract, on: connection)
+            // What the server serves beyond the schema's columns (a rename's old name, a dropped
+            // column) is there for hosts of an older schema.
+            let kept = Set(served.columns.map(\.name)).subtracting(table.columns.map(\.name))
+            try installTable(served, keptForOlder: kept, in: schema, on: connection)
+            if !contract { try PostgresRenames.keepEqual(table, in: schema, served: served, on: connection) }
         }
     }
 

@@ -18,13 +18,18 @@ import Foundation
 /// ASCII text for a text column. A value the rule refuses fails the pass, and the row is named
 /// from the rowid the function was given.
 ///
+/// As an UPDATE through the view does, the rows a condition selects are read before any row is
+/// written (into a temporary table of rowids), an aggregate is refused, and a window function's
+/// values are computed over the selected rows first.
+///
 /// Related SQLite documentation: https://www.sqlite.org/c3ref/create_function.html,
 /// https://www.sqlite.org/lang_update.html
 final class MigrationFill {
     private static let changed = "tandem_fill_changed"
     private static let value = "tandem_fill_value"
-    /// The data table's alias in the pass, which the computed columns read.
-    private static let row = "tandem_row"
+    /// The data table's alias in the pass, which the computed columns read: `ps_` names no
+    /// user's table, so the alias hides none.
+    private static let row = "ps_row"
 
     private let column: ColumnSchema
     private let db: OpaquePointer
@@ -67,40 +72,57 @@ final class MigrationFill {
         // The user's SQL, checked as the user's (one statement, Tandem's tables protected)
         // before it is spliced into Tandem's own statement in the same place.
         _ = try tx.connection.asUser { try tx.connection.prepare(userSQL) }
+        // A value is one row's: SQLite refuses an aggregate or a window function in a WHERE
+        // clause, which tells them apart from the rest. An aggregate is refused, as an UPDATE
+        // refuses it; a window function reads the rows the condition selects.
+        let window: Bool
+        do {
+            _ = try tx.connection.asUser { try tx.connection.prepare("SELECT 1 FROM \(source.quotedName) WHERE ((\(expression)) IS NULL OR 1)") }
+            window = false
+        } catch let error as SQLiteError where error.message.contains("misuse of window function") {
+            window = true
+        } catch let error as SQLiteError {
+            throw SQLiteError(
+                extendedCode: error.extendedCode,
+                message: "\(error.message): a fill's value is each row's own (an aggregate of the table is a subquery, `(SELECT count(*) FROM \(source.name))`)",
+                sql: userSQL, path: error.path, arguments: nil)
+        }
         let columns =
             (["\(row).id AS id"]
             + source.columns.map { "\(source.extract(ColumnSchema(name: moving.key(of: $0.name), type: $0.type), from: "\(row).data")) AS \(SQLText.identifier($0.name))" })
             .joined(separator: ", ")
         let current = source.columns.contains { $0.name == column.name } ? SQLText.identifier(column.name) : "NULL"
-        // A value that reads other rows of its query (a window function, an aggregate, which
-        // SQLite refuses in a WHERE clause) is computed over every row the condition selects
-        // first, into a temporary table, and read back by rowid.
-        let perRow = (try? tx.connection.asUser { try tx.connection.prepare("SELECT 1 FROM \(source.quotedName) WHERE ((\(expression)) IS NULL OR 1)") }) != nil
+        // The rows a condition selects, and a window function's values, are read before any row
+        // is written, as an UPDATE through the view reads them: into a temporary table by rowid.
         let computed = "temp.\(MigrationValues.table)"
-        if !perRow {
-            try tx.executeOwn(
-                """
-                DROP TABLE IF EXISTS \(computed); CREATE TEMP TABLE \(MigrationValues.table)(rid INTEGER PRIMARY KEY, v);
-                INSERT INTO \(computed)(rid, v) SELECT ps_rowid, (\(expression))
-                FROM (SELECT \(row).rowid AS ps_rowid, \(columns) FROM \(table.quotedDataTable) AS \(row)) AS \(source.quotedName) WHERE (\(condition ?? "1"))
-                """)
+        let selecting = condition != nil || window
+        if selecting {
+            do {
+                try tx.executeOwn(
+                    """
+                    DROP TABLE IF EXISTS \(computed); CREATE TEMP TABLE \(MigrationValues.table)(rid INTEGER PRIMARY KEY, v);
+                    INSERT INTO \(computed)(rid, v) SELECT ps_rowid, \(window ? "(\(expression))" : "NULL")
+                    FROM (SELECT \(row).rowid AS ps_rowid, \(columns) FROM \(table.quotedDataTable) AS \(row)) AS \(source.quotedName) WHERE (\(condition ?? "1"))
+                    """)
+            } catch let error as SQLiteError {
+                throw SQLiteError(extendedCode: error.extendedCode, message: error.message, sql: userSQL, path: error.path, arguments: nil)
+            }
         }
-        defer { if !perRow { try? tx.executeOwn("DROP TABLE IF EXISTS \(computed)") } }
-        let selected = perRow ? condition : "\(row).rowid IN (SELECT rid FROM \(computed))"
-        let compare =
-            perRow
-            ? "\(changed)((\(expression)), \(current), \(row).rowid)" : "\(changed)((SELECT v FROM \(computed) WHERE rid = \(row).rowid), \(current), \(row).rowid)"
-        let test = selected.map { "CASE WHEN (\($0)) THEN \(compare) ELSE 0 END" } ?? compare
+        defer { if selecting { try? tx.executeOwn("DROP TABLE IF EXISTS \(computed)") } }
+        let selected = "\(row).rowid IN (SELECT rid FROM \(computed))"
+        let value = window ? "(SELECT v FROM \(computed) WHERE rid = \(row).rowid)" : "(\(expression))"
+        let compare = "\(changed)(\(value), \(current), \(row).rowid)"
+        let test = selecting ? "CASE WHEN \(selected) THEN \(compare) ELSE 0 END" : compare
         let path = SQLText.literal("$." + column.name)
-        let value = column.type == .real ? "json(\(Self.value)())" : "\(Self.value)()"
-        let filled = moving.applied(to: "coalesce(data, '{}')", adding: [(path, value)])
+        let written = column.type == .real ? "json(\(Self.value)())" : "\(Self.value)()"
+        let filled = moving.applied(to: "coalesce(data, '{}')", adding: [(path, written)])
         let kept = moving.isEmpty ? "data" : moving.applied(to: "data")
         // The function runs in SET, where the value it keeps is read in the same row (SQLite may
-        // collect a WHERE's rows before it writes any); a condition narrows the rows rewritten.
-        let narrowed = selected.map { " WHERE (SELECT (\($0)) FROM (SELECT \(columns)) AS \(source.quotedName))" } ?? ""
+        // collect a WHERE's rows before it writes any); selected rows narrow the rows rewritten.
+        let narrowed = selecting && moving.isEmpty ? " WHERE \(selected)" : ""
         let update = """
             UPDATE \(table.quotedDataTable) AS \(row) SET data = CASE WHEN (SELECT \(test) FROM (SELECT \(columns)) AS \(source.quotedName)) \
-            THEN \(filled) ELSE \(kept) END\(moving.isEmpty ? narrowed : "")
+            THEN \(filled) ELSE \(kept) END\(narrowed)
             """
 
         let fill = try MigrationFill(column: column, of: table, everyRow: everyRow, recordingRows: queue, on: tx.connection)
@@ -145,8 +167,24 @@ final class MigrationFill {
             db, Self.value, 0, flags, me,
             { context, _, _ in
                 let fill = Unmanaged<MigrationFill>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
-                if let kept = fill.kept { sqlite3_result_value(context, kept) } else { sqlite3_result_null(context) }
+                fill.result(context)
             }, nil, nil, nil)
+    }
+
+    /// Results in the kept value as a plain value: text a JSON function made carries JSON's
+    /// subtype, which `json_set` would embed as JSON instead of quoting it as text.
+    private func result(_ context: OpaquePointer?) {
+        guard let kept else { return sqlite3_result_null(context) }
+        switch sqlite3_value_type(kept) {
+        case SQLITE_INTEGER: sqlite3_result_int64(context, sqlite3_value_int64(kept))
+        case SQLITE_FLOAT: sqlite3_result_double(context, sqlite3_value_double(kept))
+        case SQLITE_TEXT:
+            let text = sqlite3_value_text(kept)
+            sqlite3_result_text64(
+                context, text.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, sqlite3_uint64(sqlite3_value_bytes(kept)), tandem_sqlite_transient(),
+                UInt8(SQLITE_UTF8))
+        default: sqlite3_result_null(context)
+        }
     }
 
     private func unregister() {

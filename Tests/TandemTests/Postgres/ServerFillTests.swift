@@ -81,4 +81,36 @@ struct ServerFillTests {
         try sync(c, url: url)
         #expect(try slugs(c)["r1"] == "kept" && slugs(c)["r2"] == "two-2")
     }
+
+    /// Server statements are written for the tables of their migration: a later rename does
+    /// not break them, on a new server (which has no rows to change: they are recorded, not
+    /// run) nor on one several migrations behind set up and contracted in one go (they run
+    /// before the contract drops the old column).
+    @Test func statementsOfAnEarlierMigrationSurviveALaterRename() throws {
+        let slug = Migration(
+            "1-slug", uploads: .none, steps: [.fill(table: "notes", column: "slug", value: "lower(title)")], server: ["UPDATE notes SET slug = lower(title)"])
+        let rename = Migration("2-rename", uploads: .none, steps: [.renameColumn(table: "notes", from: "title", to: "heading")])
+        let v3 = Schema(tables: [TableSchema(name: "notes", columns: [.text("heading"), .integer("n"), .text("slug")])], migrations: [slug, rename])
+        let dir = try TemporaryDirectory()
+        let v3File = try dir.schemaFile(v3, name: "v3.json")
+
+        let fresh = try TestPostgres.emptyDatabase()
+        let setUp = try tandem(["backend", "setup", fresh, "--schema", v3File])
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        #expect(try PostgresConnection(fresh).execute("SELECT count(*) FROM tandem_meta WHERE key LIKE 'server_sql:%'").first?.first == "1")
+
+        let behind = try TestPostgres.database(schema: Self.v1)
+        let a = dir.path("a.db")
+        do {
+            let db = try SharedDatabase(path: a, schema: Self.v1)
+            try db.execute("INSERT INTO notes(id, title, n) VALUES ('r1', 'One', 1), ('r2', 'TWO', 2)")
+            db.close()
+        }
+        try sync(a, url: behind)
+        let contracted = try tandem(["backend", "setup", behind, "--schema", v3File, "--contract"])
+        #expect(contracted.status == 0, "\(contracted.stderr)")
+        let psql = try PostgresConnection(behind)
+        #expect(try psql.execute("SELECT id, heading, slug FROM notes ORDER BY id").map { $0.compactMap { $0 } } == [["r1", "One", "one"], ["r2", "TWO", "two"]])
+        #expect(try psql.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'notes' AND column_name = 'title'").first?.first == "0")
+    }
 }

@@ -2,17 +2,16 @@ import Foundation
 import Testing
 @testable import Tandem
 
-/// A fill that queues no upload is written in one pass over the stored rows (``MigrationFill``);
-/// one that uploads computes its values first (each changed row also queues a PATCH). Both
-/// must store alike: the same bytes in every row, the same rows counted, the same refusal naming
-/// the same row, for generated rows of adversarial values and expressions of every type that
-/// take each way through the write rule (stored as given, converted, refused), after a rename
-/// or not, over the whole table or some rows.
+/// A fill is written in one pass over the stored rows (``MigrationFill``), and must store what
+/// the same UPDATE through the view stores: the same bytes in every row, the same PATCHes, the
+/// same refusals (naming the row), for generated rows of adversarial values and expressions of
+/// every type that take each way through the write rule (stored as given, converted, refused),
+/// after a rename or not, over the whole table or some rows, in tables of any name.
 @Suite struct OnePassFillTests {
     struct Case: CustomStringConvertible {
         /// The filled column: a new one (`slug` text, `k` integer, `z` real) or an existing one.
         let column: String
-        /// The value over the columns, `{t}` standing for the text column's name.
+        /// The value over the columns, `{t}` standing for the text column's name, `{n}` for the table's.
         let value: String
         var condition: String? = nil
         /// The same values through the view, where `value` cannot be written there (a window function).
@@ -41,11 +40,19 @@ import Testing
         // Values over other rows: computed over the selected rows first.
         Case(
             column: "k", value: "row_number() OVER (ORDER BY id)",
-            viaView: "(SELECT w FROM (SELECT id, row_number() OVER (ORDER BY id) AS w FROM notes) AS o WHERE o.id = notes.id)"),
+            viaView: "(SELECT w FROM (SELECT id, row_number() OVER (ORDER BY id) AS w FROM {n}) AS o WHERE o.id = {n}.id)"),
         Case(
             column: "slug", value: "{t} || rank() OVER (ORDER BY {t})", condition: "n > 0",
-            viaView: "(SELECT w FROM (SELECT id, {t} || rank() OVER (ORDER BY {t}) AS w FROM notes WHERE n > 0) AS o WHERE o.id = notes.id)"),
-        Case(column: "k", value: "(SELECT count(*) FROM notes AS o WHERE o.n < notes.n)"),
+            viaView: "(SELECT w FROM (SELECT id, {t} || rank() OVER (ORDER BY {t}) AS w FROM {n} WHERE n > 0) AS o WHERE o.id = {n}.id)"),
+        Case(column: "k", value: "(SELECT count(*) FROM {n} AS o WHERE o.n < {n}.n)"),
+        // A condition reads the rows as they were before the fill, as an UPDATE's WHERE does.
+        Case(column: "k", value: "1", condition: "(SELECT count(*) FROM {n} AS o WHERE o.k IS NOT NULL AND o.id <> {n}.id) < 2"),
+        // Text a JSON function made is text, not JSON to embed.
+        Case(column: "slug", value: "json_object('a', {t})"), Case(column: "slug", value: "json_array(n, r)"), Case(column: "slug", value: "{t} -> '$'"),
+        // An error of the user's SQL names the user's SQL, on either path.
+        Case(
+            column: "slug", value: "json({t}) || row_number() OVER ()",
+            viaView: "(SELECT w FROM (SELECT id, json({t}) || row_number() OVER () AS w FROM {n}) AS o WHERE o.id = {n}.id)"),
     ]
 
     static func schema(title: String) -> [ColumnSchema] {
@@ -54,7 +61,7 @@ import Testing
 
     /// Rows of generated values: text of JSON's and SQL's awkward characters, integers to the
     /// limits, reals of any bit pattern, NULLs.
-    static func seed(_ db: SharedDatabase, seed: UInt64) throws {
+    static func seed(_ db: SharedDatabase, table: String, seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
         let pieces = ["a", "B", "\u{0}", "\u{1}", "\\", "\"", "{", "}", ":", "null", "é", "🙂", "\u{7f}", " ", "\n", "0", "-", "1e5", "\u{e000}"]
         try db.write { tx in
@@ -66,7 +73,7 @@ import Testing
                     ? Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random) & ~(0x7FF << 52) | (UInt64.random(in: 1...2046, using: &random) << 52))
                     : [-0.0, 2.0, 0.1, 5e-324, 1.7976931348623157e308, -1.5, 12.0][i % 7]
                 try tx.execute(
-                    "INSERT INTO notes(id, title, n, r) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO \(SQLText.identifier(table))(id, title, n, r) VALUES (?, ?, ?, ?)",
                     [
                         DatabaseValue.text("row\(i)"), i % 9 == 0 ? .null : .text(text), i % 10 == 0 ? .null : .integer(n), i % 11 == 0 ? .null : .real(r),
                     ])
@@ -76,14 +83,14 @@ import Testing
 
     /// What migrating a copy of `source` with `steps` did: the steps' row counts or the error
     /// (without the SQL it names), the stored rows as bytes, the uploads it queued.
-    static func migrate(_ source: String, to path: String, _ steps: [Migration.Step], uploads: Migration.Uploads, title: String) throws -> (
+    static func migrate(_ source: String, to path: String, _ steps: [Migration.Step], uploads: Migration.Uploads, table: String, title: String) throws -> (
         outcome: String, rows: [[String]], queued: [String]
     ) {
         try FileManager.default.copyItem(atPath: source, toPath: path)
         let db = try SharedDatabase(path: path)
         defer { db.close() }
         let before = try db.read { tx in try tx.scalar("SELECT coalesce(max(id), 0) FROM ps_crud").int64Value ?? 0 }
-        let target = Schema(tables: [TableSchema(name: "notes", columns: schema(title: title))], migrations: [Migration("fill", uploads: uploads, steps: steps)])
+        let target = Schema(tables: [TableSchema(name: table, columns: schema(title: title))], migrations: [Migration("fill", uploads: uploads, steps: steps)])
         let outcome: String
         do {
             outcome = "\(try db.migrate(to: target).steps.map(\.rowsChanged))"
@@ -91,7 +98,7 @@ import Testing
             outcome = "\(error)".replacing(#/ in '[^']*' - while executing `[^`]*`/#, with: "")
         }
         return try db.read { tx in
-            let rows = try tx.fetchAll("SELECT id, hex(data) FROM ps_data__notes ORDER BY id").map { $0.values.map { "\($0)" } }
+            let rows = try tx.fetchAll("SELECT id, hex(data) FROM \(SQLText.identifier("ps_data__" + table)) ORDER BY id").map { $0.values.map { "\($0)" } }
             let queued = try tx.fetchAll("SELECT data ->> '$.id', data ->> '$.op', data -> '$.data' FROM ps_crud WHERE id > ? ORDER BY 1", [before])
                 .map { $0.values.map { "\($0)" }.joined(separator: " ") }
             return (outcome, rows, queued)
@@ -102,28 +109,30 @@ import Testing
     /// applies the same write rule and writes only what changed), and against itself queuing
     /// its uploads: the same bytes in every row, the same PATCHes, the same refusals, each
     /// naming a row.
-    @Test(arguments: [false, true])
-    func aFillStoresWhatAnUpdateThroughTheViewStores(afterARename: Bool) throws {
+    @Test(arguments: [(false, "notes"), (true, "notes"), (false, "tandem_row"), (true, "row")])
+    func aFillStoresWhatAnUpdateThroughTheViewStores(afterARename: Bool, table: String) throws {
         let dir = try TemporaryDirectory()
         let source = dir.path("source.db")
-        let db = try SharedDatabase(path: source, schema: Schema(tables: [TableSchema(name: "notes", columns: Self.schema(title: "title"))]))
-        try Self.seed(db, seed: afterARename ? 2 : 1)
+        let db = try SharedDatabase(path: source, schema: Schema(tables: [TableSchema(name: table, columns: Self.schema(title: "title"))]))
+        try Self.seed(db, table: table, seed: afterARename ? 2 : 1)
         _ = try db.checkpoint(.truncate)
         db.close()
         let title = afterARename ? "heading" : "title"
-        let rename: [Migration.Step] = afterARename ? [.renameColumn(table: "notes", from: "title", to: "heading")] : []
+        let rename: [Migration.Step] = afterARename ? [.renameColumn(table: table, from: "title", to: "heading")] : []
+        let name = SQLText.identifier(table)
+        let spelled = { (sql: String) in sql.replacingOccurrences(of: "{t}", with: title).replacingOccurrences(of: "{n}", with: name) }
         var refusals = 0
         for (index, fill) in Self.cases.enumerated() {
-            let column = fill.column.replacingOccurrences(of: "{t}", with: title)
-            let value = fill.value.replacingOccurrences(of: "{t}", with: title)
-            let condition = fill.condition?.replacingOccurrences(of: "{t}", with: title)
-            let step = Migration.Step.fill(table: "notes", column: column, value: value, where: condition)
-            let viewValue = (fill.viaView ?? fill.value).replacingOccurrences(of: "{t}", with: title)
-            let update = Migration.Step.sql("UPDATE notes SET \(column) = (\(viewValue))\(condition.map { " WHERE \($0)" } ?? "")")
-            let onePass = try Self.migrate(source, to: dir.path("\(index)-none.db"), rename + [step], uploads: .none, title: title)
-            let queued = try Self.migrate(source, to: dir.path("\(index)-changes.db"), rename + [step], uploads: .changes, title: title)
-            let viaView = try Self.migrate(source, to: dir.path("\(index)-view.db"), rename + [update], uploads: .changes, title: title)
+            let column = spelled(fill.column)
+            let value = spelled(fill.value)
+            let condition = fill.condition.map(spelled)
+            let step = Migration.Step.fill(table: table, column: column, value: value, where: condition)
+            let update = Migration.Step.sql("UPDATE \(name) SET \(column) = (\(spelled(fill.viaView ?? fill.value)))\(condition.map { " WHERE \($0)" } ?? "")")
+            let onePass = try Self.migrate(source, to: dir.path("\(index)-none.db"), rename + [step], uploads: .none, table: table, title: title)
+            let queued = try Self.migrate(source, to: dir.path("\(index)-changes.db"), rename + [step], uploads: .changes, table: table, title: title)
+            let viaView = try Self.migrate(source, to: dir.path("\(index)-view.db"), rename + [update], uploads: .changes, table: table, title: title)
             #expect(onePass.outcome == queued.outcome, "\(fill): \(onePass.outcome) against \(queued.outcome)")
+            #expect(!onePass.outcome.contains("ps_") && !onePass.outcome.contains("tandem_fill"), "\(fill): an internal name in \(onePass.outcome)")
             #expect(onePass.rows == queued.rows, "\(fill)")
             if viaView.outcome.hasPrefix("[") {
                 #expect(onePass.outcome.hasPrefix("["), "\(fill): \(onePass.outcome)")
@@ -142,5 +151,34 @@ import Testing
         }
         // The refusing cases refused (BLOB, invalid text, infinite, text that is no number).
         #expect(refusals >= 6, "\(refusals) refusals")
+    }
+
+    /// A value is each row's own: an aggregate (which an UPDATE refuses too) is refused, with
+    /// or without a condition, in a fill and in a type change's conversion, naming the way to
+    /// write it, and nothing changes.
+    @Test(arguments: [
+        Migration.Step.fill(table: "notes", column: "k", value: "count(*)"),
+        .fill(table: "notes", column: "k", value: "count(*)", where: "n > 100"),
+        .fill(table: "notes", column: "k", value: "max(n) + 1", where: "n < 3"),
+        .changeType(table: "notes", column: "title", to: .integer, using: "max(length(title))"),
+    ])
+    func anAggregateIsRefusedAndChangesNothing(step: Migration.Step) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("a.db")
+        let db = try SharedDatabase(path: path, schema: Schema(tables: [TableSchema(name: "notes", columns: Self.schema(title: "title"))]))
+        try Self.seed(db, table: "notes", seed: 3)
+        db.close()
+        let before = try Self.migrate(path, to: dir.path("unchanged.db"), [], uploads: .none, table: "notes", title: "title").rows
+        var columns = Self.schema(title: "title")
+        if case .changeType = step { columns[0] = .integer("title") }
+        let migrated = try SharedDatabase(path: path)
+        defer { migrated.close() }
+        let error = #expect(throws: TandemError.self) {
+            try migrated.migrate(to: Schema(tables: [TableSchema(name: "notes", columns: columns)], migrations: [Migration("aggregate", uploads: .changes, steps: [step])]))
+        }
+        let message = "\(error.map { "\($0)" } ?? "")"
+        #expect(message.contains("misuse of aggregate function") && message.contains("a subquery") && !message.contains("ps_"), "\(message)")
+        #expect(try migrated.read { tx in try tx.fetchAll("SELECT id, hex(data) FROM ps_data__notes ORDER BY id").map { $0.values.map { "\($0)" } } } == before)
+        #expect(try migrated.uploadQueue.pendingCount() == 120)
     }
 }
