@@ -61,13 +61,14 @@ final class MigrationFill {
     /// step) into `column` of `table` where `condition` holds, writing `moving` in the same pass
     /// to every row; with `queue`, a PATCH of the column per changed row; with `everyRow`, each
     /// row the condition selects is written even where its value reads the same. Returns how
-    /// many rows it wrote the value into.
+    /// how many rows it wrote the value into, and how many stored rows it rewrote (the renames
+    /// waiting for the table were written to each).
     /// - Throws: ``TandemError/invalidValue(_:)`` naming the first row whose value the column
     ///   refuses; ``SQLiteError`` naming the user's SQL for anything else the statement meets.
     static func run(
         _ expression: String, where condition: String?, over source: TableSchema, into column: ColumnSchema, of table: TableSchema,
         moving: StoredKeyMoves = StoredKeyMoves(), queue: Bool, everyRow: Bool = false, in tx: Transaction
-    ) throws -> Int {
+    ) throws -> (filled: Int, rewritten: Int) {
         let userSQL = "SELECT id, (\(expression)) FROM \(source.quotedName) WHERE (\(condition ?? "1"))"
         // The user's SQL, checked as the user's (one statement, Tandem's tables protected)
         // before it is spliced into Tandem's own statement in the same place.
@@ -126,11 +127,12 @@ final class MigrationFill {
             """
 
         let fill = try MigrationFill(column: column, of: table, everyRow: everyRow, recordingRows: queue, on: tx.connection)
-        try withExtendedLifetime(fill) {
+        let rewritten = try withExtendedLifetime(fill) {
             fill.register()
             defer { fill.unregister() }
             do {
                 try tx.executeOwn(update)
+                return Int(tx.connection.changes)
             } catch let error as SQLiteError {
                 if let rowid = fill.refusedRowid, var refusal = error.refusal {
                     let id = try tx.scalar("SELECT id FROM \(table.quotedDataTable) WHERE rowid = ?", [rowid])
@@ -149,7 +151,7 @@ final class MigrationFill {
                 \(InternalTables.seedLastCrudID)
                 """, [table.name, column.name, "$." + column.name, "[" + rowids.map(String.init).joined(separator: ",") + "]"])
         }
-        return fill.changedRows
+        return (fill.changedRows, rewritten)
     }
 
     // MARK: - The functions

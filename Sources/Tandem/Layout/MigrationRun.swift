@@ -18,6 +18,12 @@ struct MigrationRun {
     private var viewsCurrent = true
     /// Column renames not yet written to the stored rows, by table (its name now).
     private var moves: [String: StoredKeyMoves] = [:]
+    /// The report's rename steps whose rows are counted when their table's renames are written
+    /// (the places in the report's steps, by table), and the rows written since the last count.
+    private var renamesToCount: [String: [Int]] = [:]
+    private var rewritten: [String: Int] = [:]
+    /// The place in the report's steps of the step running.
+    private var stepIndex = 0
 
     init(tx: Transaction, working: Schema, target: Schema) {
         self.tx = tx
@@ -31,6 +37,7 @@ struct MigrationRun {
         for step in migration.steps {
             var done = MigrationReport.Step(migration: migration.id, step: step.description, rowsChanged: 0, uploadsQueued: 0, pendingRewritten: 0, rowsLeavingHost: 0)
             let queuedBefore = try tx.connection.counter(.crudLast) ?? 0
+            stepIndex = report.steps.count
             do {
                 try apply(step, uploads: migration.uploads, &done)
             } catch let error as TandemError {
@@ -42,9 +49,11 @@ struct MigrationRun {
             let queued = Int((try tx.connection.counter(.crudLast) ?? 0) - queuedBefore)
             done.uploadsQueued = migration.uploads == .changes ? queued : 0
             report.steps.append(done)
+            countRenames(in: &report)
             progress?(done)
         }
         try writeMoves()
+        countRenames(in: &report)
         if migration.uploads == .none {
             try tx.executeOwn("DELETE FROM ps_crud WHERE id > ?", [queueBefore])
         }
@@ -68,7 +77,9 @@ struct MigrationRun {
             try writeMoves(except: table)
             if Self.names(table, in: value + " " + (condition ?? "")) { try writeMoves(of: table) }
         case .changeType(let table, _, _, _), .dropColumn(let table, _, _), .renameTable(let table, _): try writeMoves(of: table)
-        case .dropTable(let table, _): moves[table] = nil
+        case .dropTable(let table, _):
+            moves[table] = nil
+            renamesToCount[table] = nil
         case .copyRows, .sql, .swift: try writeMoves()
         }
         switch step {
@@ -82,8 +93,9 @@ struct MigrationRun {
             }
             try dropViews(of: table)
             let moved = { (json: String) in Self.renamedKey(from: column.name, to: to, in: json) }
-            // Every stored row is rewritten (one lacking the column gets a null under its new name).
-            done.rowsChanged = Int(try tx.scalar("SELECT count(*) FROM \(table.quotedDataTable) WHERE data IS NOT NULL").int64Value ?? 0)
+            // Counted when the renames are written: the stored rows rewritten (one lacking the
+            // column gets a null under its new name).
+            renamesToCount[table.name, default: []].append(stepIndex)
             moves[table.name, default: StoredKeyMoves()].rename(column.name, to: to)
             if !table.localOnly { try RenamedColumns.record(table: table.name, from: column.name, to: to, in: tx) }
             try rewriteStaged(of: table.name) {
@@ -147,7 +159,7 @@ struct MigrationRun {
             let column = retyped.columns[position]
             if let using {
                 try installViewsIfNeeded()
-                done.rowsChanged = try MigrationFill.run(using, where: nil, over: table, into: column, of: retyped, queue: false, everyRow: true, in: tx)
+                done.rowsChanged = try MigrationFill.run(using, where: nil, over: table, into: column, of: retyped, queue: false, everyRow: true, in: tx).filled
             } else {
                 done.rowsChanged = try MigrationValues.convertStored(column, of: retyped, in: tx)
             }
@@ -169,8 +181,10 @@ struct MigrationRun {
             try installViewsIfNeeded()
             let column = table.columns.first { $0.name == columnName }!
             let moving = moves.removeValue(forKey: table.name) ?? StoredKeyMoves()
-            done.rowsChanged = try MigrationFill.run(
+            let written = try MigrationFill.run(
                 value, where: condition, over: table, into: column, of: table, moving: moving, queue: uploads == .changes && !table.localOnly, in: tx)
+            done.rowsChanged = written.filled
+            if !moving.isEmpty { rewritten[table.name] = written.rewritten }
 
         case .dropColumn(let tableName, let columnName, let discard):
             let index = try tableIndex(tableName)
@@ -253,6 +267,14 @@ struct MigrationRun {
 
     // MARK: - Helpers
 
+    /// Sets the rows of the rename steps whose renames were written since the last count.
+    private mutating func countRenames(in report: inout MigrationReport) {
+        for (table, rows) in rewritten {
+            for index in renamesToCount.removeValue(forKey: table) ?? [] { report.steps[index].rowsChanged = rows }
+        }
+        rewritten.removeAll()
+    }
+
     /// Writes the renames waiting for `table` (every table's when nil; every other one's with
     /// `except`) to its stored rows.
     private mutating func writeMoves(of table: String? = nil, except: String? = nil) throws {
@@ -260,6 +282,7 @@ struct MigrationRun {
             moves[name] = nil
             guard !pending.isEmpty, let declared = working.table(named: name) else { continue }
             try tx.executeOwn("UPDATE \(declared.quotedDataTable) SET data = \(pending.applied(to: "data")) WHERE json_valid(data)")
+            rewritten[name] = Int(tx.connection.changes)
         }
     }
 

@@ -353,6 +353,8 @@ final class Connection {
 
     var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
     var totalChanges: Int64 { Int64(sqlite3_total_changes64(handle)) }
+    /// Rows the last INSERT, UPDATE or DELETE changed (https://www.sqlite.org/c3ref/changes.html).
+    var changes: Int64 { Int64(sqlite3_changes64(handle)) }
 
     /// Rolls back an open transaction, if any (after an error or a cancelled block).
     func rollbackIfNeeded() {
