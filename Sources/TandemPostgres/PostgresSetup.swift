@@ -132,7 +132,7 @@ enum PostgresSetup {
                     [String(retention)])
             }
             let schema = try schema.resolvingScopes()
-            let fresh = try connection.execute("SELECT 1 FROM tandem_tables LIMIT 1").isEmpty
+            let fresh = try PostgresFills.isFresh(schema, on: connection)
             try refuseOlder(schema, on: connection)
             try PostgresRenames.renameTables(of: schema, on: connection)
             // Expanded first: the migrations' server statements were written for the tables

@@ -113,4 +113,23 @@ struct ServerFillTests {
         #expect(try psql.execute("SELECT id, heading, slug FROM notes ORDER BY id").map { $0.compactMap { $0 } } == [["r1", "One", "one"], ["r2", "TWO", "two"]])
         #expect(try psql.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'notes' AND column_name = 'title'").first?.first == "0")
     }
+
+    /// A table setup adopts (the application's own, with its rows) is not a new server's: the
+    /// statements run on its rows, once.
+    @Test func statementsRunOnATableSetupAdopts() throws {
+        let url = try TestPostgres.emptyDatabase()
+        let psql = try PostgresConnection(url)
+        try psql.execute("CREATE TABLE notes(id text PRIMARY KEY, title text, n bigint)")
+        try psql.execute("INSERT INTO notes VALUES ('r1', 'Hello', 1), ('r2', 'World', 2)")
+        let dir = try TemporaryDirectory()
+        let file = try dir.schemaFile(Self.v2, name: "v2.json")
+        for _ in 0..<2 {
+            let setUp = try tandem(["backend", "setup", url, "--schema", file])
+            #expect(setUp.status == 0, "\(setUp.stderr)")
+        }
+        #expect(try psql.execute("SELECT id, slug FROM notes ORDER BY id").map { $0.compactMap { $0 } } == [["r1", "hello-1"], ["r2", "world-2"]])
+        try psql.execute("UPDATE notes SET slug = 'kept' WHERE id = 'r1'")
+        #expect(try tandem(["backend", "setup", url, "--schema", file]).status == 0)
+        #expect(try psql.execute("SELECT slug FROM notes WHERE id = 'r1'").first?.first == "kept")
+    }
 }
