@@ -55,11 +55,16 @@ import Testing
         try await db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('ok-1', 'fine')") }
         try await db.sync.waitUntilSynced(timeout: .seconds(30))
         try await db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('bad-1', 'refused')") }
-        let waited = ContinuousClock.now
-        await #expect(throws: TandemError.uploadRejected(table: "notes", rowID: "bad-1", reason: "a constraint refuses it")) {
-            try await db.sync.waitUntilSynced(timeout: .seconds(30))
+        // Timed on Dispatch's global queue: tests that block the cooperative pool's threads
+        // (two on 2 cores) would delay the wait's resumption, not the wait.
+        let waited = await withTaskExecutorPreference(GlobalQueueExecutor.shared) {
+            let started = ContinuousClock.now
+            await #expect(throws: TandemError.uploadRejected(table: "notes", rowID: "bad-1", reason: "a constraint refuses it")) {
+                try await db.sync.waitUntilSynced(timeout: .seconds(30))
+            }
+            return ContinuousClock.now - started
         }
-        #expect(ContinuousClock.now - waited < .seconds(30), "the refusal ended the wait, not the timeout")
+        #expect(waited < .seconds(30), "the refusal ended the wait, not the timeout")
         // Waiting through a later write still names the refusal: it is among the writes waited for.
         try await db.write { tx in try tx.execute("INSERT INTO notes(id, title) VALUES ('ok-2', 'fine')") }
         let newest = try db.uploadQueue.newestEntryID()
@@ -80,9 +85,14 @@ import Testing
         #expect(try tandem(["sync", path, "--backend", "sqlite:" + dir.path("server.db")]).status == 0)
         let db = try SharedDatabase(path: path)
         defer { db.close() }
-        let started = ContinuousClock.now
-        try await db.sync.waitUntilSynced(timeout: .zero)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Timed on Dispatch's global queue: tests that block the cooperative pool's threads
+        // (two on 2 cores) would delay the wait's resumption, not the wait.
+        let waited = try await withTaskExecutorPreference(GlobalQueueExecutor.shared) {
+            let started = ContinuousClock.now
+            try await db.sync.waitUntilSynced(timeout: .zero)
+            return ContinuousClock.now - started
+        }
+        #expect(waited < .seconds(5))
         let status = try tandem(["status", path, "--json"])
         #expect(status.stdout.contains("\"committed_through\":1,\"uploaded_through\":1,\"synced_through\":1"), "\(status.stdout)")
     }
