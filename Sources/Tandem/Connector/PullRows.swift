@@ -24,7 +24,7 @@ enum PullRows {
                 elements.append(try parse(String(line), what: "line \(number + 1)"))
             }
         }
-        var seen = Set<[UInt8]>()
+        var seen = Set<ExactText>()
         return try elements.enumerated().map { index, element in
             guard case .object(let fields) = element else { throw TandemError.invalidPayload("element [\(index)] of the pull for \(table.name) is not an object") }
             let id: String
@@ -33,7 +33,7 @@ enum PullRows {
             case .integer(let number)?: id = String(number)
             default: throw TandemError.invalidPayload("element [\(index)] of the pull for \(table.name) has no text id")
             }
-            guard seen.insert(Array(id.utf8)).inserted else { throw TandemError.invalidPayload("element [\(index)]: id '\(id)' appears twice in the pull") }
+            guard seen.insert(ExactText(id)).inserted else { throw TandemError.invalidPayload("element [\(index)]: id '\(id)' appears twice in the pull") }
             if let scope, fields[scope.column] != .string(scope.value) {
                 throw TandemError.invalidPayload(
                     "element [\(index)] (id '\(id)'): \(scope.column) is \(fields[scope.column]?.jsonText ?? "missing"), outside the pull's scope \(scope.column) = '\(scope.value)'"

@@ -54,8 +54,9 @@ struct MigrationDrops: Codable {
     /// columns dropped from it that `declared` (the table as the file declares it now) does not
     /// declare again; nil when there are none.
     func downloaded(_ json: String, table: String, declared: TableSchema?) -> String? {
+        guard let dropped = columns[table] else { return nil }  // every change of a table with no drop
         let declaredNames = Set((declared?.columns ?? []).map { $0.name.lowercased() })
-        let gone = (columns[table] ?? []).filter { !declaredNames.contains($0.lowercased()) }
+        let gone = dropped.filter { !declaredNames.contains($0.lowercased()) }
         guard !gone.isEmpty else { return nil }
         return "json_remove(\(json), \(gone.map { SQLText.literal("$." + $0) }.joined(separator: ", ")))"
     }

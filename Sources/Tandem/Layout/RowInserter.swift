@@ -203,9 +203,9 @@ struct RowInserter {
     /// or is the id of a row in the data table; only looked for after a failure, so the common
     /// case pays for no set of ids.
     private func firstDuplicate(_ ids: [DatabaseValue], on connection: Connection) -> String? {
-        var seen = Set<[UInt8]>()
+        var seen = Set<ExactText>()
         for case .text(let id) in ids {
-            if !seen.insert(Array(id.utf8)).inserted { return id }
+            if !seen.insert(ExactText(id)).inserted { return id }
             let stored = try? connection.scalar("SELECT 1 FROM \(table.quotedDataTable) WHERE id = ?", [.text(id)])
             if stored?.int64Value == 1 { return id }
         }

@@ -20,11 +20,11 @@ struct ImportPlan {
         scope = (parent.column, parent.id)
         let reader = try ImportRowReader(table: table, schema: schema, options: options, parent: parent, on: connection)
         var rows: [ImportRow] = []
-        var seen: Set<[UInt8]> = []  // ids by their bytes, as SQLite tells them apart
+        var seen: Set<ExactText> = []  // ids by their bytes, as SQLite tells them apart
         for (index, element) in elements.enumerated() {
             let at = "\(path)[\(index)]"
             let row = try reader.row(from: element, at: at, path: at)
-            guard seen.insert(Array(row.id.utf8)).inserted else { throw TandemError.invalidPayload("element \(at): id '\(row.id)' appears twice in the payload") }
+            guard seen.insert(ExactText(row.id)).inserted else { throw TandemError.invalidPayload("element \(at): id '\(row.id)' appears twice in the payload") }
             rows.append(row)
         }
         self.rows = rows
@@ -36,17 +36,17 @@ struct ImportPlan {
         let stored = try tx.fetchAll("SELECT * FROM \(quoted) WHERE \(SQLText.identifier(scope.column)) = ?", [scope.value])
         // Ids by their bytes throughout: Swift's `String` equality would take `é` and `e` with a
         // combining accent, two rows to SQLite, for one.
-        var existing: [[UInt8]: (id: String, row: Row)] = [:]
-        for row in stored { if let id = row["id"]?.stringValue { existing[Array(id.utf8)] = (id, row) } }
+        var existing: [ExactText: Row] = [:]
+        for row in stored { if let id = row["id"]?.stringValue { existing[ExactText(id)] = row } }
         // A payload id stored outside the scope (a child that moved to this parent) is updated,
         // not inserted again: those few rows are looked up by id.
         var everything = existing
-        for row in try tx.fetchAll(from: table.name, where: "id", in: rows.map(\.id).filter { existing[Array($0.utf8)] == nil }) {
-            if let id = row["id"]?.stringValue { everything[Array(id.utf8)] = (id, row) }
+        for row in try tx.fetchAll(from: table.name, where: "id", in: rows.map(\.id).filter { existing[ExactText($0)] == nil }) {
+            if let id = row["id"]?.stringValue { everything[ExactText(id)] = row }
         }
         var counts = ImportResult.Counts()
         for row in rows {
-            if let current = everything[Array(row.id.utf8)]?.row {
+            if let current = everything[ExactText(row.id)] {
                 if try ImportPlan.update(row, from: current, of: table, in: tx) { counts.updated += 1 } else { counts.unchanged += 1 }
             } else {
                 try ImportPlan.insert(row, into: table, in: tx)
@@ -54,9 +54,9 @@ struct ImportPlan {
             }
         }
         if deleteMissing {
-            let payloadIDs = Set(rows.map { Array($0.id.utf8) })
-            for (bytes, stored) in existing.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) where !payloadIDs.contains(bytes) {
-                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [stored.id])
+            let payloadIDs = Set(rows.map { ExactText($0.id) })
+            for id in existing.keys.sorted() where !payloadIDs.contains(id) {
+                try tx.execute("DELETE FROM \(quoted) WHERE id = ?", [id.text])
                 counts.deleted += 1
             }
         }

@@ -8,14 +8,14 @@ struct RecordDecoder: Decoder {
     let values: [String: DatabaseValue]
     let layout: RecordLayout
     /// Relationship property → related id → the related record.
-    let related: [String: [[UInt8]: any Record]]
+    let related: [String: [ExactText: any Record]]
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     var typeName: String { layout.typeName }
 
     static func decode<R: Record>(
         _ type: R.Type, from row: Row, layout: RecordLayout,
-        related: [String: [[UInt8]: any Record]] = [:]
+        related: [String: [ExactText: any Record]] = [:]
     ) throws -> R {
         var values: [String: DatabaseValue] = [:]
         for (column, value) in zip(row.columns, row.values) { values[column] = value }
@@ -46,7 +46,7 @@ struct RecordDecoder: Decoder {
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             if type is any Record.Type {
                 guard let id = decoder.values[key.stringValue + "_id"]?.stringValue else { return nil }
-                return decoder.related[key.stringValue]?[Array(id.utf8)] as? T
+                return decoder.related[key.stringValue]?[ExactText(id)] as? T
             }
             guard let value = decoder.values[key.stringValue], !value.isNull else { return nil }
             return try decode(type, forKey: key)

@@ -5,11 +5,11 @@ import Foundation
 struct RelatedRecords {
     /// Relationship property → related id (its bytes: Swift's `String` equality would take two
     /// ids SQLite keeps apart, `é` and `e` with a combining accent, for one) → the related record.
-    var records: [String: [[UInt8]: any Record]] = [:]
+    var records: [String: [ExactText: any Record]] = [:]
     /// Every related row loaded, in load order.
     var rows: [Row] = []
     /// Relationship column → related id (its bytes) → its row.
-    private var rowsByID: [String: [[UInt8]: Row]] = [:]
+    private var rowsByID: [String: [ExactText: Row]] = [:]
 
     /// Loads the records `rows` refer to through `layout`'s relationships.
     static func load(for rows: [Row], layout: RecordLayout, in tx: Transaction) throws -> RelatedRecords {
@@ -17,15 +17,15 @@ struct RelatedRecords {
         for relation in layout.relations {
             guard let index = rows.first?.columns.firstIndex(of: relation.column) else { continue }
             var ids: [String] = []
-            var seen = Set<[UInt8]>()
+            var seen = Set<ExactText>()
             for row in rows {
-                if let id = row.values[index].stringValue, seen.insert(Array(id.utf8)).inserted { ids.append(id) }
+                if let id = row.values[index].stringValue, seen.insert(ExactText(id)).inserted { ids.append(id) }
             }
             let (records, targetRows) = try tx.records(relation.target, ids: ids)
             loaded.records[relation.property] = records
             loaded.rows += targetRows
             loaded.rowsByID[relation.column] = Dictionary(
-                targetRows.compactMap { row in row["id"]?.stringValue.map { (Array($0.utf8), row) } }, uniquingKeysWith: { a, _ in a })
+                targetRows.compactMap { row in row["id"]?.stringValue.map { (ExactText($0), row) } }, uniquingKeysWith: { a, _ in a })
         }
         return loaded
     }
@@ -36,7 +36,7 @@ extension RelatedRecords {
     /// relationship, in the rows' order: what those records show of other tables.
     func rows(relatedTo rows: [Row]) -> [Row] {
         rowsByID.sorted { $0.key < $1.key }.flatMap { column, byID in
-            rows.compactMap { $0[column]?.stringValue.flatMap { byID[Array($0.utf8)] } }
+            rows.compactMap { $0[column]?.stringValue.flatMap { byID[ExactText($0)] } }
         }
     }
 
@@ -53,13 +53,13 @@ extension Transaction {
     }
 
     /// The records of `T` with these ids (their own relationships not loaded), by id.
-    fileprivate func records<T: Record>(_ type: T.Type, ids: [String]) throws -> ([[UInt8]: any Record], [Row]) {
+    fileprivate func records<T: Record>(_ type: T.Type, ids: [String]) throws -> ([ExactText: any Record], [Row]) {
         let layout = try checkedLayout(T.self)
-        var records: [[UInt8]: any Record] = [:]
+        var records: [ExactText: any Record] = [:]
         let rows = try fetchAll(from: layout.tableName, where: "id", in: ids)
         for row in rows {
             let record = try RecordDecoder.decode(T.self, from: row, layout: layout)
-            records[Array(record.id.utf8)] = record
+            records[ExactText(record.id)] = record
         }
         return (records, rows)
     }

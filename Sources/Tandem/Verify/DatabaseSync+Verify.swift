@@ -141,7 +141,7 @@ struct TableVerification {
             }
             // Ids by their bytes throughout: Swift's `String` equality would make `é` and `e` with
             // a combining accent, two ids to SQLite and PostgreSQL, one.
-            let pending = Set(try ViewedRows.pending(in: tx).filter { $0.table == table.name }.map { Array($0.id.utf8) })
+            let pending = Set(try ViewedRows.pending(in: tx).filter { $0.table == table.name }.map { ExactText($0.id) })
             // The whole table first, without the ids' hashes: all a client that agrees computes,
             // while the backend computes its own.
             let serverTotalCall = start { try backend.checksums(of: table, bucketCount: 1)[0] ?? RowChecksum() }
@@ -170,14 +170,14 @@ struct TableVerification {
             let differing = Set(local.keys).union(server.keys).filter { local[$0] != server[$0] }.sorted()
             let serverDigests = start { [bucketCount] in try backend.rowDigests(of: table, bucketCount: bucketCount, buckets: differing) }
             let wanted = Set(differing)
-            var localRows: [[UInt8]: RowDigest] = [:]
+            var localRows: [ExactText: RowDigest] = [:]
             try ViewedRows.forEach(of: table, columns: columns, in: tx) { id, values in
                 guard wanted.contains(Int(try RowDigest.idHash(of: id) & UInt32(bucketCount - 1))) else { return }
-                localRows[Array(id.utf8)] = try RowDigest(id: id, values: values)
+                localRows[ExactText(id)] = try RowDigest(id: id, values: values)
             }
-            var serverRows: [[UInt8]: RowDigest] = [:]
+            var serverRows: [ExactText: RowDigest] = [:]
             for digest in try finish(serverDigests) {
-                serverRows[Array(digest.id.utf8)] = digest
+                serverRows[ExactText(digest.id)] = digest
                 bytesMoved += digest.id.utf8.count + Self.digestBytes
             }
             bytesMoved += differing.count * 4
@@ -192,15 +192,15 @@ struct TableVerification {
                 }
             }
             candidates += serverRows.values.map { RowDifference(table: table.name, id: $0.id, kind: .onlyOnServer) }
-            candidates = candidates.filter { !pending.contains(Array($0.id.utf8)) }
+            candidates = candidates.filter { !pending.contains(ExactText($0.id)) }
             if !candidates.isEmpty {
                 let inFlight = try call { try backend.changed(after: cursor, table: table.name, ids: candidates.map(\.id)) }
                 bytesMoved += candidates.reduce(cursor.utf8.count) { $0 + $1.id.utf8.count } + inFlight.reduce(0) { $0 + $1.utf8.count }
-                let inFlightKeys = Set(inFlight.map { Array($0.utf8) })
+                let inFlightKeys = Set(inFlight.map(ExactText.init))
                 report.inFlightRows = inFlightKeys.count
-                candidates = candidates.filter { !inFlightKeys.contains(Array($0.id.utf8)) }
+                candidates = candidates.filter { !inFlightKeys.contains(ExactText($0.id)) }
             }
-            report.differences = candidates.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+            report.differences = candidates.sorted { ExactText($0.id) < ExactText($1.id) }
             return Result(table: table, cursor: cursor, report: report)
         }
     }
@@ -212,10 +212,10 @@ struct TableVerification {
         let backend = self.backend
         let rows = try call { try backend.rows(of: result.table, ids: ids) }
         bytesMoved += ids.reduce(0) { $0 + $1.utf8.count } + rows.reduce(0) { $0 + $1.id.utf8.count + $1.data.utf8.count }
-        var found: [[UInt8]: String] = [:]
-        for row in rows { found[Array(row.id.utf8)] = row.data }
+        var found: [ExactText: String] = [:]
+        for row in rows { found[ExactText(row.id)] = row.data }
         let changes = ids.map { id in
-            found[Array(id.utf8)].map { ServerChange(op: .put, table: result.table.name, rowID: id, data: $0) }
+            found[ExactText(id)].map { ServerChange(op: .put, table: result.table.name, rowID: id, data: $0) }
                 ?? ServerChange(op: .delete, table: result.table.name, rowID: id, data: nil)
         }
         return try database.write { tx -> Int? in
