@@ -154,9 +154,11 @@ def run(backend, args, tandem, work):
             return taken
 
         progress(f"{backend}: " + (f"{total:,} commits at {args.rate}/s" if args.rate > 0 else f"one writer as fast as it commits for {args.seconds} s"))
+        committed = {}  # index -> when its COMMIT returned (`commits` holds when it began)
         for line in writer.stdout:
-            index, start, _ = (int(x) for x in line.split())
+            index, start, commit = (int(x) for x in line.split())
             commits[index] = start
+            committed[index] = commit
             if time.time() - last_sample >= 1:
                 last_sample = time.time()
                 samples.append((index, sample()))
@@ -167,7 +169,7 @@ def run(backend, args, tandem, work):
         while time.time() < deadline and not any((row.get("txn") or -1) >= total - 1 for _, row in probe.lines[-3:]):
             time.sleep(0.05)
         samples.append((total, sample()))
-        latencies = []
+        latencies, from_commit = [], []
         arrivals = [(at, row.get("txn")) for at, row in probe.lines if row.get("txn") is not None]
         cursor = 0
         for index in range(total):
@@ -176,7 +178,10 @@ def run(backend, args, tandem, work):
                 cursor += 1
             if start is not None and cursor < len(arrivals):
                 latencies.append((index, (arrivals[cursor][0] - start) / 1000))
-        result = {"backend": backend, "latencies": latencies, "samples": samples, "total": total, "loads": loads, "wakeups": wakeups,
+                from_commit.append((index, (arrivals[cursor][0] - committed[index]) / 1000))
+        # "latencies" run from the transaction's start (lock wait and the transaction included),
+        # "from_commit" from the instant its COMMIT returned on A.
+        result = {"backend": backend, "latencies": latencies, "from_commit": from_commit, "samples": samples, "total": total, "loads": loads, "wakeups": wakeups,
                   "sizes": {"A (file and WAL)": size(a), "B (file and WAL)": size(b)}}
         if backend == "embedded":
             result["sizes"]["server (file and WAL)"] = size(os.path.join(directory, "server.db"))

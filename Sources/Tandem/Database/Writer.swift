@@ -192,7 +192,7 @@ final class Writer: @unchecked Sendable {
         lastCommit = nil
         // Stable: no one else can commit now. Read even when the counters are known: a restart
         // of the WAL by this process's last commit moved the salt.
-        let commitsAtBegin = commitCounter.position
+        let commitsAtBegin = commitCounter.position(inConnection: connection.handle)
         // Whether a writer that records nothing (the sqlite3 shell) committed since the last
         // Tandem commit: then it may have left the transaction counter at or behind the queue
         // (it writes entries without moving the counter on, or set it back), and the queue is

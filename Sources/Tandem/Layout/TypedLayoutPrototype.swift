@@ -1,4 +1,4 @@
-/// A prototype of typed storage, which `Tools/bench/layouts.py` measures against the JSON layout:
+/// A prototype of typed storage, which `Tools/bench/run --only layouts` measures against the JSON layout:
 /// a declared table's rows in a native table of typed columns behind the same view, whose
 /// INSTEAD OF INSERT trigger applies the same write rules (``TableSchema/storedValue(_:_:in:checkingText:)``)
 /// and queues the same CRUD entry as the JSON layout's.

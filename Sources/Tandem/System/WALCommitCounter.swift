@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Synchronization
 
@@ -89,14 +90,28 @@ final class WALCommitCounter: Sendable {
     /// would cancel the locks SQLite holds on it for this process's connections.
     var position: Position? {
         guard let header = LockSafeFiles.read(path, of: database, count: 40), header.count == 40 else { return nil }
-        return header.withUnsafeBytes { bytes -> Position? in
-            // The index's own fields are in the machine's order; the salts are copied from the
-            // WAL header, in big-endian order.
-            guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self) == 3_007_000 else { return nil }  // WALINDEX_MAX_VERSION
-            return Position(
-                salt: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self)),
-                commits: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self),
-                frames: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
+        return header.withUnsafeBytes(Self.position)
+    }
+
+    /// Where the WAL stands, read from the mapping of the WAL index that the connection `handle`
+    /// (an `sqlite3*`) has (no system call), or from the file as ``position`` reads it when that
+    /// mapping cannot be had. The connection must hold a write transaction: the index is mapped
+    /// then, and stable.
+    func position(inConnection handle: OpaquePointer) -> Position? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { header in
+            guard tandem_wal_index_header(handle, header.baseAddress, 40) == 1 else { return position }
+            return Self.position(UnsafeRawBufferPointer(header))
         }
+    }
+
+    /// The position a WAL-index header's first 40 bytes give, or nil for an index of another version.
+    private static func position(_ bytes: UnsafeRawBufferPointer) -> Position? {
+        // The index's own fields are in the machine's order; the salts are copied from the
+        // WAL header, in big-endian order.
+        guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self) == 3_007_000 else { return nil }  // WALINDEX_MAX_VERSION
+        return Position(
+            salt: UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: UInt32.self)),
+            commits: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self),
+            frames: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
     }
 }
