@@ -19,6 +19,9 @@ struct ChangeLedger {
     private(set) var lastDataVersion: Int64?
     /// The WAL position last reported as an unstamped (foreign) commit.
     private(set) var lastForeignCommits: WALCommitCounter.Position?
+    /// Set when commits of this process alone were passed over without a reading
+    /// (``passOverOwnCommits()``): `data_version` has moved for them.
+    private(set) var ownCommitsPassedOver = false
 
     /// This process is committing with `sequence` (told before its COMMIT, so that a reading in
     /// between cannot take the stamps for another process's); its stamps are skipped when read back.
@@ -30,6 +33,15 @@ struct ChangeLedger {
     /// that number next.
     mutating func forgetOwn(_ sequence: Int64) {
         ownSequences.remove(sequence)
+    }
+
+    /// Every commit since the last reading was this process's own (``OwnRun``): their stamps
+    /// count as read, and `data_version`, which moved for them, tells nothing at the next
+    /// reading where the WAL's commit counter can tell instead.
+    mutating func passOverOwnCommits() {
+        if let newest = ownSequences.max() { lastSequence = max(lastSequence, newest) }
+        ownSequences = []
+        ownCommitsPassedOver = true
     }
 
     /// The change another process made since the last reading, or nil (nothing new, or the
@@ -48,7 +60,11 @@ struct ChangeLedger {
             foreign = true
         }
         let first = lastDataVersion == nil
-        let versionChanged = lastDataVersion != reading.dataVersion
+        // After own commits passed over, a moved `data_version` is theirs; a commit of another
+        // writer since moved the commit counter, which the check above reads.
+        let countersTell = reading.recordedCommits != nil && reading.commits != nil
+        let versionChanged = lastDataVersion != reading.dataVersion && !(ownCommitsPassedOver && countersTell)
+        ownCommitsPassedOver = false
         lastDataVersion = reading.dataVersion
         var tables: Set<String> = []
         for (table, sequence) in reading.stamps {

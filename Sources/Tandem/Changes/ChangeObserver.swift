@@ -21,6 +21,14 @@ final class ChangeObserver: @unchecked Sendable {
         var stopped = false
         var ledger = ChangeLedger()
         var commitCounter: WALCommitCounter?
+        /// Where the WAL stood before the snapshot of the last reading: every commit up to
+        /// there has been read.
+        var read: WALCommitCounter.Position?
+        /// This process's latest commits, one after the other with no other commit between:
+        /// where the WAL stood at the first one's `BEGIN`, and after the last one.
+        var ownRun: OwnRun?
+        /// Wake-ups passed over without a reading (``onlyOwnCommitsSinceRead()``), for tests.
+        var passedOver = 0
         var wakeup: FileWakeup?
         /// The observer thread, while it runs.
         var thread: pthread_t?
@@ -32,6 +40,9 @@ final class ChangeObserver: @unchecked Sendable {
     /// Why changes of other processes are noticed by polling only (every
     /// ``Configuration/changePollInterval``) instead of inotify wake-ups, or nil.
     var pollingReason: String? { state.withLock { $0.wakeup?.unavailableReason } }
+
+    /// Wake-ups passed over because only this process had committed since the last reading.
+    var wakeUpsPassedOver: Int { state.withLock { $0.passedOver } }
 
     /// A subscriber: the change, and true when called on the observer thread (another process
     /// committed), false when called on the committing thread of this process.
@@ -69,11 +80,18 @@ final class ChangeObserver: @unchecked Sendable {
     /// This process is about to COMMIT a transaction that stamped `sequence` (`failed` false),
     /// or that COMMIT failed (`failed` true): told while the write lock is held, before
     /// any process can be woken by the commit, so that the observer's next reading, whenever it
-    /// comes, skips the stamps as this process's own.
-    func ownCommit(sequence: Int64, failed: Bool) {
+    /// comes, skips the stamps as this process's own. `begin` is where the WAL stood at the
+    /// transaction's `BEGIN` (SQLite's write lock held: ``OwnRun``).
+    func ownCommit(sequence: Int64, failed: Bool, begin: WALCommitCounter.Position?) {
         state.withLock { s in
             guard s.started else { return }
-            if failed { s.ledger.forgetOwn(sequence) } else { s.ledger.recordOwn(sequence) }
+            if failed {
+                s.ledger.forgetOwn(sequence)
+                s.ownRun = nil
+            } else {
+                s.ledger.recordOwn(sequence)
+                s.ownRun = begin.map { OwnRun.after(s.ownRun, committedAt: $0) }
+            }
         }
     }
 
@@ -144,6 +162,9 @@ final class ChangeObserver: @unchecked Sendable {
         while true {
             let event = wakeup.wait(timeoutMilliseconds: timeout)
             if state.withLock({ $0.stopped }) { return }
+            // Woken by this process's own commits alone: they were delivered in-process, and a
+            // reading would find nothing (a backstop poll or an overflow reads all the same).
+            if event == .changed, onlyOwnCommitsSinceRead() { continue }
             let change: DatabaseChange?
             if event == .overflow {
                 _ = try? read(connection)
@@ -154,6 +175,19 @@ final class ChangeObserver: @unchecked Sendable {
             guard let change else { continue }
             let handlers = state.withLock { Array($0.subscribers.values) }
             for handler in handlers { handler(change, true) }
+        }
+    }
+
+    /// True when every commit since the last reading is one of this process's (``OwnRun``); the
+    /// reading then counts as taken at the WAL's position now.
+    private func onlyOwnCommitsSinceRead() -> Bool {
+        guard let counter = state.withLock({ $0.commitCounter }), let now = counter.position else { return false }
+        return state.withLock { s in
+            guard let run = s.ownRun, let read = s.read, run.covers(from: read, to: now) else { return false }
+            s.read = now
+            s.ledger.passOverOwnCommits()
+            s.passedOver += 1
+            return true
         }
     }
 
@@ -173,6 +207,9 @@ final class ChangeObserver: @unchecked Sendable {
             recordedCommits: try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:)),
             commits: commits)
         try connection.control(.commit)
-        return state.withLock { $0.ledger.update(with: reading) }
+        return state.withLock {
+            $0.read = commits
+            return $0.ledger.update(with: reading)
+        }
     }
 }

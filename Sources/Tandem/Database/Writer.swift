@@ -162,11 +162,13 @@ final class Writer: @unchecked Sendable {
     /// - Parameter marked: tables to stamp as changed even though no row change of them was seen
     ///   (raw table names), for writes Tandem cannot see.
     /// - Parameter stamping: told the sequence number the transaction stamped just before its
-    ///   COMMIT, and again (`failed` true) when that COMMIT fails, both while the write lock is
-    ///   held: before any process, this one's observer among them, can read the stamps.
+    ///   COMMIT, with where the WAL stood at its `BEGIN` (nil: unreadable), and again (`failed`
+    ///   true) when that COMMIT fails, both while the write lock is held: before any process,
+    ///   this one's observer among them, can read the stamps.
     func write<T>(
         marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil, migrating: Bool = false,
-        stamping: (_ sequence: Int64, _ failed: Bool) -> Void = { _, _ in }, _ body: (Transaction) throws -> T
+        stamping: (_ sequence: Int64, _ failed: Bool, _ begin: WALCommitCounter.Position?) -> Void = { _, _, _ in },
+        _ body: (Transaction) throws -> T
     ) throws -> (T, Commit?) {
         try enter()
         defer { leave() }
@@ -220,7 +222,7 @@ final class Writer: @unchecked Sendable {
                 rowsChanged: connection.totalChanges != changesBefore, schemaAtBegin: schemaAtBegin, commitsAtBegin: commitsAtBegin,
                 known: known, foreign: foreign, marked: marked)
             if let commit {
-                stamping(commit.sequence, false)
+                stamping(commit.sequence, false, commitsAtBegin)
                 told = commit.sequence
             }
             try connection.control(.commit)
@@ -229,7 +231,7 @@ final class Writer: @unchecked Sendable {
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
-            if let told { stamping(told, true) }
+            if let told { stamping(told, true, commitsAtBegin) }
             throw error
         }
         if migrating { writeLock.markMigrating(false) }

@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Tandem
+
+/// An observer woken by its own process's commits alone passes the wake-up over without a
+/// reading (``OwnRun``); any other commit among them is still read and reported.
+@Suite struct OwnCommitsPassedOverTests {
+    typealias Position = WALCommitCounter.Position
+    typealias Reading = ChangeLedger.Reading
+
+    @Test func aRunGrowsWhileEachCommitBeginsWhereTheLastEnded() {
+        let at = { (commits: UInt32) in Position(salt: 9, commits: commits, frames: commits &* 3) }
+        var run = OwnRun.after(nil, committedAt: at(4))
+        run = OwnRun.after(run, committedAt: at(5))
+        #expect(run.covers(from: at(4), to: at(6)))
+        #expect(run.covers(from: at(5), to: at(6)), "a reading within the run")
+        #expect(run.covers(from: at(6), to: at(6)))
+        #expect(!run.covers(from: at(3), to: at(6)), "a commit before the run, unread")
+        #expect(!run.covers(from: at(4), to: at(7)), "a commit after the run")
+        // Another writer's commit between two of ours starts a new run.
+        run = OwnRun.after(run, committedAt: at(7))
+        #expect(!run.covers(from: at(4), to: at(8)))
+        #expect(!run.covers(from: at(6), to: at(8)), "the other writer's commit 6 → 7, unread")
+        #expect(run.covers(from: at(7), to: at(8)))
+        let wrapping = OwnRun.after(OwnRun.after(nil, committedAt: at(0xffff_ffff)), committedAt: at(0))
+        #expect(wrapping.covers(from: at(0), to: at(1)) && !wrapping.covers(from: at(2), to: at(1)), "the counter wraps")
+        // A restart of the WAL (salt-1 one up) or a new WAL is never predicted.
+        #expect(!run.covers(from: at(7), to: Position(salt: 10, commits: 8)))
+        let fresh = OwnRun.after(nil, committedAt: Position(salt: 0, commits: 0))
+        #expect(!fresh.covers(from: Position(salt: 0, commits: 0), to: Position(salt: 0, commits: 1)), "a commit that made the WAL")
+    }
+
+    /// After own commits passed over (their stamps count as read: a reading asks for newer ones),
+    /// a reading that finds nothing newer reports nothing though `data_version` moved, one that
+    /// finds another process's stamps reports them, and a writer that stamps nothing is still
+    /// seen by the commit counter, or by `data_version` where there is no counter.
+    @Test func theLedgerAfterOwnCommitsPassedOver() {
+        let at = { (commits: UInt32) in Position(salt: 7, commits: commits) }
+        var ledger = ChangeLedger()
+        _ = ledger.update(with: Reading(stamps: [], dataVersion: 1, recordedCommits: at(10), commits: at(10)))
+        ledger.recordOwn(3)
+        ledger.recordOwn(4)
+        ledger.passOverOwnCommits()
+        #expect(ledger.lastSequence == 4 && ledger.ownSequences.isEmpty)
+        #expect(ledger.update(with: Reading(stamps: [], dataVersion: 2, recordedCommits: at(12), commits: at(12))) == nil)
+        ledger.recordOwn(5)
+        ledger.passOverOwnCommits()
+        #expect(ledger.lastSequence == 5)
+        let other = Reading(stamps: [("ps_data__todos", 6)], dataVersion: 3, recordedCommits: at(14), commits: at(14))
+        #expect(ledger.update(with: other) == DatabaseChange(rawTables: ["ps_data__todos"]))
+        ledger.recordOwn(7)
+        ledger.passOverOwnCommits()
+        let shell = Reading(stamps: [], dataVersion: 4, recordedCommits: at(15), commits: at(16))
+        #expect(ledger.update(with: shell) == .unknown, "an unstamped commit after ours")
+        ledger.recordOwn(8)
+        ledger.passOverOwnCommits()
+        #expect(ledger.update(with: Reading(stamps: [], dataVersion: 5)) == .unknown, "no counter: data_version tells")
+    }
+
+    /// Own commits pass over their wake-ups; another process's commit, and the sqlite3 shell's
+    /// between two of ours, still reach the handlers.
+    @Test func ownCommitsPassOverTheirWakeUpsAndOthersAreStillReported() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = Configuration()
+        configuration.changePollInterval = .seconds(3600)  // no backstop poll during the test
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
+        let seen = Mutex<[DatabaseChange]>([])
+        let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
+        defer { token.cancel() }
+        for i in 0..<40 { try db.write { try $0.execute("INSERT INTO todos(what) VALUES (?)", ["own \(i)"]) } }
+        // Each handler call above came in-process; the wake-up after the last is passed over.
+        try waitUntil(timeout: 5, "a wake-up of the 40 own commits passed over") { db.observer.wakeUpsPassedOver > 0 }
+        #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES ('other', 'from another process')"]).status == 0)
+        try waitUntil(timeout: 5, "another process's commit to notes is reported") {
+            seen.withLock { $0.contains { !$0.isUnknown && $0.tables.contains("notes") } }
+        }
+        // The shell commits between two of this process's commits, and wakes no one itself.
+        seen.withLock { $0.removeAll() }
+        try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('before the shell')") }
+        try sqliteShell(db.path, "INSERT INTO notes(id, title) VALUES ('s', 'from the shell')")
+        try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('after the shell')") }
+        // Stamping nothing, it can only be reported as unknown tables (own commits name todos,
+        // the other process's notes).
+        try waitUntil(timeout: 5, "the shell's commit is reported") { seen.withLock { $0.contains { $0.isUnknown } } }
+    }
+
+    /// Another process commits, and this one commits right after, before its observer has read:
+    /// the wake-up finds the WAL where this process's commit left it, but the reading before saw
+    /// it before the other's commit, so the observer reads and reports it. The observer is held
+    /// in a handler on its own thread while both commit.
+    @Test func anotherProcesssCommitJustBeforeAnOwnOneIsRead() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = Configuration()
+        configuration.changePollInterval = .seconds(3600)
+        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
+        let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let calls = Mutex<[DatabaseChange]>([])
+        let writingHere = Mutex(false)
+        let token = try db.addImmediateChangeHandler { change in
+            guard !writingHere.withLock({ $0 }) else { return }  // this process's commit, told on its thread
+            let first = calls.withLock {
+                $0.append(change); return $0.count == 1
+            }
+            if first {
+                holding.signal()
+                held.wait()
+            }
+        }
+        defer { token.cancel() }
+        #expect(try runTandem(["exec", db.path, "INSERT INTO todos(what) VALUES ('first, which holds the observer')"]).status == 0)
+        #expect(holding.wait(timeout: .now() + 5) == .success, "the observer never told of the first commit")
+        #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES ('n', 'just before ours')"]).status == 0)
+        writingHere.withLock { $0 = true }
+        try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('ours, right after')") }
+        writingHere.withLock { $0 = false }
+        held.signal()
+        try waitUntil(timeout: 5, "the other process's commit to notes is reported (told: \(calls.withLock { $0 }))") {
+            calls.withLock { $0.contains { $0.isUnknown || $0.tables.contains("notes") } }
+        }
+    }
+}
