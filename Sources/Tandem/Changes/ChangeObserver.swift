@@ -16,6 +16,8 @@ final class ChangeObserver: @unchecked Sendable {
     // observer thread only.
     private struct State {
         var subscribers: [UInt64: Handler] = [:]
+        /// Told of each wake-up before its reading (``subscribeToWakeUps(_:)``).
+        var wakeUpSubscribers: [UInt64: @Sendable () -> Void] = [:]
         var nextToken: UInt64 = 0
         var started = false
         var stopped = false
@@ -44,9 +46,20 @@ final class ChangeObserver: @unchecked Sendable {
     /// Wake-ups passed over because only this process had committed since the last reading.
     var wakeUpsPassedOver: Int { state.withLock { $0.passedOver } }
 
-    /// A subscriber: the change, and true when called on the observer thread (another process
-    /// committed), false when called on the committing thread of this process.
-    typealias Handler = @Sendable (DatabaseChange, Bool) -> Void
+    /// A subscriber: the change, and where it was noticed.
+    typealias Handler = @Sendable (DatabaseChange, Origin) -> Void
+
+    /// Where a change was noticed.
+    enum Origin: Equatable, Sendable {
+        /// This process committed it: told on its committing thread.
+        case thisProcess
+        /// Another process: read on the observer thread after a wake-up, which
+        /// ``subscribeToWakeUps(_:)``'s subscribers were told of before the reading.
+        case wakeUp
+        /// Another process: read on the observer thread after the backstop poll or an inotify
+        /// overflow, which no wake-up subscriber was told of.
+        case poll
+    }
 
     private let state = Mutex(State())
     private let path: String
@@ -74,7 +87,22 @@ final class ChangeObserver: @unchecked Sendable {
     }
 
     func unsubscribe(_ token: UInt64) {
-        state.withLock { _ = $0.subscribers.removeValue(forKey: token) }
+        state.withLock {
+            _ = $0.subscribers.removeValue(forKey: token)
+            _ = $0.wakeUpSubscribers.removeValue(forKey: token)
+        }
+    }
+
+    /// Adds a subscriber told on the observer thread of every wake-up that another process's
+    /// commit may have caused, before the reading that says what changed; starts the observer
+    /// thread on first use. The token is given back to ``unsubscribe(_:)``.
+    func subscribeToWakeUps(_ handler: @escaping @Sendable () -> Void) throws -> UInt64 {
+        try startIfNeeded()
+        return state.withLock { s in
+            s.nextToken += 1
+            s.wakeUpSubscribers[s.nextToken] = handler
+            return s.nextToken
+        }
     }
 
     /// This process is about to COMMIT a transaction that stamped `sequence` (`failed` false),
@@ -104,7 +132,7 @@ final class ChangeObserver: @unchecked Sendable {
             return Array(s.subscribers.values)
         }
         let change = tables.contains(InternalTables.anyTable) ? .unknown(tag: tag) : DatabaseChange(rawTables: tables, tag: tag)
-        for handler in handlers { handler(change, false) }
+        for handler in handlers { handler(change, .thisProcess) }
     }
 
     func stop() {
@@ -164,7 +192,10 @@ final class ChangeObserver: @unchecked Sendable {
             if state.withLock({ $0.stopped }) { return }
             // Woken by this process's own commits alone: they were delivered in-process, and a
             // reading would find nothing (a backstop poll or an overflow reads all the same).
-            if event == .changed, onlyOwnCommitsSinceRead() { continue }
+            if event == .changed {
+                if onlyOwnCommitsSinceRead() { continue }
+                for handler in state.withLock({ Array($0.wakeUpSubscribers.values) }) { handler() }
+            }
             let change: DatabaseChange?
             if event == .overflow {
                 _ = try? read(connection)
@@ -174,7 +205,7 @@ final class ChangeObserver: @unchecked Sendable {
             }
             guard let change else { continue }
             let handlers = state.withLock { Array($0.subscribers.values) }
-            for handler in handlers { handler(change, true) }
+            for handler in handlers { handler(change, event == .changed ? .wakeUp : .poll) }
         }
     }
 

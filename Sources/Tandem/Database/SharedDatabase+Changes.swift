@@ -66,6 +66,22 @@ extension SharedDatabase {
         return AnyDatabaseCancellable { [weak self] in self?.observer.unsubscribe(token) }
     }
 
+    /// Calls `handler` on Tandem's observer thread as soon as another process may have committed
+    /// (its wake-up arrived), before Tandem reads which tables changed, until the returned
+    /// cancellable is cancelled or released. The call says nothing of what changed: it is for a
+    /// thread that reads the state it waits for anyway (a sync loop, a backend's waiter), which
+    /// is woken one read earlier than by ``addImmediateChangeHandler(_:)`` (tens of
+    /// microseconds). Calls may be spurious: another process's commit of a table the waiter does
+    /// not read, or rarely one of this process's own, whose wake-ups are otherwise passed over
+    /// (one that restarted the WAL cannot be told from another's). Commits only the backstop
+    /// poll notices (writers that wake no one, every ``Configuration/changePollInterval``) come
+    /// to change handlers alone. The handler must return quickly and must not write.
+    /// - Throws: when the observer cannot start (see ``changes()``).
+    public func addWakeUpHandler(_ handler: @escaping @Sendable () -> Void) throws -> AnyDatabaseCancellable {
+        let token = try observer.subscribeToWakeUps(handler)
+        return AnyDatabaseCancellable { [weak self] in self?.observer.unsubscribe(token) }
+    }
+
     /// Why this process notices other processes' commits by polling (every
     /// ``Configuration/changePollInterval``) rather than at once: inotify is unavailable (the
     /// user's inotify instances or watches are used up, or the filesystem has none). Nil while

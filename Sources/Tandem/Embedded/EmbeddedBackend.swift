@@ -12,8 +12,8 @@ import Foundation
 ///   repeated upload has no second effect;
 /// - `server_clients(client_id, epoch)`: the newest owner epoch seen per client; older epochs are refused.
 public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
-    // Invariant: `generation`, `interruptions` and `ownUploads` are read and written only with
-    // `changed` locked; everything else is set in init and never changes.
+    // Invariant: `generation`, `interruptions`, `ownUploads` and `lastRead` are read and written
+    // only with `changed` locked; everything else is set in init and never changes.
     let database: SharedDatabase
     private let changed = NSCondition()
     /// Counts the commits that touched the change log (and interruptions), for waits.
@@ -24,6 +24,11 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
     /// ones merged), which wake no wait: the owner downloads their answers itself.
     private var ownUploads: [ClosedRange<Int64>] = []
     private var token: AnyDatabaseCancellable?
+    private var wakeUpToken: AnyDatabaseCancellable?
+    /// The newest version a wait read, and ``generation`` as it was before that read: while
+    /// `generation` has not moved, no commit has touched the change log since (a wait that
+    /// starts again after returning need not read it again).
+    private var lastRead: (generation: Int, newest: Int64)?
     private let serverID: String
 
     static let ddl = """
@@ -93,9 +98,15 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
         token = try database.addImmediateChangeHandler { [weak self] change in
             if change.isUnknown || change.tables.contains("server_changes") { self?.wake(interrupting: false) }
         }
+        // Another process's upload wakes a wait before the observer has read what changed (the
+        // wait reads the change log itself); the handler above follows with the tables.
+        wakeUpToken = try database.addWakeUpHandler { [weak self] in self?.wake(interrupting: false) }
     }
 
-    deinit { token?.cancel() }
+    deinit {
+        token?.cancel()
+        wakeUpToken?.cancel()
+    }
 
     /// Whether the file has the backend's tables as this version makes them (a read: most
     /// openings find them, and need no write transaction).
@@ -333,9 +344,18 @@ public final class EmbeddedBackend: SyncBackend, @unchecked Sendable {
             changed.lock()
             let seen = generation
             let interrupted = interruptions != interruptionsBefore
+            let unchanged = lastRead.flatMap { $0.generation == seen ? $0.newest : nil }
             changed.unlock()
             if interrupted { return nil }
-            let newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
+            let newest: Int64
+            if let unchanged {
+                newest = unchanged
+            } else {
+                newest = try database.read { try $0.scalar("SELECT coalesce(max(version), 0) FROM server_changes").int64Value ?? 0 }
+                changed.lock()
+                lastRead = (seen, newest)
+                changed.unlock()
+            }
             if cursor.isEmpty { return String(newest) }
             if newest > known {
                 guard ownUploadsCover((known + 1)...newest) else { return String(newest) }

@@ -64,12 +64,21 @@ final class SyncEngine: Sendable {
     }
 
     func start() throws {
-        // Told on the committing thread for this process's commits, with their tag.
-        let token = try database.addImmediateChangeHandler { [signal, ownCommits] change in
-            guard UploadQueue.isChanged(by: change) else { return }
+        // Another process's commit wakes the loop at its wake-up, before the observer has read
+        // what it changed: a pass reads the queue anyway (one that finds nothing costs a read).
+        let observer = database.observer
+        let wakeUps = try observer.subscribeToWakeUps { [signal] in signal.raise() }
+        // This process's commits, told on the committing thread with their tag, and those
+        // only the backstop poll notices.
+        let changes = try observer.subscribe { [signal, ownCommits] change, origin in
+            guard origin != .wakeUp, UploadQueue.isChanged(by: change) else { return }
             // A pass's own writes queue nothing; waking for them ran one more pass after every upload.
             guard change.tag != ownCommits else { return }
             signal.raise()
+        }
+        let token = AnyDatabaseCancellable {
+            observer.unsubscribe(wakeUps)
+            observer.unsubscribe(changes)
         }
         state.withLock { $0.changeToken = token }
         if let notice = database.changePollingNotice { onEvent(.pollingForChanges(notice)) }
