@@ -108,9 +108,9 @@ def section(bench, out, progress, fmt, table):
             add(("bulk", name), bench.bulk_run(key, bulk_rows, typed=typed))
         progress(f"writepath: round {r + 1}/{rounds}, drain of {drain_transactions} transactions (embedded)")
         add(("drain", "run"), one_drain(bench, drain_transactions))
-    for backend in ("embedded", "postgres") if postgres else ("embedded",):
-        progress(f"writepath: paced, 50 commits/s for {paced_seconds} s, {backend}")
-        add(("paced", backend), paced(bench, backend, paced_seconds))
+        for backend in ("embedded", "postgres") if postgres else ("embedded",):
+            progress(f"writepath: round {r + 1}/{rounds}, paced, 50 commits/s for {paced_seconds} s, {backend}")
+            add(("paced", backend), paced(bench, backend, paced_seconds))
 
     def met(condition):
         return "met" if condition else "missed"
@@ -159,12 +159,14 @@ def section(bench, out, progress, fmt, table):
                  met(median(ratios) >= TARGETS["drain"])])
     for backend in ("embedded", "postgres"):
         if ("paced", backend) in runs:
-            p50, p99, count, began50, began99 = runs[("paced", backend)][0]
+            paced_runs = runs[("paced", backend)]
+            p50, p99 = median([x[0] for x in paced_runs]), median([x[1] for x in paced_runs])
+            began50, began99 = median([x[3] for x in paced_runs]), median([x[4] for x in paced_runs])
             results[("paced", backend)] = (p50, p99)
             target = TARGETS[f"paced_{backend}"]
             rows.append([f"paced 50 commits/s, A's commit to B's live query, p50 / p99 ms ({backend})", "JSON layout",
-                         f"{count} commits", f"from BEGIN: {fmt(began50)} / {fmt(began99)}", f"{fmt(p50)} / {fmt(p99)}",
-                         f"<= {target[0]:g} / {target[1]:g} ms",
+                         f"from BEGIN: {fmt(began50)} / {fmt(began99)}", ", ".join(f"{fmt(x[0])} / {fmt(x[1])}" for x in paced_runs),
+                         f"{fmt(p50)} / {fmt(p99)}", f"<= {target[0]:g} / {target[1]:g} ms",
                          met(p50 <= target[0] and p99 <= target[1])])
     table(["measure", "layout", "Tandem / plain", "per round", "median", "target", ""], rows,
           align=["<", "<", ">", ">", ">", "<", "<"])
