@@ -8,11 +8,7 @@ import Testing
     /// "database is locked", then wakes a watcher in another process at once.
     @Test func aShellWriterQueuesWithTandemWritersAndWakesWatchers() throws {
         let dir = try TemporaryDirectory()
-        var configuration = Configuration()
-        configuration.changePollInterval = .seconds(3600)
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: notesSchema, configuration: configuration)
-        let seen = Mutex<[DatabaseChange]>([])
-        let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
+        let (db, seen, token) = try databaseWithoutPoll(at: dir.path("a.db"), schema: notesSchema)
         defer { token.cancel() }
         let holder = try Spawned(testSupport: ["hold", db.path, "--seconds", "1", "INSERT INTO notes(id, title) VALUES ('held', 'by tandem')"])
         try holder.waitForLine("locked") { $0 == "locked" }

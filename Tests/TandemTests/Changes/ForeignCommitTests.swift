@@ -9,11 +9,7 @@ import Testing
     /// (as "unknown tables changed"), with no help from the backstop poll.
     @Test func aForeignCommitFollowedByATandemCommitIsReported() throws {
         let dir = try TemporaryDirectory()
-        var configuration = Configuration()
-        configuration.changePollInterval = .seconds(3600)  // no backstop poll during the test
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
-        let seen = Mutex<[DatabaseChange]>([])
-        let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
+        let (db, seen, token) = try databaseWithoutPoll(at: dir.path("a.db"))
         defer { token.cancel() }
         let shell = try Spawned(executable: "/usr/bin/sqlite3", [db.path, "INSERT INTO notes(id, title) VALUES ('s', 'from the shell')"])
         #expect(try shell.wait() == 0, "\(shell.stderr)")

@@ -62,11 +62,7 @@ import Testing
     /// between two of ours, still reach the handlers.
     @Test func ownCommitsPassOverTheirWakeUpsAndOthersAreStillReported() throws {
         let dir = try TemporaryDirectory()
-        var configuration = Configuration()
-        configuration.changePollInterval = .seconds(3600)  // no backstop poll during the test
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
-        let seen = Mutex<[DatabaseChange]>([])
-        let token = try db.addChangeHandler { change in seen.withLock { $0.append(change) } }
+        let (db, seen, token) = try databaseWithoutPoll(at: dir.path("a.db"))
         defer { token.cancel() }
         for i in 0..<40 { try db.write { try $0.execute("INSERT INTO todos(what) VALUES (?)", ["own \(i)"]) } }
         // Each handler call above came in-process; the wake-up after the last is passed over.
@@ -91,9 +87,8 @@ import Testing
     /// in a handler on its own thread while both commit.
     @Test func anotherProcesssCommitJustBeforeAnOwnOneIsRead() throws {
         let dir = try TemporaryDirectory()
-        var configuration = Configuration()
-        configuration.changePollInterval = .seconds(3600)
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
+        let (db, _, changeToken) = try databaseWithoutPoll(at: dir.path("a.db"))
+        defer { changeToken.cancel() }
         let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
         let calls = Mutex<[DatabaseChange]>([])
         let writingHere = Mutex(false)

@@ -9,9 +9,8 @@ import Testing
     /// observer follows them (a first one may restart the WAL, which it cannot predict).
     @Test func anotherProcesssCommitWakesBeforeTheReadingAndOwnCommitsDoNot() throws {
         let dir = try TemporaryDirectory()
-        var configuration = Configuration()
-        configuration.changePollInterval = .seconds(3600)  // no backstop poll during the test
-        let db = try SharedDatabase(path: dir.path("a.db"), schema: twoTables, configuration: configuration)
+        let (db, _, changeToken) = try databaseWithoutPoll(at: dir.path("a.db"))
+        defer { changeToken.cancel() }
         let events = Mutex<[String]>([])
         let wakeUps = try db.addWakeUpHandler { events.withLock { $0.append("wake-up") } }
         defer { wakeUps.cancel() }

@@ -350,6 +350,27 @@ func runTandemUnprivileged(_ arguments: [String]) throws -> (status: Int32, stdo
 
 let twoTables = Schema(tables: notesSchema.tables + [TableSchema(name: "todos", columns: [.text("what")])])
 
+/// The changes a change handler was told, in order.
+final class SeenChanges: Sendable {
+    private let changes = Mutex<[DatabaseChange]>([])
+    func append(_ change: DatabaseChange) { changes.withLock { $0.append(change) } }
+    func withLock<T>(_ body: (inout [DatabaseChange]) -> T) -> T { changes.withLock { body(&$0) } }
+}
+
+/// A database at `path` whose observer hears other processes' commits by their wake-ups alone
+/// (no backstop poll during a test), and the changes its change handler is told, collected
+/// while the returned token lives.
+func databaseWithoutPoll(at path: String, schema: Schema = twoTables) throws -> (
+    db: SharedDatabase, seen: SeenChanges, token: AnyDatabaseCancellable
+) {
+    var configuration = Configuration()
+    configuration.changePollInterval = .seconds(3600)
+    let db = try SharedDatabase(path: path, schema: schema, configuration: configuration)
+    let seen = SeenChanges()
+    let token = try db.addChangeHandler { change in seen.append(change) }
+    return (db, seen, token)
+}
+
 /// A Python process (the sqlite3 module) that holds BEGIN EXCLUSIVE for `seconds`, printing "locked".
 func pythonLockHolder(path: String, seconds: Double, mode: String = "EXCLUSIVE", sql: String = "") throws -> Spawned {
     let script = """
