@@ -11,6 +11,9 @@ struct ChangeLedger {
         var recordedCommits: WALCommitCounter.Position?
         /// Where the WAL stands, read before the snapshot, if readable.
         var commits: WALCommitCounter.Position?
+        /// Whether the WAL stood at ``commits`` again once the snapshot was taken: no commit came
+        /// between, so the counters describe the snapshot.
+        var settled = true
     }
 
     private(set) var lastSequence: Int64 = 0
@@ -35,12 +38,13 @@ struct ChangeLedger {
         ownSequences.remove(sequence)
     }
 
-    /// Every commit since the last reading was this process's own (``OwnRun``): their stamps
-    /// count as read, and `data_version`, which moved for them, tells nothing at the next
-    /// reading where the WAL's commit counter can tell instead.
-    mutating func passOverOwnCommits() {
-        if let newest = ownSequences.max() { lastSequence = max(lastSequence, newest) }
-        ownSequences = []
+    /// Every commit since the last reading was this process's own (``OwnRun``), the newest of
+    /// them stamping `sequence`: their stamps count as read (a commit told since, maybe still
+    /// under way, stamps a higher one and stays to be skipped), and `data_version`, which moved
+    /// for them, tells nothing at the next reading where the WAL's commit counter can tell instead.
+    mutating func passOverOwnCommits(through sequence: Int64) {
+        lastSequence = max(lastSequence, sequence)
+        ownSequences = ownSequences.filter { $0 > sequence }
         ownCommitsPassedOver = true
     }
 
@@ -62,7 +66,7 @@ struct ChangeLedger {
         let first = lastDataVersion == nil
         // After own commits passed over, a moved `data_version` is theirs; a commit of another
         // writer since moved the commit counter, which the check above reads.
-        let countersTell = reading.recordedCommits != nil && reading.commits != nil
+        let countersTell = reading.recordedCommits != nil && reading.commits != nil && reading.settled
         let versionChanged = lastDataVersion != reading.dataVersion && !(ownCommitsPassedOver && countersTell)
         ownCommitsPassedOver = false
         lastDataVersion = reading.dataVersion

@@ -118,7 +118,7 @@ final class ChangeObserver: @unchecked Sendable {
                 s.ownRun = nil
             } else {
                 s.ledger.recordOwn(sequence)
-                s.ownRun = begin.map { OwnRun.after(s.ownRun, committedAt: $0) }
+                s.ownRun = begin.flatMap { OwnRun.after(s.ownRun, committedAt: $0, sequence: sequence) }
             }
         }
     }
@@ -209,14 +209,19 @@ final class ChangeObserver: @unchecked Sendable {
         }
     }
 
-    /// True when every commit since the last reading is one of this process's (``OwnRun``); the
-    /// reading then counts as taken at the WAL's position now.
+    /// True when every commit since the last reading is one of this process's (``OwnRun``), or
+    /// there is none (the WAL stands where the reading saw it, frames and all); the reading then
+    /// counts as taken at the WAL's position now.
     private func onlyOwnCommitsSinceRead() -> Bool {
         guard let counter = state.withLock({ $0.commitCounter }), let now = counter.position else { return false }
         return state.withLock { s in
-            guard let run = s.ownRun, let read = s.read, run.covers(from: read, to: now) else { return false }
+            guard let read = s.read else { return false }
+            // Nothing committed since (a process that exits closes the notify file, a wake-up too).
+            if now == read { return true }
+            guard s.ownRun?.covers(from: read, to: now) == true else { return false }
             s.read = now
-            s.ledger.passOverOwnCommits()
+            if let newest = s.ownRun?.newestSequence(through: now) { s.ledger.passOverOwnCommits(through: newest) }
+            s.ownRun?.drop(through: now)
             s.passedOver += 1
             return true
         }
@@ -228,18 +233,23 @@ final class ChangeObserver: @unchecked Sendable {
         // The commit counter before the snapshot: any commit it counts is in the snapshot, so a
         // counter past the recorded value means a commit after the last Tandem commit (a
         // counter read after the snapshot could count this process's next commit).
-        let commits = state.withLock { $0.commitCounter }?.position
+        let counter = state.withLock { $0.commitCounter }
+        let commits = counter?.position
         try connection.control(.begin)
         defer { connection.rollbackIfNeeded() }
         let since = state.withLock { $0.ledger.lastSequence }
-        let reading = ChangeLedger.Reading(
+        var reading = ChangeLedger.Reading(
             stamps: try connection.stamps(after: since),
             dataVersion: try connection.scalar("PRAGMA data_version").int64Value ?? 0,
             recordedCommits: try connection.counter(.commits).map(WALCommitCounter.Position.init(recorded:)),
             commits: commits)
+        // The snapshot is taken by the first read above: a commit before it and after the
+        // position (the shell's, which stamps nothing) moved the WAL on.
+        reading.settled = commits != nil && counter?.position == commits
         try connection.control(.commit)
         return state.withLock {
             $0.read = commits
+            if let commits { $0.ownRun?.drop(through: commits) }
             return $0.ledger.update(with: reading)
         }
     }

@@ -93,6 +93,10 @@ struct PassSchedule: Equatable, Sendable {
     }
     /// Whether a pass has ended.
     private(set) var passHasEnded = false
+    /// Whether a pass uploaded since the last download began: answers are owed. A pass that
+    /// uploads nothing (woken by another process's commit of a table the queue does not hold)
+    /// fetches nothing unless they are, or the backend announced changes.
+    private(set) var answersOwed = false
 
     init(neverSynced: Bool) {
         self.neverSynced = neverSynced
@@ -118,12 +122,14 @@ struct PassSchedule: Equatable, Sendable {
     }
 
     /// Whether the pass under way downloads after its uploads, with `moreQueued` saying whether
-    /// entries remain queued.
-    func afterUploads(at now: Instant, moreQueued: Bool) -> Download {
+    /// entries remain queued and `uploaded` whether the pass uploaded any.
+    func afterUploads(at now: Instant, moreQueued: Bool, uploaded: Bool) -> Download {
         guard let last = lastDownload else { return .now }
         // Before the first download, the first sync's answer is no news.
         let since = last.began == nil ? firstSyncDue : nil
         if let newest = announcements.last, since.map({ newest > $0 }) ?? true { return .now }
+        // After a download, nothing uploaded and nothing announced since: nothing to fetch.
+        if last.began != nil, !moreQueued, !uploaded, !answersOwed { return .leave }
         if let began = last.began, began.duration(to: now) < (moreQueued ? Self.ownAnswersDeferral : Self.ownAnswersGathering) {
             return .leave
         }
@@ -137,6 +143,8 @@ struct PassSchedule: Equatable, Sendable {
         var downloadBegan: Instant?
         /// Entries remain queued.
         var moreToUpload: Bool
+        /// It uploaded entries.
+        var uploaded = true
     }
 
     /// The pass under way failed.
@@ -154,9 +162,11 @@ struct PassSchedule: Equatable, Sendable {
         if let downloaded = pass.downloadBegan {
             lastDownload = LastDownload(began: began ?? downloaded, backlogThrough: current?.lastQueued)
             announcements.removeAll { $0 <= downloaded }
+            answersOwed = false
             return nil
         }
-        guard !pass.moreToUpload, let since = lastDownload?.began else { return nil }
+        if pass.uploaded { answersOwed = true }
+        guard !pass.moreToUpload, answersOwed, let since = lastDownload?.began else { return nil }
         return max(.zero, Self.ownAnswersGathering - since.duration(to: now))
     }
 }

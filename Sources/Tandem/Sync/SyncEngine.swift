@@ -68,13 +68,10 @@ final class SyncEngine: Sendable {
         // what it changed: a pass reads the queue anyway (one that finds nothing costs a read).
         let observer = database.observer
         let wakeUps = try observer.subscribeToWakeUps { [signal] in signal.raise() }
-        // This process's commits, told on the committing thread with their tag, and those
-        // only the backstop poll notices.
+        // This process's commits, told on the committing thread with their tag, those only the
+        // backstop poll notices, and unknown ones (``raisesTheLoop(_:origin:ownCommits:)``).
         let changes = try observer.subscribe { [signal, ownCommits] change, origin in
-            guard origin != .wakeUp, UploadQueue.isChanged(by: change) else { return }
-            // A pass's own writes queue nothing; waking for them ran one more pass after every upload.
-            guard change.tag != ownCommits else { return }
-            signal.raise()
+            if Self.raisesTheLoop(change, origin: origin, ownCommits: ownCommits) { signal.raise() }
         }
         let token = AnyDatabaseCancellable {
             observer.unsubscribe(wakeUps)
@@ -86,6 +83,16 @@ final class SyncEngine: Sendable {
         state.withLock { $0.loopStarted = true }
         spawn("tandem.sync") { [self] in ownCommits.bound { runLoop() } }
         spawn("tandem.sync-wait") { [self] in waitForBackend() }
+    }
+
+    /// Whether a change the observer tells (see ``start()``) raises the loop: one of the upload
+    /// queue's, not made by the loop's own passes (which queue nothing: waking for them ran one
+    /// more pass after every upload), and not read after a wake-up that raised it already,
+    /// unless its tables are unknown (a writer that wakes no one may have queued entries after
+    /// the pass that wake-up began had read the queue).
+    static func raisesTheLoop(_ change: DatabaseChange, origin: ChangeObserver.Origin, ownCommits: CommitTag) -> Bool {
+        guard UploadQueue.isChanged(by: change), change.tag != ownCommits else { return false }
+        return origin != .wakeUp || change.isUnknown
     }
 
     /// Stops the loop and waits for it to end (its last write finished); at once when it never
@@ -204,10 +211,11 @@ final class SyncEngine: Sendable {
                 carried: carried)
             state.withLock { $0.schedule.passBegan(at: started, lastQueued: last) }
             var result = try pass.uploads()
-            if try downloading || downloadsNow(moreQueued: result.moreToUpload) { try pass.downloads(after: &result) }
+            if try downloading || downloadsNow(moreQueued: result.moreToUpload, uploaded: result.entries > 0) { try pass.downloads(after: &result) }
             let downloadPending: ContinuousClock.Instant?
             (answersDueIn, downloadPending) = state.withLock {
-                let due = $0.schedule.passEnded(at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload))
+                let due = $0.schedule.passEnded(
+                    at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload, uploaded: result.entries > 0))
                 return (due, $0.schedule.downloadPendingSince)
             }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.uploadQueue.head() : head
@@ -252,10 +260,10 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// Whether the pass under way downloads after its uploads (``PassSchedule/afterUploads(at:moreQueued:)``),
+    /// Whether the pass under way downloads after its uploads (``PassSchedule/afterUploads(at:moreQueued:uploaded:)``),
     /// reading the queue's head only when the schedule asks.
-    private func downloadsNow(moreQueued: Bool) throws -> Bool {
-        try state.withLock { $0.schedule.afterUploads(at: .now, moreQueued: moreQueued) }.downloads {
+    private func downloadsNow(moreQueued: Bool, uploaded: Bool) throws -> Bool {
+        try state.withLock { $0.schedule.afterUploads(at: .now, moreQueued: moreQueued, uploaded: uploaded) }.downloads {
             try database.uploadQueue.head()
         }
     }

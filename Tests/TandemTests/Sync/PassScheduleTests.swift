@@ -14,8 +14,9 @@ import Testing
         case began(Duration, lastQueued: Int64?)
         case firstSyncAnswered(Duration)
         case announced(Duration)
-        /// The pass under way ended: downloaded (when its download began) or not.
-        case ended(Duration, downloadBegan: Duration?, moreToUpload: Bool)
+        /// The pass under way ended: downloaded (when its download began) or not, having uploaded
+        /// entries or not.
+        case ended(Duration, downloadBegan: Duration?, moreToUpload: Bool, uploaded: Bool = true)
         case failed
     }
 
@@ -26,6 +27,8 @@ import Testing
         /// Asked after the uploads of the pass under way, at `t0` plus this, with this queue head.
         var askedAt: Duration
         var head: Int64?
+        /// Whether the pass under way uploaded entries.
+        var uploaded = true
         var downloads: Bool
         var testDescription: String { name }
     }
@@ -37,8 +40,8 @@ import Testing
             case .began(let at, let last): schedule.passBegan(at: t0 + at, lastQueued: last)
             case .firstSyncAnswered(let at): schedule.firstSyncAnswered(at: t0 + at)
             case .announced(let at): schedule.announced(at: t0 + at)
-            case .ended(let at, let began, let more):
-                _ = schedule.passEnded(at: t0 + at, pass: .init(downloadBegan: began.map { t0 + $0 }, moreToUpload: more))
+            case .ended(let at, let began, let more, let uploaded):
+                _ = schedule.passEnded(at: t0 + at, pass: .init(downloadBegan: began.map { t0 + $0 }, moreToUpload: more, uploaded: uploaded))
             case .failed: schedule.passFailed()
             }
         }
@@ -111,11 +114,25 @@ import Testing
             name: "past the gathering, within the backlog's deferral, the queue empty", events: afterADownload(through: 100),
             askedAt: (gathering + within) / 2, head: nil, downloads: true),
         Row(name: "the same with more queued", events: afterADownload(through: 100), askedAt: (gathering + within) / 2, head: 500, downloads: false),
+        // A pass that uploaded nothing (another process committed a table the queue does not hold).
+        Row(
+            name: "nothing uploaded, nothing owed: no fetch past the gathering", events: afterADownload(through: nil), askedAt: gathering * 3,
+            head: nil, uploaded: false, downloads: false),
+        Row(
+            name: "nothing uploaded, a pass before left its answers",
+            events: afterADownload(through: nil, [.ended(ms * 8, downloadBegan: nil, moreToUpload: false), .began(ms * 9, lastQueued: nil)]),
+            askedAt: gathering * 3, head: nil, uploaded: false, downloads: true),
+        Row(
+            name: "nothing uploaded, someone else changed something", events: afterADownload(through: nil, [.announced(ms * 7)]), askedAt: gathering / 2,
+            head: nil, uploaded: false, downloads: true),
+        Row(
+            name: "nothing uploaded before the first download", events: [.began(.zero, lastQueued: nil)], askedAt: ms, head: nil, uploaded: false,
+            downloads: true),
     ]
 
     @Test(arguments: rows) func thePassDownloadsOrLeavesIt(_ row: Row) {
         let schedule = Self.schedule(row.neverSynced, row.events)
-        let answer = schedule.afterUploads(at: Self.t0 + row.askedAt, moreQueued: row.head != nil)
+        let answer = schedule.afterUploads(at: Self.t0 + row.askedAt, moreQueued: row.head != nil, uploaded: row.uploaded)
         var headRead = false
         let downloads = answer.downloads(queueHead: {
             headRead = true
@@ -156,6 +173,7 @@ import Testing
         var endedAt: Duration
         var downloadBegan: Duration?
         var moreToUpload: Bool
+        var uploaded = true
         var dueIn: Duration?
         var testDescription: String { name }
     }
@@ -166,11 +184,19 @@ import Testing
         Ending(name: "more queued: the next pass runs at once", events: afterADownload(through: nil), endedAt: ms * 31, moreToUpload: true, dueIn: nil),
         Ending(name: "the pass downloaded", events: afterADownload(through: nil), endedAt: ms * 31, downloadBegan: ms * 20, moreToUpload: false, dueIn: nil),
         Ending(name: "before the first download: none due", events: [.began(.zero, lastQueued: 100)], endedAt: ms * 31, moreToUpload: false, dueIn: nil),
+        Ending(
+            name: "nothing uploaded, nothing owed: none due", events: afterADownload(through: nil), endedAt: ms * 31, moreToUpload: false, uploaded: false,
+            dueIn: nil),
+        Ending(
+            name: "nothing uploaded, a pass before left its answers: due",
+            events: afterADownload(through: nil, [.ended(ms * 8, downloadBegan: nil, moreToUpload: false), .began(ms * 9, lastQueued: nil)]),
+            endedAt: ms * 31, moreToUpload: false, uploaded: false, dueIn: ms * 69),
     ]
 
     @Test(arguments: endings) func theAnswersAreDueWhenTheGatheringIsOver(_ row: Ending) {
         var schedule = Self.schedule(true, row.events)
-        let due = schedule.passEnded(at: Self.t0 + row.endedAt, pass: .init(downloadBegan: row.downloadBegan.map { Self.t0 + $0 }, moreToUpload: row.moreToUpload))
+        let due = schedule.passEnded(
+            at: Self.t0 + row.endedAt, pass: .init(downloadBegan: row.downloadBegan.map { Self.t0 + $0 }, moreToUpload: row.moreToUpload, uploaded: row.uploaded))
         #expect(due == row.dueIn, "\(row.name)")
         #expect(schedule.passHasEnded)
     }
