@@ -108,17 +108,20 @@ final class ChangeObserver: @unchecked Sendable {
     /// This process is about to COMMIT a transaction that stamped `sequence` (`failed` false),
     /// or that COMMIT failed (`failed` true): told while the write lock is held, before
     /// any process can be woken by the commit, so that the observer's next reading, whenever it
-    /// comes, skips the stamps as this process's own. `begin` is where the WAL stood at the
-    /// transaction's `BEGIN` (SQLite's write lock held: ``OwnRun``).
-    func ownCommit(sequence: Int64, failed: Bool, begin: WALCommitCounter.Position?) {
+    /// comes, skips the stamps as this process's own; then that the COMMIT succeeded (its commit
+    /// counts in the ``OwnRun`` from then on) or failed.
+    func ownCommit(sequence: Int64, _ stamp: OwnStamp) {
         state.withLock { s in
             guard s.started else { return }
-            if failed {
-                s.ledger.forgetOwn(sequence)
-                s.ownRun = nil
-            } else {
+            switch stamp {
+            case .committing(let begin):
                 s.ledger.recordOwn(sequence)
                 s.ownRun = begin.flatMap { OwnRun.after(s.ownRun, committedAt: $0, sequence: sequence) }
+            case .committed:
+                s.ownRun?.confirm(sequence)
+            case .failed:
+                s.ledger.forgetOwn(sequence)
+                s.ownRun = nil
             }
         }
     }
@@ -192,9 +195,11 @@ final class ChangeObserver: @unchecked Sendable {
             if state.withLock({ $0.stopped }) { return }
             // Woken by this process's own commits alone: they were delivered in-process, and a
             // reading would find nothing (a backstop poll or an overflow reads all the same).
+            var toldAt: WALCommitCounter.Position?
             if event == .changed {
-                if onlyOwnCommitsSinceRead() { continue }
-                for handler in state.withLock({ Array($0.wakeUpSubscribers.values) }) { handler() }
+                guard case .other(let now) = wokenBy() else { continue }
+                toldAt = now
+                tellWakeUpSubscribers()
             }
             let change: DatabaseChange?
             if event == .overflow {
@@ -203,27 +208,41 @@ final class ChangeObserver: @unchecked Sendable {
             } else {
                 do { change = try read(connection) } catch { change = .unknown }  // nil: nothing new
             }
+            // A commit after the wake-up subscribers were told and before the reading took the
+            // WAL's position is in the reading, and its own wake-up will find nothing new: they
+            // are told again, as they would have been at that wake-up.
+            if let toldAt, state.withLock({ $0.read }) != toldAt { tellWakeUpSubscribers() }
             guard let change else { continue }
             let handlers = state.withLock { Array($0.subscribers.values) }
             for handler in handlers { handler(change, event == .changed ? .wakeUp : .poll) }
         }
     }
 
-    /// True when every commit since the last reading is one of this process's (``OwnRun``), or
-    /// there is none (the WAL stands where the reading saw it, frames and all); the reading then
-    /// counts as taken at the WAL's position now.
-    private func onlyOwnCommitsSinceRead() -> Bool {
-        guard let counter = state.withLock({ $0.commitCounter }), let now = counter.position else { return false }
+    private func tellWakeUpSubscribers() {
+        for handler in state.withLock({ Array($0.wakeUpSubscribers.values) }) { handler() }
+    }
+
+    /// What a wake-up found.
+    private enum WokenBy {
+        /// Nothing committed since the last reading, or only this process (``OwnRun``): the
+        /// reading counts as taken at the WAL's position now.
+        case nothingNew
+        /// Another commit, maybe: the WAL's position now (nil: unreadable).
+        case other(WALCommitCounter.Position?)
+    }
+
+    private func wokenBy() -> WokenBy {
+        guard let counter = state.withLock({ $0.commitCounter }), let now = counter.position else { return .other(nil) }
         return state.withLock { s in
-            guard let read = s.read else { return false }
+            guard let read = s.read else { return .other(now) }
             // Nothing committed since (a process that exits closes the notify file, a wake-up too).
-            if now == read { return true }
-            guard s.ownRun?.covers(from: read, to: now) == true else { return false }
+            if now == read { return .nothingNew }
+            guard s.ownRun?.covers(from: read, to: now) == true else { return .other(now) }
             s.read = now
             if let newest = s.ownRun?.newestSequence(through: now) { s.ledger.passOverOwnCommits(through: newest) }
             s.ownRun?.drop(through: now)
             s.passedOver += 1
-            return true
+            return .nothingNew
         }
     }
 

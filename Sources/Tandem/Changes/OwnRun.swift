@@ -3,7 +3,8 @@
 /// each one leaves it with the sequence number it stamped. Its observer, woken when the WAL
 /// stands anywhere in the run at or after where its last reading saw it, has nothing to read:
 /// every commit between is this process's, delivered in-process already. A commit told before
-/// its `COMMIT` (the run's last, maybe still under way) counts only once the WAL has reached it.
+/// its `COMMIT` counts only once its writer has said the `COMMIT` succeeded: until then the WAL
+/// at its predicted position may hold another writer's commit made after it failed.
 ///
 /// Positions are compared by the WAL's salt-1 and SQLite's commit counter, which each commit
 /// moves on by one. A commit that restarts the WAL (a new salt) or makes it anew ends the run at
@@ -14,6 +15,8 @@ struct OwnRun: Equatable, Sendable {
     struct Commit: Equatable, Sendable {
         var commits: UInt32
         var sequence: Int64
+        /// Its `COMMIT` succeeded (``OwnStamp/committed``).
+        var confirmed = false
     }
 
     var start: WALCommitCounter.Position
@@ -40,12 +43,19 @@ struct OwnRun: Equatable, Sendable {
         return run
     }
 
-    /// Whether every commit from `read` (where a reading saw the WAL) to `now` is one of the run's.
+    /// The commit stamping `sequence` succeeded.
+    mutating func confirm(_ sequence: Int64) {
+        if let index = commits.lastIndex(where: { $0.sequence == sequence }) { commits[index].confirmed = true }
+    }
+
+    /// Whether every commit from `read` (where a reading saw the WAL) to `now` is one of the
+    /// run's, each confirmed.
     func covers(from read: WALCommitCounter.Position, to now: WALCommitCounter.Position) -> Bool {
         guard !start.isNewWAL, read.salt == start.salt, now.salt == start.salt else { return false }
         // Offsets in the run (the 32-bit counter may wrap): start ≤ read ≤ now ≤ end.
         let (readAt, nowAt, endAt) = (read.commits &- start.commits, now.commits &- start.commits, end.commits &- start.commits)
-        return readAt <= nowAt && nowAt <= endAt
+        guard readAt <= nowAt, nowAt <= endAt else { return false }
+        return commits.allSatisfy { $0.confirmed || $0.commits &- start.commits > nowAt }
     }
 
     /// The newest sequence stamped by the run's commits the WAL at `now` includes, if any.
@@ -65,4 +75,15 @@ struct OwnRun: Equatable, Sendable {
     private static func same(_ a: WALCommitCounter.Position, _ b: WALCommitCounter.Position) -> Bool {
         a.salt == b.salt && a.commits == b.commits
     }
+}
+
+/// What a writer tells its observer of a commit that stamped tables (``ChangeObserver/ownCommit(sequence:_:)``),
+/// all while it holds the write lock.
+enum OwnStamp: Equatable, Sendable {
+    /// About to `COMMIT`, begun with the WAL at this position (nil: unreadable).
+    case committing(begin: WALCommitCounter.Position?)
+    /// The `COMMIT` succeeded.
+    case committed
+    /// The `COMMIT` failed: nothing of it stands.
+    case failed
 }

@@ -271,7 +271,7 @@ public final class SharedDatabase: Sendable {
     func write<T>(marking marked: Set<String>, cancellation: LockWatchdog.Cancellation?, _ body: (Transaction) throws -> T) throws -> T {
         guard let writer else { throw TandemError.readOnly(path: path) }
         let (value, commit) = try writer.write(
-            marking: marked, cancellation: cancellation, stamping: { [observer] in observer.ownCommit(sequence: $0, failed: $1, begin: $2) }, body)
+            marking: marked, cancellation: cancellation, stamping: { [observer] in observer.ownCommit(sequence: $0, $1) }, body)
         if let commit { observer.localCommit(tables: commit.tables, tag: CommitTag.current) }
         return value
     }

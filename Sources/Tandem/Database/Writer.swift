@@ -162,12 +162,12 @@ final class Writer: @unchecked Sendable {
     /// - Parameter marked: tables to stamp as changed even though no row change of them was seen
     ///   (raw table names), for writes Tandem cannot see.
     /// - Parameter stamping: told the sequence number the transaction stamped just before its
-    ///   COMMIT, with where the WAL stood at its `BEGIN` (nil: unreadable), and again (`failed`
-    ///   true) when that COMMIT fails, both while the write lock is held: before any process,
-    ///   this one's observer among them, can read the stamps.
+    ///   COMMIT, with where the WAL stood at its `BEGIN` (nil: unreadable), then whether that
+    ///   COMMIT succeeded or failed, all while the write lock is held: before any process, this
+    ///   one's observer among them, can read the stamps or be woken by them.
     func write<T>(
         marking marked: Set<String> = [], cancellation: LockWatchdog.Cancellation? = nil, migrating: Bool = false,
-        stamping: (_ sequence: Int64, _ failed: Bool, _ begin: WALCommitCounter.Position?) -> Void = { _, _, _ in },
+        stamping: (_ sequence: Int64, _ stamp: OwnStamp) -> Void = { _, _ in },
         _ body: (Transaction) throws -> T
     ) throws -> (T, Commit?) {
         try enter()
@@ -222,16 +222,17 @@ final class Writer: @unchecked Sendable {
                 rowsChanged: connection.totalChanges != changesBefore, schemaAtBegin: schemaAtBegin, commitsAtBegin: commitsAtBegin,
                 known: known, foreign: foreign, marked: marked)
             if let commit {
-                stamping(commit.sequence, false, commitsAtBegin)
+                stamping(commit.sequence, .committing(begin: commitsAtBegin))
                 told = commit.sequence
             }
             try connection.control(.commit)
+            if let told { stamping(told, .committed) }
             if let counters = commit?.counters { lastCommit = LastCommit(dataVersion: connection.dataVersion, counters: counters) }
             if commit != nil { checkpointing.committed(on: connection) }
         } catch {
             connection.rollbackIfNeeded()
             _ = connection.takeChangedTables()
-            if let told { stamping(told, true, commitsAtBegin) }
+            if let told { stamping(told, .failed) }
             throw error
         }
         if migrating { writeLock.markMigrating(false) }

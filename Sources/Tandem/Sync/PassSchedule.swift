@@ -147,10 +147,11 @@ struct PassSchedule: Equatable, Sendable {
         var uploaded = true
     }
 
-    /// The pass under way failed.
+    /// The pass under way failed: it may have uploaded entries before (their answers are owed).
     mutating func passFailed() {
         passHasEnded = true
         current = nil
+        answersOwed = true
     }
 
     /// The pass under way ended at `now`; returns how long until the pass that downloads the

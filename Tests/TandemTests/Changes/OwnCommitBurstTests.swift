@@ -6,8 +6,11 @@ import Testing
 /// Wake-ups of this process's own commits while more of them are under way.
 @Suite struct OwnCommitBurstTests {
     /// A burst of this process's own commits (one thread, back to back) calls the wake-up
-    /// handlers at most once per WAL restart, though the observer often handles the wake-up of
+    /// handlers about once per WAL restart, though the observer often handles the wake-up of
     /// commit k while commit k+1 is between its `stamping` (told to the observer) and its COMMIT.
+    /// A wake-up handled in the microseconds between a COMMIT and its confirmation is read (it
+    /// cannot tell that commit from another writer's after a failed one): 1 % of the commits is
+    /// allowed for those (reading every wake-up of a commit under way called 2–4 % of them).
     @Test func aBurstOfOwnCommitsCallsNoWakeUpHandler() throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration()
@@ -32,7 +35,7 @@ import Testing
         let counter = WALCommitCounter(databasePath: db.path)
         var salts: Set<UInt32> = []
         let before = wakeUps.load(ordering: .relaxed), passedBefore = db.observer.wakeUpsPassedOver
-        let commits = 200
+        let commits = 500
         for i in 0..<commits {
             try db.write { try $0.execute("INSERT INTO todos(what) VALUES (?)", ["own \(i)"]) }
             if let salt = counter.position?.salt { salts.insert(salt) }
@@ -42,7 +45,7 @@ import Testing
         let calls = wakeUps.load(ordering: .relaxed) - before - 1  // less the barrier's own
         let passed = db.observer.wakeUpsPassedOver - passedBefore
         #expect(
-            calls <= restarts,
+            calls <= restarts + commits / 100,
             "\(calls) wake-up handler calls for \(commits) own commits (WAL restarts: \(restarts); wake-ups passed over: \(passed))")
     }
 
@@ -80,13 +83,13 @@ import Testing
         let counter = WALCommitCounter(databasePath: db.path)
         try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('c1')") }
         let next = try #require(try db.read { try $0.connection.counter(.sequence) }) + 1
-        db.observer.ownCommit(sequence: next, failed: false, begin: counter.position)  // c2, under way
+        db.observer.ownCommit(sequence: next, .committing(begin: counter.position))  // c2, under way
         let (wakeUpsBefore, passedBefore) = (wakeUps.load(ordering: .relaxed), db.observer.wakeUpsPassedOver)
         release.signal()
         try waitUntil(timeout: 5, "c1's wake-up handled") {
             wakeUps.load(ordering: .relaxed) > wakeUpsBefore || db.observer.wakeUpsPassedOver > passedBefore
         }
-        db.observer.ownCommit(sequence: next, failed: true, begin: nil)  // c2's COMMIT failed: forgotten
+        db.observer.ownCommit(sequence: next, .failed)  // c2 failed: forgotten
         #expect(
             wakeUps.load(ordering: .relaxed) == wakeUpsBefore,
             "c1's wake-up (only this process's commits since the last reading) called the wake-up handlers")

@@ -12,7 +12,10 @@ import Testing
     @Test func aRunGrowsWhileEachCommitBeginsWhereTheLastEnded() throws {
         let at = { (commits: UInt32) in Position(salt: 9, commits: commits, frames: commits &* 3) }
         var run = try #require(OwnRun.after(nil, committedAt: at(4), sequence: 40))
+        run.confirm(40)
         run = try #require(OwnRun.after(run, committedAt: at(5), sequence: 41))
+        #expect(!run.covers(from: at(4), to: at(6)), "41's COMMIT not yet confirmed: the WAL at 6 may be another writer's")
+        run.confirm(41)
         #expect(run.covers(from: at(4), to: at(6)) && run.newestSequence(through: at(6)) == 41)
         #expect(run.covers(from: at(5), to: at(6)), "a reading within the run")
         #expect(run.covers(from: at(6), to: at(6)))
@@ -25,15 +28,19 @@ import Testing
         #expect(run.newestSequence(through: at(5)) == nil && run.newestSequence(through: at(6)) == 41, "passed over through 5")
         // Another writer's commit between two of ours starts a new run.
         run = try #require(OwnRun.after(run, committedAt: at(7), sequence: 43))
+        run.confirm(43)
         #expect(!run.covers(from: at(4), to: at(8)))
         #expect(!run.covers(from: at(6), to: at(8)), "the other writer's commit 6 → 7, unread")
         #expect(run.covers(from: at(7), to: at(8)) && run.newestSequence(through: at(8)) == 43)
-        let wrapping = try #require(OwnRun.after(OwnRun.after(nil, committedAt: at(0xffff_ffff), sequence: 1), committedAt: at(0), sequence: 2))
+        var wrapping = try #require(OwnRun.after(OwnRun.after(nil, committedAt: at(0xffff_ffff), sequence: 1), committedAt: at(0), sequence: 2))
+        wrapping.confirm(1)
+        wrapping.confirm(2)
         #expect(wrapping.covers(from: at(0), to: at(1)) && !wrapping.covers(from: at(2), to: at(1)), "the counter wraps")
         #expect(wrapping.newestSequence(through: at(0)) == 1)
         // A restart of the WAL (salt-1 one up) or a new WAL is never predicted.
         #expect(!run.covers(from: at(7), to: Position(salt: 10, commits: 8)))
-        let fresh = try #require(OwnRun.after(nil, committedAt: Position(salt: 0, commits: 0), sequence: 1))
+        var fresh = try #require(OwnRun.after(nil, committedAt: Position(salt: 0, commits: 0), sequence: 1))
+        fresh.confirm(1)
         #expect(!fresh.covers(from: Position(salt: 0, commits: 0), to: Position(salt: 0, commits: 1)), "a commit that made the WAL")
         // A run kept unread past its longest is dropped.
         var long: OwnRun? = OwnRun.after(nil, committedAt: at(0), sequence: 0)
