@@ -17,19 +17,9 @@ import Testing
         let (db, _, token) = try databaseWithoutPoll(at: dir.path("a.db"))
         defer { token.cancel() }
         try db.write { try $0.execute("INSERT INTO todos(what) VALUES ('first')") }
-        let calls = Atomic<Int>(0)
-        let armed = Mutex(false)
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let wake = try db.addWakeUpHandler {
-            calls.add(1, ordering: .relaxed)
-            guard
-                armed.withLock({ a in
-                    defer { a = false }; return a
-                })
-            else { return }
-            holding.signal()
-            _ = release.wait(timeout: .now() + 10)
-        }
+        let hold = WakeUpHold()
+        let (holding, release) = (hold.holding, hold.release)
+        let wake = try db.addWakeUpHandler { hold.handler() }
         defer { wake.cancel() }
         let heard = Mutex<[(DatabaseChange, ChangeObserver.Origin)]>([])
         let subscription = try db.observer.subscribe { change, origin in heard.withLock { $0.append((change, origin)) } }
@@ -37,10 +27,10 @@ import Testing
         // A warm-up commit of another process, heard: nothing of it is unread.
         #expect(try runTandem(["exec", db.path, "INSERT INTO todos(what) VALUES ('warm-up')"]).status == 0)
         try waitUntil(timeout: 5, "the warm-up heard") { heard.withLock { !$0.isEmpty } }
-        armed.withLock { $0 = true }
+        hold.arm()
         #expect(try runTandem(["exec", db.path, "INSERT INTO todos(what) VALUES ('w1')"]).status == 0)
         #expect(holding.wait(timeout: .now() + 5) == .success, "w1's wake-up never reached the handlers")
-        let callsAtW1 = calls.load(ordering: .relaxed)
+        let callsAtW1 = hold.calls.load(ordering: .relaxed)
         let passedAtW1 = db.observer.wakeUpsPassedOver
         // c commits now: after the handlers were told of w1, before w1's reading.
         #expect(try runTandem(["exec", db.path, "INSERT INTO notes(id, title) VALUES ('c', 'after the handlers, before the reading')"]).status == 0)
@@ -51,7 +41,7 @@ import Testing
             timeout: 5,
             "a wake-up handler told after c committed (c reported with origins \(origins); wake-ups passed over since w1: \(db.observer.wakeUpsPassedOver - passedAtW1))"
         ) {
-            calls.load(ordering: .relaxed) > callsAtW1
+            hold.calls.load(ordering: .relaxed) > callsAtW1
         }
     }
 
@@ -166,19 +156,11 @@ import Testing
     @Test func aNoteQueuedBetweenAWakeUpsHandlersAndItsReadingIsUploaded() throws {
         let dir = try TemporaryDirectory()
         let db = try SharedDatabase(path: dir.path("a.db"), schema: queueSchema)
-        let armed = Mutex(false)
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let wake = try db.addWakeUpHandler {
-            guard
-                armed.withLock({ a in
-                    defer { a = false }; return a
-                })
-            else { return }
-            holding.signal()
-            _ = release.wait(timeout: .now() + 10)
-        }
+        let hold = WakeUpHold()
+        let (holding, release) = (hold.holding, hold.release)
+        let wake = try db.addWakeUpHandler { hold.handler() }
         defer { wake.cancel() }
-        armed.withLock { $0 = true }
+        hold.arm()
         #expect(try runTandem(["exec", db.path, "INSERT INTO drafts(id, body) VALUES ('w1', 'local only')"]).status == 0)
         #expect(holding.wait(timeout: .now() + 5) == .success, "w1's wake-up never reached the handlers")
         let backend = OwnerWakeUpTests.GatedBackend()
@@ -191,5 +173,26 @@ import Testing
         backend.open.signal()
         try waitUntil(timeout: 5, "the first pass ended") { try db.sync.status().hasSynced }
         try waitUntil(timeout: 5, "the queued note c uploaded (queue: \(try db.uploadQueue.pendingCount()) entries)") { backend.has("c") }
+    }
+}
+
+/// Holds the observer thread in a wake-up handler, once armed, until released (at most 10 s),
+/// counting the calls.
+final class WakeUpHold: Sendable {
+    let calls = Atomic<Int>(0)
+    let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+    private let armed = Mutex(false)
+
+    func arm() { armed.withLock { $0 = true } }
+
+    func handler() {
+        calls.add(1, ordering: .relaxed)
+        guard
+            armed.withLock({ armed in
+                defer { armed = false }; return armed
+            })
+        else { return }
+        holding.signal()
+        _ = release.wait(timeout: .now() + 10)
     }
 }
