@@ -23,7 +23,7 @@ struct ChangeLedger {
     /// The WAL position last reported as an unstamped (foreign) commit.
     private(set) var lastForeignCommits: WALCommitCounter.Position?
     /// Set when commits of this process alone were passed over without a reading
-    /// (``passOverOwnCommits()``): `data_version` has moved for them.
+    /// (``passOverOwnCommits(through:)``): `data_version` has moved for them.
     private(set) var ownCommitsPassedOver = false
 
     /// This process is committing with `sequence` (told before its COMMIT, so that a reading in

@@ -29,7 +29,7 @@ final class ChangeObserver: @unchecked Sendable {
         /// This process's latest commits, one after the other with no other commit between:
         /// where the WAL stood at the first one's `BEGIN`, and after the last one.
         var ownRun: OwnRun?
-        /// Wake-ups passed over without a reading (``onlyOwnCommitsSinceRead()``), for tests.
+        /// Wake-ups passed over without a reading (``wokenBy()``), for tests.
         var passedOver = 0
         var wakeup: FileWakeup?
         /// The observer thread, while it runs.
@@ -105,11 +105,10 @@ final class ChangeObserver: @unchecked Sendable {
         }
     }
 
-    /// This process is about to COMMIT a transaction that stamped `sequence` (`failed` false),
-    /// or that COMMIT failed (`failed` true): told while the write lock is held, before
-    /// any process can be woken by the commit, so that the observer's next reading, whenever it
-    /// comes, skips the stamps as this process's own; then that the COMMIT succeeded (its commit
-    /// counts in the ``OwnRun`` from then on) or failed.
+    /// A commit of this process that stamped `sequence`, told while the write lock is held
+    /// (``OwnStamp``): before its COMMIT, so that the observer's next reading, whenever it comes,
+    /// skips the stamps as this process's own, then whether that COMMIT succeeded (the commit
+    /// counts in the ``OwnRun`` from then on) or failed (the sequence is another's to stamp).
     func ownCommit(sequence: Int64, _ stamp: OwnStamp) {
         state.withLock { s in
             guard s.started else { return }

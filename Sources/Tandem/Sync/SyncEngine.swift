@@ -211,11 +211,12 @@ final class SyncEngine: Sendable {
                 carried: carried)
             state.withLock { $0.schedule.passBegan(at: started, lastQueued: last) }
             var result = try pass.uploads()
-            if try downloading || downloadsNow(moreQueued: result.moreToUpload, uploaded: result.entries > 0) { try pass.downloads(after: &result) }
+            let uploaded = result.entries > 0
+            if try downloading || downloadsNow(moreQueued: result.moreToUpload, uploaded: uploaded) { try pass.downloads(after: &result) }
             let downloadPending: ContinuousClock.Instant?
             (answersDueIn, downloadPending) = state.withLock {
                 let due = $0.schedule.passEnded(
-                    at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload, uploaded: result.entries > 0))
+                    at: .now, pass: .init(downloadBegan: result.downloadBegan, moreToUpload: result.moreToUpload, uploaded: uploaded))
                 return (due, $0.schedule.downloadPendingSince)
             }
             let newHead = result.entries > 0 || result.setAside > 0 ? try database.uploadQueue.head() : head
